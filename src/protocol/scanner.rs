@@ -1,0 +1,218 @@
+//! The fenced-block scanner, batch and incremental.
+//!
+//! Owns the line-by-line state machine that turns a reply (or a growing prefix of one) into tool
+//! blocks with their spans. Every line is examined once, so feeding a reply in any number of pieces
+//! costs O(size). It must not execute anything or touch I/O.
+
+use std::ops::Range;
+
+use super::fence::{
+    continuation_prefix, is_closing_fence, opening_fence, split_info, strip_container,
+    without_line_ending,
+};
+use super::placeholder;
+use super::tags::ToolTags;
+
+/// One tool block of a reply.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Block {
+    /// Position among this reply's tool blocks, from 0 (the `N` of `block:N`).
+    pub index: usize,
+    /// Canonical tool tag (`python` for ```` ```py ````).
+    pub tag: String,
+    /// The info string as written, trimmed.
+    pub info: String,
+    /// The `:path` suffix of this block, trimmed.
+    pub save_path: Option<String>,
+    /// The content, de-indented, each line ending in `\n`.
+    pub code: String,
+    /// Whether the closing fence arrived.
+    pub closed: bool,
+    /// Byte range in the reply: from the start of the opening fence's line to the end of the
+    /// closing fence (excluding its line ending), or to the end of the text when unclosed.
+    pub span: Range<usize>,
+}
+
+/// What a push into the scanner discovered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanEvent {
+    /// A tool block's opening fence arrived.
+    Opened(usize),
+    /// A tool block's closing fence line arrived; the block is complete.
+    Closed(usize),
+}
+
+/// A whole reply, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub text: String,
+    pub blocks: Vec<Block>,
+}
+
+impl Parsed {
+    /// The reply with each tool block replaced by a line `block:N`.
+    pub fn placeholder_text(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        let mut at = 0;
+        for block in &self.blocks {
+            out.push_str(&self.text[at..block.span.start]);
+            out.push_str(&placeholder::placeholder(block.index));
+            at = block.span.end;
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+
+    /// The original text of one block (fences included).
+    pub fn raw(&self, block: &Block) -> &str {
+        &self.text[block.span.clone()]
+    }
+
+    /// Whether the last tool block is still open (the model is still writing it, or never closed it).
+    pub fn unclosed(&self) -> Option<&Block> {
+        self.blocks.last().filter(|b| !b.closed)
+    }
+}
+
+/// Parses a whole reply.
+pub fn parse(text: &str, tags: &ToolTags) -> Parsed {
+    let mut scanner = BlockScanner::new(tags.clone());
+    scanner.push(text);
+    scanner.finish()
+}
+
+#[derive(Debug, Clone)]
+struct OpenFence {
+    prefix: String,
+    continuation: String,
+    fence_char: u8,
+    fence_len: usize,
+    /// Index into `blocks` when the fence is a tool block; `None` for ordinary markdown fences,
+    /// whose content is skipped (a tool fence inside an example is not run).
+    block: Option<usize>,
+}
+
+/// Incremental scanner: push pieces of a reply as they stream in.
+#[derive(Debug, Clone)]
+pub struct BlockScanner {
+    tags: ToolTags,
+    text: String,
+    /// Start of the first line not yet examined.
+    line_start: usize,
+    /// Where to resume looking for `\n` (everything between `line_start` and here has none).
+    search_from: usize,
+    open: Option<OpenFence>,
+    blocks: Vec<Block>,
+}
+
+impl BlockScanner {
+    pub fn new(tags: ToolTags) -> Self {
+        Self {
+            tags,
+            text: String::new(),
+            line_start: 0,
+            search_from: 0,
+            open: None,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Appends `delta` and examines every line it completed.
+    pub fn push(&mut self, delta: &str) -> Vec<ScanEvent> {
+        self.text.push_str(delta);
+        let mut events = Vec::new();
+        while let Some(offset) = self.text[self.search_from..].find('\n') {
+            let end = self.search_from + offset + 1;
+            self.examine_line(self.line_start..end, &mut events);
+            self.line_start = end;
+            self.search_from = end;
+        }
+        self.search_from = self.text.len();
+        events
+    }
+
+    /// Ends the reply: examines the last line (which has no line ending) and closes the books.
+    /// A tool block still open is returned with `closed: false`.
+    pub fn finish(mut self) -> Parsed {
+        if self.line_start < self.text.len() {
+            let mut events = Vec::new();
+            self.examine_line(self.line_start..self.text.len(), &mut events);
+        }
+        if let Some(OpenFence { block: Some(i), .. }) = self.open.take() {
+            self.blocks[i].span.end = self.text.len();
+        }
+        Parsed {
+            text: self.text,
+            blocks: self.blocks,
+        }
+    }
+
+    /// The text pushed so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Tool blocks found so far; the last one may still be open (`closed == false`), holding the
+    /// complete lines that arrived.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    fn examine_line(&mut self, range: Range<usize>, events: &mut Vec<ScanEvent>) {
+        let line = &self.text[range.clone()];
+        let bare = without_line_ending(line);
+        match &self.open {
+            None => {
+                let Some(fence) = opening_fence(bare) else {
+                    return;
+                };
+                let info = split_info(fence.info);
+                let block = self.tags.resolve(info.tag).map(|tag| {
+                    let index = self.blocks.len();
+                    self.blocks.push(Block {
+                        index,
+                        tag: tag.to_owned(),
+                        info: fence.info.to_owned(),
+                        save_path: info.save_path.map(str::to_owned),
+                        code: String::new(),
+                        closed: false,
+                        span: range.start..range.start + bare.len(),
+                    });
+                    events.push(ScanEvent::Opened(index));
+                    index
+                });
+                self.open = Some(OpenFence {
+                    prefix: fence.prefix.to_owned(),
+                    continuation: continuation_prefix(fence.prefix),
+                    fence_char: fence.fence_char,
+                    fence_len: fence.fence_len,
+                    block,
+                });
+            }
+            Some(open) => {
+                if is_closing_fence(
+                    bare,
+                    &open.prefix,
+                    &open.continuation,
+                    open.fence_char,
+                    open.fence_len,
+                ) {
+                    if let Some(i) = open.block {
+                        let block = &mut self.blocks[i];
+                        block.closed = true;
+                        block.span.end = range.start + bare.len();
+                        events.push(ScanEvent::Closed(i));
+                    }
+                    self.open = None;
+                } else if let Some(i) = open.block {
+                    let content = strip_container(line, &open.prefix, &open.continuation);
+                    let block = &mut self.blocks[i];
+                    // Normalise CRLF so a block written on Windows runs in bash.
+                    block.code.push_str(without_line_ending(content));
+                    block.code.push('\n');
+                    block.span.end = range.start + bare.len();
+                }
+            }
+        }
+    }
+}
