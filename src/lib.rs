@@ -2,4 +2,6 @@
 //!
 //! The library holds every part so tests and benchmarks reach them; `main.rs` is a thin edge.
 
+pub mod cli;
+pub mod config;
 pub mod protocol;

@@ -1,1 +1,69 @@
-fn main(){}
+//! The `seek` binary: parse the command line, resolve the configuration, dispatch.
+//!
+//! A thin edge over the library; errors become messages on stderr and exit codes here.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use seek::cli::{Cli, Command, Exit};
+use seek::config::{self, Config, ConfigError, Dirs, Env};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help and version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(&cli) {
+        Ok(exit) => exit.into(),
+        Err(err) => {
+            eprintln!("seek: {err:#}");
+            Exit::Usage.into()
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<Exit> {
+    let env = Env::from_process();
+    let dirs = Dirs::from_env(&env);
+    let cwd = std::env::current_dir()?;
+    let mut config = match Config::resolve(&cli.overrides(), &env, &dirs, &cwd) {
+        Ok(config) => config,
+        Err(err) => return Ok(config_error(&err)),
+    };
+    match &cli.command {
+        Some(Command::Config) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(config::render(&config, &env).as_bytes())?;
+            Ok(Exit::Success)
+        }
+        None => {
+            if let Err(err) = config.ensure_work_dir() {
+                return Ok(config_error(&err));
+            }
+            if cli.print.is_some() {
+                eprintln!("seek: headless mode (-p) is not available in this build yet.");
+                return Ok(Exit::Usage);
+            }
+            if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+                eprintln!(
+                    "seek: no terminal here; run a task headless with: seek -p \"your task\""
+                );
+                return Ok(Exit::Usage);
+            }
+            eprintln!(
+                "seek: the interactive terminal UI is not available in this build yet; run a task with: seek -p \"your task\""
+            );
+            Ok(Exit::Usage)
+        }
+    }
+}
+
+fn config_error(err: &ConfigError) -> Exit {
+    eprintln!("seek: {err}");
+    Exit::Usage
+}

@@ -14,7 +14,11 @@ fn python() -> ToolTags {
 }
 
 fn codes(text: &str, tags: &ToolTags) -> Vec<String> {
-    parse(text, tags).blocks.into_iter().map(|b| b.code).collect()
+    parse(text, tags)
+        .blocks
+        .into_iter()
+        .map(|b| b.code)
+        .collect()
 }
 
 fn only_block(text: &str) -> Block {
@@ -39,15 +43,23 @@ fn multiple_blocks() {
     let text = "First block:\n```python\nimport os\nprint(\"First block\")\n```\n\nSecond block:\n```python\nimport sys\nprint(\"Second block\")\n```\n\nDone.";
     assert_eq!(
         codes(text, &python()),
-        ["import os\nprint(\"First block\")\n", "import sys\nprint(\"Second block\")\n"]
+        [
+            "import os\nprint(\"First block\")\n",
+            "import sys\nprint(\"Second block\")\n"
+        ]
     );
 }
 
 // §5.1 test_load_exec_block_with_save_path: a `save_path:` line inside the block is code.
 #[test]
 fn save_path_line_inside_the_block_is_code() {
-    let block = only_block("```python\nsave_path: test_file.py\nimport os\nprint(\"Hello with save path\")\n```");
-    assert_eq!(block.code, "save_path: test_file.py\nimport os\nprint(\"Hello with save path\")\n");
+    let block = only_block(
+        "```python\nsave_path: test_file.py\nimport os\nprint(\"Hello with save path\")\n```",
+    );
+    assert_eq!(
+        block.code,
+        "save_path: test_file.py\nimport os\nprint(\"Hello with save path\")\n"
+    );
     assert_eq!(block.save_path, None);
 }
 
@@ -55,7 +67,10 @@ fn save_path_line_inside_the_block_is_code() {
 #[test]
 fn indented_fence_is_de_indented() {
     let text = "    Here's indented code:\n    ```python\n    def hello():\n        print(\"Hello\")\n        return True\n    ```\n    End of code.";
-    assert_eq!(only_block(text).code, "def hello():\n    print(\"Hello\")\n    return True\n");
+    assert_eq!(
+        only_block(text).code,
+        "def hello():\n    print(\"Hello\")\n    return True\n"
+    );
 }
 
 // §5.1 test_load_exec_block_no_blocks
@@ -68,7 +83,10 @@ fn no_blocks() {
 // §5.1 test_load_exec_block_wrong_tag
 #[test]
 fn wrong_tag_stays_markdown() {
-    let parsed = parse("```javascript\nconsole.log(\"This is JavaScript, not Python\");\n```", &python());
+    let parsed = parse(
+        "```javascript\nconsole.log(\"This is JavaScript, not Python\");\n```",
+        &python(),
+    );
     assert!(parsed.blocks.is_empty());
     assert_eq!(parsed.placeholder_text(), parsed.text, "untouched markdown");
 }
@@ -77,11 +95,17 @@ fn wrong_tag_stays_markdown() {
 // seek reports it unclosed so the loop can tell the model and the UI can show it streaming.
 #[test]
 fn incomplete_block_is_reported_unclosed() {
-    let parsed = parse("```python\nprint(\"This block has no closing tag\")\nx = 42", &python());
+    let parsed = parse(
+        "```python\nprint(\"This block has no closing tag\")\nx = 42",
+        &python(),
+    );
     assert_eq!(parsed.blocks.len(), 1);
     let block = &parsed.blocks[0];
     assert!(!block.closed);
-    assert_eq!(block.code, "print(\"This block has no closing tag\")\nx = 42\n");
+    assert_eq!(
+        block.code,
+        "print(\"This block has no closing tag\")\nx = 42\n"
+    );
     assert_eq!(parsed.unclosed().map(|b| b.index), Some(0));
 }
 
@@ -118,7 +142,11 @@ fn special_characters() {
 // an agent with no tools simply owns no tags.
 #[test]
 fn no_tools_means_no_blocks() {
-    assert!(parse("```python\nprint(1)\n```", &ToolTags::default()).blocks.is_empty());
+    assert!(
+        parse("```python\nprint(1)\n```", &ToolTags::default())
+            .blocks
+            .is_empty()
+    );
 }
 
 // §1.3 [probed]: prefix matching. seek matches the whole tag word.
@@ -127,11 +155,21 @@ fn tags_match_exactly() {
     let coder = ToolTags::new(["bash", "python", "c", "go", "java", "file_finder"]);
     for fence in ["javascript", "cpp", "css", "csv", "gofmt"] {
         let text = format!("```{fence}\nsomething\n```");
-        assert!(parse(&text, &coder).blocks.is_empty(), "{fence} must not run");
+        assert!(
+            parse(&text, &coder).blocks.is_empty(),
+            "{fence} must not run"
+        );
     }
     // python3 and golang are aliases: the suffix never leaks into the code.
-    let parsed = parse("```python3\nprint(1)\n```\n```golang\npackage main\n```", &coder);
-    let got: Vec<_> = parsed.blocks.iter().map(|b| (b.tag.as_str(), b.code.as_str())).collect();
+    let parsed = parse(
+        "```python3\nprint(1)\n```\n```golang\npackage main\n```",
+        &coder,
+    );
+    let got: Vec<_> = parsed
+        .blocks
+        .iter()
+        .map(|b| (b.tag.as_str(), b.code.as_str()))
+        .collect();
     assert_eq!(got, [("python", "print(1)\n"), ("go", "package main\n")]);
 }
 
@@ -160,9 +198,19 @@ fn inline_fence_is_not_a_block() {
 // §1.3 [probed]: save paths.
 #[test]
 fn save_paths_are_trimmed_and_whole() {
-    assert_eq!(only_block("```python: sub/dir/tmp.py\nx\n```").save_path.as_deref(), Some("sub/dir/tmp.py"));
+    assert_eq!(
+        only_block("```python: sub/dir/tmp.py\nx\n```")
+            .save_path
+            .as_deref(),
+        Some("sub/dir/tmp.py")
+    );
     // AgenticSeek: save_path "C". The path is everything after the tag's colon.
-    assert_eq!(only_block("```python:C:\\x\\y.py\nx\n```").save_path.as_deref(), Some("C:\\x\\y.py"));
+    assert_eq!(
+        only_block("```python:C:\\x\\y.py\nx\n```")
+            .save_path
+            .as_deref(),
+        Some("C:\\x\\y.py")
+    );
     let finder = ToolTags::new(["file_finder"]);
     let parsed = parse("```file_finder:read\ntoto.py\n```", &finder);
     assert_eq!(parsed.blocks[0].save_path.as_deref(), Some("read"));
@@ -175,15 +223,30 @@ fn save_paths_are_trimmed_and_whole() {
 fn save_path_belongs_to_its_block() {
     let text = "```python\nprint(1)\n```\n```python:a.py\nprint(2)\n```\n```python\nprint(3)\n```";
     let parsed = parse(text, &python());
-    let got: Vec<_> = parsed.blocks.iter().map(|b| (b.save_path.as_deref(), b.code.as_str())).collect();
-    assert_eq!(got, [(None, "print(1)\n"), (Some("a.py"), "print(2)\n"), (None, "print(3)\n")]);
+    let got: Vec<_> = parsed
+        .blocks
+        .iter()
+        .map(|b| (b.save_path.as_deref(), b.code.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (None, "print(1)\n"),
+            (Some("a.py"), "print(2)\n"),
+            (None, "print(3)\n")
+        ]
+    );
 }
 
 // §1.3: "leading whitespace" was whatever preceded the fence (`Run: `). seek follows markdown:
 // only indentation, list markers and block quotes are containers, so `Run: ```python` is prose.
 #[test]
 fn text_before_a_fence_is_not_a_container() {
-    assert!(parse("Run: ```python\nprint(1)\n```", &python()).blocks.is_empty());
+    assert!(
+        parse("Run: ```python\nprint(1)\n```", &python())
+            .blocks
+            .is_empty()
+    );
 }
 
 #[test]
@@ -218,10 +281,16 @@ fn crlf_replies() {
 fn placeholders() {
     let tags = ToolTags::new(["python", "bash"]);
     let text = "I will run:\n```python\nprint(1)\n```\nthen\n```bash\nls\n```\nend";
-    assert_eq!(parse(text, &tags).placeholder_text(), "I will run:\nblock:0\nthen\nblock:1\nend");
+    assert_eq!(
+        parse(text, &tags).placeholder_text(),
+        "I will run:\nblock:0\nthen\nblock:1\nend"
+    );
     // Non-tool fences stay as markdown and are not counted.
     let text = "```html\n<p>\n```\n```python\nx\n```\n";
-    assert_eq!(parse(text, &tags).placeholder_text(), "```html\n<p>\n```\nblock:0\n");
+    assert_eq!(
+        parse(text, &tags).placeholder_text(),
+        "```html\n<p>\n```\nblock:0\n"
+    );
     // AgenticSeek swallowed the rest of the text after an inline fence.
     let text = "text ```python print(1)``` more\nafter";
     assert_eq!(parse(text, &tags).placeholder_text(), text);

@@ -42,7 +42,10 @@ fn rebuild_from_placeholders(text: &str) -> Option<String> {
     let parsed = parse(text, &tags());
     let placeholders = parsed.placeholder_text();
     let out = expand_placeholders(&placeholders, |i| {
-        parsed.blocks.get(i).map(|b| Cow::Owned(parsed.raw(b).to_owned()))
+        parsed
+            .blocks
+            .get(i)
+            .map(|b| Cow::Owned(parsed.raw(b).to_owned()))
     });
     Some(out.into_owned())
 }
@@ -123,8 +126,16 @@ fn a_block_closes_when_its_closing_line_arrives() {
     let mut scanner = BlockScanner::new(tags());
     assert_eq!(scanner.push("Run:\n```bash\n"), [ScanEvent::Opened(0)]);
     assert_eq!(scanner.push("echo hi\n``"), []);
-    assert_eq!(scanner.blocks()[0].code, "echo hi\n", "complete lines are visible while open");
-    assert_eq!(scanner.push("`"), [], "a ``` without its line end could still become ```py");
+    assert_eq!(
+        scanner.blocks()[0].code,
+        "echo hi\n",
+        "complete lines are visible while open"
+    );
+    assert_eq!(
+        scanner.push("`"),
+        [],
+        "a ``` without its line end could still become ```py"
+    );
     assert_eq!(scanner.push("\nmore text"), [ScanEvent::Closed(0)]);
     assert!(scanner.blocks()[0].closed);
 }
@@ -146,7 +157,11 @@ fn one_megabyte_in_four_byte_pieces() {
     let mut closed = 0;
     for piece in text.as_bytes().chunks(4) {
         let piece = std::str::from_utf8(piece).expect("ASCII text");
-        closed += scanner.push(piece).iter().filter(|e| matches!(e, ScanEvent::Closed(_))).count();
+        closed += scanner
+            .push(piece)
+            .iter()
+            .filter(|e| matches!(e, ScanEvent::Closed(_)))
+            .count();
     }
     let parsed = scanner.finish();
     assert_eq!(closed, parsed.blocks.len());

@@ -10,7 +10,11 @@ pub const FAILURE_PREFIX: &str = "[failure] Error in execution:\n";
 
 /// Feedback for one block, in AgenticSeek's format.
 pub fn feedback(success: bool, output: &str) -> String {
-    let prefix = if success { SUCCESS_PREFIX } else { FAILURE_PREFIX };
+    let prefix = if success {
+        SUCCESS_PREFIX
+    } else {
+        FAILURE_PREFIX
+    };
     let mut text = String::with_capacity(prefix.len() + output.len());
     text.push_str(prefix);
     text.push_str(output);
@@ -23,7 +27,13 @@ mod tests {
 
     #[test]
     fn prefixes_match_agenticseek() {
-        assert_eq!(feedback(true, "hi\n"), "[success] Execution success, code output:\nhi\n");
-        assert_eq!(feedback(false, "boom"), "[failure] Error in execution:\nboom");
+        assert_eq!(
+            feedback(true, "hi\n"),
+            "[success] Execution success, code output:\nhi\n"
+        );
+        assert_eq!(
+            feedback(false, "boom"),
+            "[failure] Error in execution:\nboom"
+        );
     }
 }

@@ -45,7 +45,10 @@ pub fn container_prefix_len(line: &str) -> usize {
                 pos += 1;
             }
             Some(b'0'..=b'9') => {
-                let digits = bytes[pos..].iter().take_while(|b| b.is_ascii_digit()).count();
+                let digits = bytes[pos..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
                 let after = pos + digits;
                 let is_marker = digits <= 9
                     && matches!(bytes.get(after), Some(b'.' | b')'))
@@ -186,11 +189,20 @@ mod tests {
     #[test]
     fn opening_fences() {
         let f = opening_fence("  - ````Python:hello.py ").unwrap();
-        assert_eq!((f.prefix, f.fence_char, f.fence_len, f.info), ("  - ", b'`', 4, "Python:hello.py"));
+        assert_eq!(
+            (f.prefix, f.fence_char, f.fence_len, f.info),
+            ("  - ", b'`', 4, "Python:hello.py")
+        );
         assert_eq!(opening_fence("~~~bash").unwrap().fence_char, b'~');
         assert!(opening_fence("``python").is_none());
-        assert!(opening_fence("```python print(1)```").is_none(), "inline code is not a fence");
-        assert!(opening_fence("Run: ```python").is_none(), "text before a fence is not a container");
+        assert!(
+            opening_fence("```python print(1)```").is_none(),
+            "inline code is not a fence"
+        );
+        assert!(
+            opening_fence("Run: ```python").is_none(),
+            "text before a fence is not a container"
+        );
         assert!(opening_fence("~~~ info with ` is fine").is_some());
         assert_eq!(opening_fence("```").unwrap().info, "");
     }
@@ -208,7 +220,14 @@ mod tests {
             ("file_finder:read", "file_finder", Some("read")),
         ];
         for (info, tag, path) in cases {
-            assert_eq!(split_info(info), InfoString { tag, save_path: path }, "{info:?}");
+            assert_eq!(
+                split_info(info),
+                InfoString {
+                    tag,
+                    save_path: path
+                },
+                "{info:?}"
+            );
         }
     }
 
@@ -220,7 +239,11 @@ mod tests {
         assert_eq!(strip_container("> print(1)\n", "> ", "> "), "print(1)\n");
         assert_eq!(strip_container(">\n", "> ", "> "), "\n");
         assert_eq!(strip_container("  \n", "    ", "    "), "\n");
-        assert_eq!(strip_container("x\n", "    ", "    "), "x\n", "an unindented line is kept");
+        assert_eq!(
+            strip_container("x\n", "    ", "    "),
+            "x\n",
+            "an unindented line is kept"
+        );
     }
 
     #[test]
@@ -229,9 +252,18 @@ mod tests {
         assert!(is_closing_fence("````  ", "", "", b'`', 3));
         assert!(is_closing_fence("   ```", "1. ", "   ", b'`', 3));
         assert!(is_closing_fence("  ```", "", "", b'`', 3), "indented close");
-        assert!(!is_closing_fence("```", "", "", b'`', 4), "shorter than the opening");
-        assert!(!is_closing_fence("~~~", "", "", b'`', 3), "other fence character");
-        assert!(!is_closing_fence("```python", "", "", b'`', 3), "info string on a close");
+        assert!(
+            !is_closing_fence("```", "", "", b'`', 4),
+            "shorter than the opening"
+        );
+        assert!(
+            !is_closing_fence("~~~", "", "", b'`', 3),
+            "other fence character"
+        );
+        assert!(
+            !is_closing_fence("```python", "", "", b'`', 3),
+            "info string on a close"
+        );
         assert!(!is_closing_fence("print(\"```\")", "", "", b'`', 3));
         assert!(!is_closing_fence("- ```", "", "", b'`', 3));
     }

@@ -4,8 +4,8 @@
 //! `:path` save suffixes, `block:N` placeholders, `<think>` reasoning split and feedback text.
 //! Conventions are AgenticSeek's; its parser's flaws are fixed (see `docs/protocol.md`).
 
-mod fence;
 mod feedback;
+mod fence;
 mod placeholder;
 mod scanner;
 mod tags;

@@ -61,7 +61,13 @@ mod tests {
         assert_eq!(placeholder(3), "block:3");
         assert_eq!(placeholder_index("block:12"), Some(12));
         assert_eq!(placeholder_index("  block:0 "), Some(0));
-        for line in ["block:", "block:x", "see block: 1 here", "block:1a", "Block:1"] {
+        for line in [
+            "block:",
+            "block:x",
+            "see block: 1 here",
+            "block:1a",
+            "Block:1",
+        ] {
             assert_eq!(placeholder_index(line), None, "{line:?}");
         }
     }

@@ -97,7 +97,16 @@ mod tests {
     fn prefixes_of_other_languages_do_not_match() {
         // AgenticSeek §1.3 [probed]: javascript ran as java, cpp/css/csv as c, golang as go.
         let tags = coder();
-        for word in ["javascript", "cpp", "css", "csv", "gofmt", "python2", "bashrc", "json"] {
+        for word in [
+            "javascript",
+            "cpp",
+            "css",
+            "csv",
+            "gofmt",
+            "python2",
+            "bashrc",
+            "json",
+        ] {
             assert_eq!(tags.resolve(word), None, "{word}");
         }
     }

@@ -232,7 +232,10 @@ mod tests {
         assert_eq!(s.push("nk>x"), vec![ThinkDelta::Reasoning("x".into())]);
         assert!(s.is_thinking());
         assert_eq!(s.push("</th"), vec![]);
-        assert_eq!(s.push("ink>done <"), vec![ThinkDelta::Answer("done ".into())]);
+        assert_eq!(
+            s.push("ink>done <"),
+            vec![ThinkDelta::Answer("done ".into())]
+        );
         assert_eq!(s.finish(), vec![ThinkDelta::Answer("<".into())]);
     }
 

@@ -1,0 +1,543 @@
+//! Configuration: flags > environment > config file > defaults, with where each value came from.
+//!
+//! Owns resolution and validation of every setting and the platform directories. It must not
+//! start anything: it reads one file and the environment it is given, and creates nothing except
+//! the work dir when asked (`Config::ensure_work_dir`).
+
+mod file;
+pub mod providers;
+mod show;
+mod tools;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+pub use providers::{Preset, Wire};
+pub use show::render;
+pub use tools::{TOOL_TAGS, ToolConfig};
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    Preset(&'static str),
+    File { path: PathBuf, line: usize },
+    Env(&'static str),
+    Flag(&'static str),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => write!(f, "default"),
+            Origin::Preset(name) => write!(f, "preset {name}"),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Env(var) => write!(f, "env {var}"),
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// A value and its origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, origin: Origin) -> Self {
+        Self { value, origin }
+    }
+}
+
+/// Why the configuration could not be built. Every variant names the thing and what is expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {} is not valid:\n{message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error("{origin}: {key} = {value}: {expected}")]
+    Invalid {
+        origin: Origin,
+        key: String,
+        value: String,
+        expected: String,
+    },
+    #[error("cannot create the work dir {}: {source} (set work_dir, SEEK_WORK_DIR or --work-dir)", path.display())]
+    WorkDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The agents a task can be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentName {
+    /// Pick an agent for the task (the coder until a router exists).
+    Auto,
+    Casual,
+    Coder,
+    File,
+}
+
+impl AgentName {
+    pub const ALL: [AgentName; 4] = [Self::Auto, Self::Casual, Self::Coder, Self::File];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Casual => "casual",
+            Self::Coder => "coder",
+            Self::File => "file",
+        }
+    }
+}
+
+impl fmt::Display for AgentName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AgentName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|a| a.as_str() == wanted)
+            .ok_or_else(|| "expected one of: auto, casual, coder, file".to_owned())
+    }
+}
+
+/// Settings given on the command line (all optional).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub agent: Option<String>,
+    pub work_dir: Option<PathBuf>,
+}
+
+/// A snapshot of the environment variables seek reads.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// The process environment (values that are not UTF-8 are read lossily).
+    pub fn from_process() -> Self {
+        Self {
+            vars: std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        Self {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable's value; an empty value counts as unset.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// seek's platform directories.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// The config file read when none is named (it may not exist).
+    pub default_config_file: Option<PathBuf>,
+    /// Sessions, logs and the default work dir live here.
+    pub data_dir: PathBuf,
+}
+
+impl Dirs {
+    /// The platform directories (`~/.config/seek`, `~/.local/share/seek` on Linux);
+    /// `SEEK_DATA_DIR` moves the data dir.
+    pub fn from_env(env: &Env) -> Self {
+        let project = directories::ProjectDirs::from("", "", "seek");
+        let data_dir = match (env.get("SEEK_DATA_DIR"), &project) {
+            (Some(dir), _) => PathBuf::from(dir),
+            (None, Some(p)) => p.data_dir().to_owned(),
+            // No home directory at all (a bare container): keep data beside the process.
+            (None, None) => PathBuf::from(".seek"),
+        };
+        Self {
+            default_config_file: project.map(|p| p.config_dir().join("config.toml")),
+            data_dir,
+        }
+    }
+}
+
+/// What happened with the config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigFile {
+    Loaded(PathBuf),
+    /// The default location has no file; defaults apply.
+    Absent(PathBuf),
+    /// No home directory, so no default location.
+    NoLocation,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub file: ConfigFile,
+    pub data_dir: PathBuf,
+    pub provider: Sourced<&'static Preset>,
+    pub base_url: Sourced<String>,
+    pub model: Sourced<Option<String>>,
+    pub api_key_env: Sourced<Option<String>>,
+    pub work_dir: Sourced<PathBuf>,
+    pub agent: Sourced<AgentName>,
+    pub max_attempts: Sourced<u32>,
+    pub output_limit_bytes: Sourced<u64>,
+    pub tools: Vec<ToolConfig>,
+}
+
+/// Default number of failed rounds before an agent gives up (AgenticSeek's 5).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+/// Default captured output per block: head and tail, in bytes.
+pub const DEFAULT_OUTPUT_LIMIT: u64 = 64 * 1024;
+
+impl Config {
+    /// Resolves the configuration from flags, environment, the config file and defaults.
+    /// `cwd` anchors relative paths given by flags and env vars.
+    pub fn resolve(
+        overrides: &Overrides,
+        env: &Env,
+        dirs: &Dirs,
+        cwd: &Path,
+    ) -> Result<Self, ConfigError> {
+        let (file, loaded) = read_config_file(overrides, env, dirs, cwd)?;
+        let resolver = Resolver {
+            overrides,
+            env,
+            file: loaded.as_ref(),
+            cwd,
+        };
+        resolver.resolve(file, dirs)
+    }
+
+    /// The settings of the tool with canonical tag `tag`.
+    pub fn tool(&self, tag: &str) -> Option<&ToolConfig> {
+        self.tools.iter().find(|t| t.tag == tag)
+    }
+
+    /// Creates the work dir if it is missing and makes its path absolute and canonical.
+    pub fn ensure_work_dir(&mut self) -> Result<&Path, ConfigError> {
+        let path = &self.work_dir.value;
+        let made = std::fs::create_dir_all(path).and_then(|()| std::fs::canonicalize(path));
+        self.work_dir.value = made.map_err(|source| ConfigError::WorkDir {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(&self.work_dir.value)
+    }
+}
+
+fn read_config_file(
+    overrides: &Overrides,
+    env: &Env,
+    dirs: &Dirs,
+    cwd: &Path,
+) -> Result<(ConfigFile, Option<file::LoadedFile>), ConfigError> {
+    let named = overrides
+        .config
+        .clone()
+        .or_else(|| env.get("SEEK_CONFIG").map(PathBuf::from));
+    if let Some(path) = named {
+        let path = cwd.join(path);
+        let loaded = file::load(&path)?;
+        return Ok((ConfigFile::Loaded(path), Some(loaded)));
+    }
+    match &dirs.default_config_file {
+        Some(path) if path.exists() => {
+            let loaded = file::load(path)?;
+            Ok((ConfigFile::Loaded(path.clone()), Some(loaded)))
+        }
+        Some(path) => Ok((ConfigFile::Absent(path.clone()), None)),
+        None => Ok((ConfigFile::NoLocation, None)),
+    }
+}
+
+/// One resolution pass; holds the layers.
+struct Resolver<'a> {
+    overrides: &'a Overrides,
+    env: &'a Env,
+    file: Option<&'a file::LoadedFile>,
+    cwd: &'a Path,
+}
+
+impl Resolver<'_> {
+    fn resolve(&self, file: ConfigFile, dirs: &Dirs) -> Result<Config, ConfigError> {
+        let cfg = self.file.map(|f| &f.config);
+        let provider = self.pick_string(
+            self.overrides.provider.as_deref(),
+            "--provider",
+            "SEEK_PROVIDER",
+            cfg.and_then(|c| c.provider.as_ref()),
+        );
+        let provider = match provider {
+            Some(s) => {
+                let preset = providers::find(&s.value).ok_or_else(|| ConfigError::Invalid {
+                    origin: s.origin.clone(),
+                    key: "provider".into(),
+                    value: format!("{:?}", s.value),
+                    expected: format!("unknown provider; expected one of: {}", providers::names()),
+                })?;
+                Sourced::new(preset, s.origin)
+            }
+            None => Sourced::new(providers::default_preset(), Origin::Default),
+        };
+        let preset = provider.value;
+
+        let base_url = self
+            .pick_string(
+                self.overrides.base_url.as_deref(),
+                "--base-url",
+                "SEEK_BASE_URL",
+                cfg.and_then(|c| c.base_url.as_ref()),
+            )
+            .unwrap_or_else(|| {
+                Sourced::new(preset.base_url.to_owned(), Origin::Preset(preset.name))
+            });
+        if base_url.value.trim().is_empty() || base_url.value.chars().any(char::is_whitespace) {
+            return Err(invalid(
+                &base_url,
+                "base_url",
+                "expected a URL such as http://127.0.0.1:11434",
+            ));
+        }
+
+        let model = match self.pick_string(
+            self.overrides.model.as_deref(),
+            "--model",
+            "SEEK_MODEL",
+            cfg.and_then(|c| c.model.as_ref()),
+        ) {
+            Some(s) => Sourced::new(Some(s.value), s.origin),
+            None => Sourced::new(
+                preset.default_model.map(str::to_owned),
+                Origin::Preset(preset.name),
+            ),
+        };
+
+        let api_key_env = match self.file_value(cfg.and_then(|c| c.api_key_env.as_ref())) {
+            Some(s) => {
+                if !is_env_var_name(&s.value) {
+                    return Err(invalid(
+                        &s,
+                        "api_key_env",
+                        "expected the NAME of an environment variable, such as OPENAI_API_KEY (never the key itself)",
+                    ));
+                }
+                Sourced::new(Some(s.value), s.origin)
+            }
+            None => Sourced::new(
+                preset.api_key_env.map(str::to_owned),
+                Origin::Preset(preset.name),
+            ),
+        };
+
+        let work_dir = self.work_dir(cfg, dirs)?;
+
+        let agent = match self.pick_string(
+            self.overrides.agent.as_deref(),
+            "--agent",
+            "SEEK_AGENT",
+            cfg.and_then(|c| c.agent.as_ref()),
+        ) {
+            Some(s) => {
+                let agent = s
+                    .value
+                    .parse::<AgentName>()
+                    .map_err(|expected| invalid(&s, "agent", &expected))?;
+                Sourced::new(agent, s.origin)
+            }
+            None => Sourced::new(AgentName::Auto, Origin::Default),
+        };
+
+        let max_attempts = self.number(
+            cfg.and_then(|c| c.max_attempts.as_ref()),
+            "max_attempts",
+            1..=100,
+            u64::from(DEFAULT_MAX_ATTEMPTS),
+        )?;
+        let max_attempts = Sourced::new(
+            u32::try_from(max_attempts.value).unwrap_or(DEFAULT_MAX_ATTEMPTS),
+            max_attempts.origin,
+        );
+        let output_limit_bytes = self.number(
+            cfg.and_then(|c| c.exec.output_limit_bytes.as_ref()),
+            "exec.output_limit_bytes",
+            1024..=(1 << 30),
+            DEFAULT_OUTPUT_LIMIT,
+        )?;
+
+        let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
+
+        Ok(Config {
+            file,
+            data_dir: dirs.data_dir.clone(),
+            provider,
+            base_url,
+            model,
+            api_key_env,
+            work_dir,
+            agent,
+            max_attempts,
+            output_limit_bytes,
+            tools,
+        })
+    }
+
+    /// Flag, then env var, then file.
+    fn pick_string(
+        &self,
+        flag: Option<&str>,
+        flag_name: &'static str,
+        env_name: &'static str,
+        file: Option<&toml::Spanned<String>>,
+    ) -> Option<Sourced<String>> {
+        if let Some(v) = flag {
+            return Some(Sourced::new(v.to_owned(), Origin::Flag(flag_name)));
+        }
+        if let Some(v) = self.env.get(env_name) {
+            return Some(Sourced::new(v.to_owned(), Origin::Env(env_name)));
+        }
+        self.file_value(file)
+    }
+
+    fn file_value<T: Clone>(&self, value: Option<&toml::Spanned<T>>) -> Option<Sourced<T>> {
+        value.map(|v| Sourced::new(v.get_ref().clone(), self.file_origin(v.span().start)))
+    }
+
+    fn file_origin(&self, offset: usize) -> Origin {
+        match self.file {
+            Some(f) => Origin::File {
+                path: f.path.clone(),
+                line: f.line_of(offset),
+            },
+            None => Origin::Default,
+        }
+    }
+
+    fn number(
+        &self,
+        value: Option<&toml::Spanned<i64>>,
+        key: &str,
+        range: std::ops::RangeInclusive<u64>,
+        default: u64,
+    ) -> Result<Sourced<u64>, ConfigError> {
+        match self.file_value(value) {
+            None => Ok(Sourced::new(default, Origin::Default)),
+            Some(s) => match u64::try_from(s.value) {
+                Ok(n) if range.contains(&n) => Ok(Sourced::new(n, s.origin)),
+                _ => Err(invalid(
+                    &s,
+                    key,
+                    &format!(
+                        "expected a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                )),
+            },
+        }
+    }
+
+    fn work_dir(
+        &self,
+        cfg: Option<&file::FileConfig>,
+        dirs: &Dirs,
+    ) -> Result<Sourced<PathBuf>, ConfigError> {
+        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
+        let expand = |raw: &str, base: &Path| -> PathBuf {
+            let path = match (raw.strip_prefix('~'), &home) {
+                (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                    home.join(rest.trim_start_matches('/'))
+                }
+                _ => PathBuf::from(raw),
+            };
+            base.join(path)
+        };
+        if let Some(dir) = &self.overrides.work_dir {
+            return Ok(Sourced::new(self.cwd.join(dir), Origin::Flag("--work-dir")));
+        }
+        for var in ["SEEK_WORK_DIR", "WORK_DIR"] {
+            if let Some(dir) = self.env.get(var) {
+                return Ok(Sourced::new(expand(dir, self.cwd), Origin::Env(var)));
+            }
+        }
+        if let (Some(s), Some(f)) = (
+            self.file_value(cfg.and_then(|c| c.work_dir.as_ref())),
+            self.file,
+        ) {
+            if s.value.trim().is_empty() {
+                return Err(invalid(&s, "work_dir", "expected a directory path"));
+            }
+            // A relative work_dir in a config file is relative to that file, not to wherever
+            // seek happens to be started.
+            let base = f.path.parent().unwrap_or(Path::new("."));
+            return Ok(Sourced::new(expand(&s.value, base), s.origin));
+        }
+        Ok(Sourced::new(
+            dirs.data_dir.join("workspace"),
+            Origin::Default,
+        ))
+    }
+}
+
+/// An invalid-value error; `Debug` quotes strings and leaves numbers bare, as TOML writes them.
+fn invalid<T: fmt::Debug>(value: &Sourced<T>, key: &str, expected: &str) -> ConfigError {
+    ConfigError::Invalid {
+        origin: value.origin.clone(),
+        key: key.to_owned(),
+        value: format!("{:?}", value.value),
+        expected: expected.to_owned(),
+    }
+}
+
+fn is_env_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests;

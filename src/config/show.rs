@@ -1,0 +1,217 @@
+//! `seek config`: the effective configuration as TOML, each value commented with its origin.
+//!
+//! Owns the rendering and the redaction of secrets (API keys are never shown; credentials inside a
+//! base URL are masked). It must not resolve anything itself.
+
+use std::fmt::Write as _;
+
+use super::{Config, ConfigFile, Env, Origin, Sourced};
+
+/// Renders `config` as a valid TOML document. `env` is consulted only to say whether the API key
+/// variable is set; its value is never printed.
+pub fn render(config: &Config, env: &Env) -> String {
+    let mut out = String::new();
+    let file_line = match &config.file {
+        ConfigFile::Loaded(path) => format!("# config file: {}", path.display()),
+        ConfigFile::Absent(path) => format!(
+            "# config file: {} (not present; write one to change defaults)",
+            path.display()
+        ),
+        ConfigFile::NoLocation => {
+            "# config file: none (no home directory; use --config or SEEK_CONFIG)".into()
+        }
+    };
+    let _ = writeln!(out, "# seek: effective configuration\n{file_line}");
+    let _ = writeln!(out, "# data dir: {}\n", config.data_dir.display());
+
+    let provider = Sourced::new(
+        config.provider.value.name.to_owned(),
+        config.provider.origin.clone(),
+    );
+    line(
+        &mut out,
+        "provider",
+        &toml_str(&provider.value),
+        &provider.origin,
+        None,
+    );
+    line(
+        &mut out,
+        "base_url",
+        &toml_str(&redact_url(&config.base_url.value)),
+        &config.base_url.origin,
+        None,
+    );
+    match &config.model.value {
+        Some(model) => line(
+            &mut out,
+            "model",
+            &toml_str(model),
+            &config.model.origin,
+            None,
+        ),
+        None => {
+            let _ = writeln!(
+                out,
+                "# model is not set: pass --model, SEEK_MODEL or `model = \"…\"`"
+            );
+        }
+    }
+    match &config.api_key_env.value {
+        Some(var) => {
+            let state = if env.get(var).is_some() {
+                format!("{var} is set (value hidden)")
+            } else {
+                format!("{var} is not set")
+            };
+            line(
+                &mut out,
+                "api_key_env",
+                &toml_str(var),
+                &config.api_key_env.origin,
+                Some(&state),
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "# api_key_env is not set: {} needs no key",
+                config.provider.value.name
+            );
+        }
+    }
+    let work_dir = config.work_dir.value.display().to_string();
+    line(
+        &mut out,
+        "work_dir",
+        &toml_str(&work_dir),
+        &config.work_dir.origin,
+        None,
+    );
+    line(
+        &mut out,
+        "agent",
+        &toml_str(config.agent.value.as_str()),
+        &config.agent.origin,
+        None,
+    );
+    line(
+        &mut out,
+        "max_attempts",
+        &config.max_attempts.value.to_string(),
+        &config.max_attempts.origin,
+        None,
+    );
+
+    let _ = writeln!(out, "\n[exec]");
+    let limit = &config.output_limit_bytes;
+    line(
+        &mut out,
+        "output_limit_bytes",
+        &limit.value.to_string(),
+        &limit.origin,
+        None,
+    );
+
+    for tool in &config.tools {
+        let _ = writeln!(out, "\n[tools.{}]", tool.tag);
+        let numbers = [
+            ("timeout_secs", &tool.timeout_secs),
+            ("compile_timeout_secs", &tool.compile_timeout_secs),
+            ("max_read_bytes", &tool.max_read_bytes),
+        ];
+        for (key, value) in numbers {
+            if let Some(v) = value {
+                line(&mut out, key, &v.value.to_string(), &v.origin, None);
+            }
+        }
+        for (key, value) in [("command", &tool.command), ("runtime", &tool.runtime)] {
+            if let Some(v) = value {
+                line(&mut out, key, &toml_str(&v.value), &v.origin, None);
+            }
+        }
+        if let Some(v) = &tool.allow_rerun {
+            line(
+                &mut out,
+                "allow_rerun",
+                &v.value.to_string(),
+                &v.origin,
+                None,
+            );
+        }
+    }
+    out
+}
+
+fn line(out: &mut String, key: &str, value: &str, origin: &Origin, note: Option<&str>) {
+    let assignment = format!("{key} = {value}");
+    let _ = match note {
+        Some(note) => writeln!(out, "{assignment:<44} # {origin}; {note}"),
+        None => writeln!(out, "{assignment:<44} # {origin}"),
+    };
+}
+
+/// A TOML basic string.
+fn toml_str(value: &str) -> String {
+    toml::Value::String(value.to_owned()).to_string()
+}
+
+/// Masks a password in the URL's user info and the values of key- or token-like query parameters.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => (&url[..i + 3], &url[i + 3..]),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(at) => {
+            let user = authority[..at].split(':').next().unwrap_or("");
+            format!("{user}:***@{}", &authority[at + 1..])
+        }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) if is_secret_name(name) => format!("{name}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}{authority}{tail}")
+}
+
+fn is_secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["key", "token", "secret", "password", "auth"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn urls_lose_their_secrets() {
+        assert_eq!(
+            redact_url("http://127.0.0.1:11434"),
+            "http://127.0.0.1:11434"
+        );
+        assert_eq!(
+            redact_url("https://bob:hunter2@example.com/v1"),
+            "https://bob:***@example.com/v1"
+        );
+        assert_eq!(
+            redact_url("https://h/v1?api_key=abc&x=1&token=t"),
+            "https://h/v1?api_key=***&x=1&token=***"
+        );
+        assert_eq!(redact_url("localhost:8080/v1"), "localhost:8080/v1");
+    }
+}

@@ -1,0 +1,336 @@
+//! Unit tests for resolution: precedence, origins and error messages.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn dirs(&self) -> Dirs {
+        Dirs {
+            default_config_file: Some(self.path().join("config/config.toml")),
+            data_dir: self.path().join("data"),
+        }
+    }
+
+    fn write_config(&self, text: &str) -> PathBuf {
+        let path = self.path().join("config/config.toml");
+        std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write config");
+        path
+    }
+
+    fn resolve(&self, overrides: &Overrides, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env = Env::from_pairs(env.iter().copied());
+        Config::resolve(overrides, &env, &self.dirs(), self.path())
+    }
+}
+
+#[test]
+fn defaults_without_any_file() {
+    let f = Fixture::new();
+    let config = f
+        .resolve(&Overrides::default(), &[])
+        .expect("defaults resolve");
+    assert_eq!(config.provider.value.name, "ollama");
+    assert_eq!(config.provider.origin, Origin::Default);
+    assert_eq!(config.base_url.value, "http://127.0.0.1:11434");
+    assert_eq!(config.base_url.origin, Origin::Preset("ollama"));
+    assert_eq!(config.agent.value, AgentName::Auto);
+    assert_eq!(config.max_attempts.value, 5);
+    assert_eq!(config.work_dir.value, f.path().join("data/workspace"));
+    assert_eq!(
+        config.file,
+        ConfigFile::Absent(f.path().join("config/config.toml"))
+    );
+    let bash = config.tool("bash").expect("bash tool");
+    assert_eq!(bash.timeout().as_secs(), 300);
+    assert_eq!(bash.command(), "bash");
+    let c = config.tool("c").expect("c tool");
+    assert_eq!(
+        (c.compile_timeout().as_secs(), c.timeout().as_secs()),
+        (60, 120)
+    );
+    assert_eq!(config.tool("java").expect("java").runtime(), "java");
+}
+
+#[test]
+fn flags_beat_env_beat_file_beat_defaults() {
+    let f = Fixture::new();
+    let path = f.write_config("provider = \"openai\"\nmodel = \"from-file\"\nagent = \"file\"\n");
+    let file_line = |line| Origin::File {
+        path: path.clone(),
+        line,
+    };
+
+    let config = f.resolve(&Overrides::default(), &[]).expect("file only");
+    assert_eq!(config.model.value.as_deref(), Some("from-file"));
+    assert_eq!(config.model.origin, file_line(2));
+    assert_eq!(config.provider.value.name, "openai");
+    assert_eq!(config.base_url.origin, Origin::Preset("openai"));
+    assert_eq!(config.api_key_env.value.as_deref(), Some("OPENAI_API_KEY"));
+
+    let env = [("SEEK_MODEL", "from-env"), ("SEEK_AGENT", "casual")];
+    let config = f
+        .resolve(&Overrides::default(), &env)
+        .expect("env over file");
+    assert_eq!(config.model.value.as_deref(), Some("from-env"));
+    assert_eq!(config.model.origin, Origin::Env("SEEK_MODEL"));
+    assert_eq!(config.agent.value, AgentName::Casual);
+
+    let flags = Overrides {
+        model: Some("from-flag".into()),
+        ..Overrides::default()
+    };
+    let config = f.resolve(&flags, &env).expect("flag over env");
+    assert_eq!(config.model.value.as_deref(), Some("from-flag"));
+    assert_eq!(config.model.origin, Origin::Flag("--model"));
+    assert_eq!(config.agent.origin, Origin::Env("SEEK_AGENT"));
+}
+
+#[test]
+fn work_dir_sources() {
+    let f = Fixture::new();
+    let path = f.write_config("work_dir = \"projects/ws\"\n");
+    let config = f.resolve(&Overrides::default(), &[]).expect("file");
+    assert_eq!(
+        config.work_dir.value,
+        path.parent().expect("parent").join("projects/ws"),
+        "relative to the file"
+    );
+
+    let config = f
+        .resolve(&Overrides::default(), &[("WORK_DIR", "/w1")])
+        .expect("WORK_DIR");
+    assert_eq!(config.work_dir.value, PathBuf::from("/w1"));
+    let env = [("WORK_DIR", "/w1"), ("SEEK_WORK_DIR", "rel")];
+    let config = f
+        .resolve(&Overrides::default(), &env)
+        .expect("SEEK_WORK_DIR");
+    assert_eq!(
+        config.work_dir.value,
+        f.path().join("rel"),
+        "relative to the cwd"
+    );
+    assert_eq!(config.work_dir.origin, Origin::Env("SEEK_WORK_DIR"));
+    let flags = Overrides {
+        work_dir: Some("/w3".into()),
+        ..Overrides::default()
+    };
+    assert_eq!(
+        f.resolve(&flags, &env).expect("flag").work_dir.value,
+        PathBuf::from("/w3")
+    );
+}
+
+#[test]
+fn ensure_work_dir_creates_it() {
+    let f = Fixture::new();
+    let mut config = f.resolve(&Overrides::default(), &[]).expect("defaults");
+    let made = config.ensure_work_dir().expect("created").to_owned();
+    assert!(made.is_dir());
+    assert!(made.is_absolute());
+}
+
+#[test]
+fn named_config_file_must_exist() {
+    let f = Fixture::new();
+    let flags = Overrides {
+        config: Some("nope.toml".into()),
+        ..Overrides::default()
+    };
+    let err = f
+        .resolve(&flags, &[])
+        .expect_err("missing file")
+        .to_string();
+    assert!(
+        err.contains("nope.toml") && err.contains("cannot read"),
+        "{err}"
+    );
+    let err = f
+        .resolve(&Overrides::default(), &[("SEEK_CONFIG", "/no/such.toml")])
+        .expect_err("missing");
+    assert!(err.to_string().contains("/no/such.toml"), "{err}");
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let f = Fixture::new();
+    f.write_config("model = \"m\"\nmodle = \"typo\"\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("unknown key")
+        .to_string();
+    assert!(err.contains("config.toml"), "{err}");
+    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains("modle"), "{err}");
+    assert!(err.contains("expected one of"), "{err}");
+}
+
+#[test]
+fn wrong_type_names_the_key() {
+    let f = Fixture::new();
+    f.write_config("\n\nmax_attempts = \"five\"\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("wrong type")
+        .to_string();
+    assert!(
+        err.contains("line 3") && err.contains("max_attempts = \"five\""),
+        "{err}"
+    );
+    assert!(err.contains("expected a whole number"), "{err}");
+}
+
+#[test]
+fn syntax_error_names_the_line() {
+    let f = Fixture::new();
+    f.write_config("provider = \"ollama\"\nmodel = \n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("bad toml")
+        .to_string();
+    assert!(err.contains("line 2"), "{err}");
+}
+
+#[test]
+fn invalid_values_name_their_origin() {
+    let f = Fixture::new();
+    let path = f.write_config("max_attempts = 0\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("zero attempts")
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}:1: max_attempts = 0: expected a whole number from 1 to 100",
+            path.display()
+        )
+    );
+
+    let err = f
+        .resolve(&Overrides::default(), &[("SEEK_PROVIDER", "anthropic")])
+        .expect_err("unknown provider")
+        .to_string();
+    assert!(
+        err.starts_with("env SEEK_PROVIDER: provider = \"anthropic\""),
+        "{err}"
+    );
+    assert!(err.contains("ollama, llama.cpp"), "{err}");
+
+    let flags = Overrides {
+        agent: Some("wizard".into()),
+        ..Overrides::default()
+    };
+    let err = f
+        .resolve(&flags, &[])
+        .expect_err("unknown agent")
+        .to_string();
+    assert!(err.starts_with("flag --agent: agent = \"wizard\""), "{err}");
+}
+
+#[test]
+fn tool_tables() {
+    let f = Fixture::new();
+    let path = f.write_config(
+        "[tools.python]\ncommand = \"/usr/bin/python3.11\"\ntimeout_secs = 30\n\n[tools.bash]\nallow_rerun = true\n",
+    );
+    let config = f.resolve(&Overrides::default(), &[]).expect("tools");
+    let python = config.tool("python").expect("python");
+    assert_eq!(python.command(), "/usr/bin/python3.11");
+    assert_eq!(python.timeout().as_secs(), 30);
+    assert_eq!(
+        python.timeout_secs.as_ref().map(|s| s.origin.clone()),
+        Some(Origin::File {
+            path: path.clone(),
+            line: 3
+        })
+    );
+    assert!(config.tool("bash").expect("bash").allow_rerun());
+
+    f.write_config("[tools.bash]\ncompile_timeout_secs = 5\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("key not for bash")
+        .to_string();
+    assert!(
+        err.contains(":2: tools.bash.compile_timeout_secs = 5"),
+        "{err}"
+    );
+    assert!(
+        err.contains("it takes: timeout_secs, command, allow_rerun"),
+        "{err}"
+    );
+
+    f.write_config("[tools.ruby]\ntimeout_secs = 5\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("unknown tool")
+        .to_string();
+    assert!(err.contains("ruby") && err.contains("line 1"), "{err}");
+
+    f.write_config("[tools.c]\ntimeout_secs = -1\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("negative")
+        .to_string();
+    assert!(err.contains("tools.c.timeout_secs = -1"), "{err}");
+}
+
+#[test]
+fn api_key_env_must_be_a_name_not_a_key() {
+    let f = Fixture::new();
+    f.write_config("api_key_env = \"sk-abc123\"\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("a key, not a name")
+        .to_string();
+    assert!(err.contains("NAME of an environment variable"), "{err}");
+}
+
+#[test]
+fn rendered_config_is_valid_toml_that_resolves_to_the_same_values() {
+    let f = Fixture::new();
+    f.write_config(
+        "provider = \"groq\"\nmodel = \"llama\"\n[tools.go]\ncompile_timeout_secs = 200\n",
+    );
+    let env = Env::from_pairs([("GROQ_API_KEY", "gsk-secret-value")]);
+    let config =
+        Config::resolve(&Overrides::default(), &env, &f.dirs(), f.path()).expect("resolves");
+    let text = render(&config, &env);
+    assert!(!text.contains("gsk-secret-value"), "{text}");
+    assert!(
+        text.contains("GROQ_API_KEY is set (value hidden)"),
+        "{text}"
+    );
+    assert!(text.contains("# preset groq"), "{text}");
+
+    let copy = f.path().join("copy.toml");
+    std::fs::write(&copy, &text).expect("write copy");
+    let flags = Overrides {
+        config: Some(copy),
+        ..Overrides::default()
+    };
+    let again = Config::resolve(&flags, &env, &f.dirs(), f.path()).expect("rendered config parses");
+    assert_eq!(again.model.value, config.model.value);
+    assert_eq!(again.base_url.value, config.base_url.value);
+    assert_eq!(again.work_dir.value, config.work_dir.value);
+    assert_eq!(
+        again.tool("go").map(|t| t.compile_timeout()),
+        config.tool("go").map(|t| t.compile_timeout())
+    );
+}

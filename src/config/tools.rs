@@ -1,0 +1,308 @@
+//! `[tools.<tag>]` settings: which keys each tool takes, their defaults, and their validation.
+//!
+//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands). It must not
+//! run anything; the tools read these values.
+
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::file::{ToolFile, ToolsFile};
+use super::{ConfigError, Origin, Sourced};
+
+/// The tags of every built-in tool, in the order they are listed.
+pub const TOOL_TAGS: [&str; 6] = ["bash", "python", "c", "go", "java", "file_finder"];
+
+/// What a tool accepts and its defaults; `None` means the key does not apply to the tool.
+struct Spec {
+    tag: &'static str,
+    timeout_secs: Option<u64>,
+    compile_timeout_secs: Option<u64>,
+    command: Option<&'static str>,
+    runtime: Option<&'static str>,
+    allow_rerun: Option<bool>,
+    max_read_bytes: Option<u64>,
+}
+
+const fn spec(tag: &'static str) -> Spec {
+    Spec {
+        tag,
+        timeout_secs: None,
+        compile_timeout_secs: None,
+        command: None,
+        runtime: None,
+        allow_rerun: None,
+        max_read_bytes: None,
+    }
+}
+
+// Timeouts are AgenticSeek's (reference §2.1–§2.3), except Go's compile step: a first `go build`
+// on a cold build cache compiles the standard library and takes far longer than its 10 s.
+const SPECS: [Spec; 6] = [
+    Spec {
+        timeout_secs: Some(300),
+        command: Some("bash"),
+        allow_rerun: Some(false),
+        ..spec("bash")
+    },
+    Spec {
+        timeout_secs: Some(300),
+        command: Some("python3"),
+        ..spec("python")
+    },
+    Spec {
+        compile_timeout_secs: Some(60),
+        timeout_secs: Some(120),
+        command: Some("gcc"),
+        ..spec("c")
+    },
+    Spec {
+        compile_timeout_secs: Some(120),
+        timeout_secs: Some(10),
+        command: Some("go"),
+        ..spec("go")
+    },
+    Spec {
+        compile_timeout_secs: Some(10),
+        timeout_secs: Some(10),
+        command: Some("javac"),
+        runtime: Some("java"),
+        ..spec("java")
+    },
+    Spec {
+        max_read_bytes: Some(64 * 1024),
+        ..spec("file_finder")
+    },
+];
+
+/// One tool's effective settings. A field is `None` when the key does not apply to the tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolConfig {
+    pub tag: &'static str,
+    pub timeout_secs: Option<Sourced<u64>>,
+    pub compile_timeout_secs: Option<Sourced<u64>>,
+    pub command: Option<Sourced<String>>,
+    pub runtime: Option<Sourced<String>>,
+    pub allow_rerun: Option<Sourced<bool>>,
+    pub max_read_bytes: Option<Sourced<u64>>,
+}
+
+impl ToolConfig {
+    /// The run timeout (zero for tools without one).
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.as_ref().map_or(0, |s| s.value))
+    }
+
+    /// The compile timeout (zero for interpreted tools).
+    pub fn compile_timeout(&self) -> Duration {
+        Duration::from_secs(self.compile_timeout_secs.as_ref().map_or(0, |s| s.value))
+    }
+
+    /// The command (interpreter or compiler), or `""` for tools that run none.
+    pub fn command(&self) -> &str {
+        self.command.as_ref().map_or("", |s| s.value.as_str())
+    }
+
+    /// The runtime that runs compiled output (Java's `java`), or `""`.
+    pub fn runtime(&self) -> &str {
+        self.runtime.as_ref().map_or("", |s| s.value.as_str())
+    }
+
+    pub fn allow_rerun(&self) -> bool {
+        self.allow_rerun.as_ref().is_some_and(|s| s.value)
+    }
+
+    pub fn max_read_bytes(&self) -> u64 {
+        self.max_read_bytes.as_ref().map_or(0, |s| s.value)
+    }
+
+    /// The keys this tool takes, for messages.
+    fn keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        if self.timeout_secs.is_some() {
+            keys.push("timeout_secs");
+        }
+        if self.compile_timeout_secs.is_some() {
+            keys.push("compile_timeout_secs");
+        }
+        if self.command.is_some() {
+            keys.push("command");
+        }
+        if self.runtime.is_some() {
+            keys.push("runtime");
+        }
+        if self.allow_rerun.is_some() {
+            keys.push("allow_rerun");
+        }
+        if self.max_read_bytes.is_some() {
+            keys.push("max_read_bytes");
+        }
+        keys
+    }
+}
+
+/// Resolves every tool's settings from the file's `[tools]` table; `origin` maps a byte offset
+/// in the file to where it is.
+pub fn resolve(
+    file: Option<&ToolsFile>,
+    origin: &dyn Fn(usize) -> Origin,
+) -> Result<Vec<ToolConfig>, ConfigError> {
+    let empty = ToolFile::default();
+    SPECS
+        .iter()
+        .map(|spec| {
+            let table = file.map_or(&empty, |f| match spec.tag {
+                "bash" => &f.bash,
+                "python" => &f.python,
+                "c" => &f.c,
+                "go" => &f.go,
+                "java" => &f.java,
+                _ => &f.file_finder,
+            });
+            resolve_one(spec, table, origin)
+        })
+        .collect()
+}
+
+fn resolve_one(
+    spec: &Spec,
+    table: &ToolFile,
+    origin: &dyn Fn(usize) -> Origin,
+) -> Result<ToolConfig, ConfigError> {
+    let defaults = ToolConfig {
+        tag: spec.tag,
+        timeout_secs: spec.timeout_secs.map(|v| Sourced::new(v, Origin::Default)),
+        compile_timeout_secs: spec
+            .compile_timeout_secs
+            .map(|v| Sourced::new(v, Origin::Default)),
+        command: spec
+            .command
+            .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
+        runtime: spec
+            .runtime
+            .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
+        allow_rerun: spec.allow_rerun.map(|v| Sourced::new(v, Origin::Default)),
+        max_read_bytes: spec
+            .max_read_bytes
+            .map(|v| Sourced::new(v, Origin::Default)),
+    };
+    let ctx = Ctx {
+        tag: spec.tag,
+        keys: defaults.keys().join(", "),
+        origin,
+    };
+    Ok(ToolConfig {
+        timeout_secs: ctx.number(
+            defaults.timeout_secs.clone(),
+            &table.timeout_secs,
+            "timeout_secs",
+            1,
+            86_400,
+        )?,
+        compile_timeout_secs: ctx.number(
+            defaults.compile_timeout_secs.clone(),
+            &table.compile_timeout_secs,
+            "compile_timeout_secs",
+            1,
+            86_400,
+        )?,
+        command: ctx.text(defaults.command.clone(), &table.command, "command")?,
+        runtime: ctx.text(defaults.runtime.clone(), &table.runtime, "runtime")?,
+        allow_rerun: ctx.flag(
+            defaults.allow_rerun.clone(),
+            &table.allow_rerun,
+            "allow_rerun",
+        )?,
+        max_read_bytes: ctx.number(
+            defaults.max_read_bytes.clone(),
+            &table.max_read_bytes,
+            "max_read_bytes",
+            1,
+            1 << 30,
+        )?,
+        ..defaults
+    })
+}
+
+struct Ctx<'a> {
+    tag: &'static str,
+    keys: String,
+    origin: &'a dyn Fn(usize) -> Origin,
+}
+
+impl Ctx<'_> {
+    /// The file's value if the tool takes the key, an error if it does not.
+    fn take<T: Clone + std::fmt::Debug>(
+        &self,
+        default: Option<Sourced<T>>,
+        given: &Option<Spanned<T>>,
+        key: &str,
+    ) -> Result<Option<Sourced<T>>, ConfigError> {
+        match (given, default) {
+            (None, default) => Ok(default),
+            (Some(v), None) => Err(ConfigError::Invalid {
+                origin: (self.origin)(v.span().start),
+                key: format!("tools.{}.{key}", self.tag),
+                value: format!("{:?}", v.get_ref()),
+                expected: format!("[tools.{}] has no {key}; it takes: {}", self.tag, self.keys),
+            }),
+            (Some(v), Some(_)) => Ok(Some(Sourced::new(
+                v.get_ref().clone(),
+                (self.origin)(v.span().start),
+            ))),
+        }
+    }
+
+    fn number(
+        &self,
+        default: Option<Sourced<u64>>,
+        given: &Option<Spanned<i64>>,
+        key: &str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<Sourced<u64>>, ConfigError> {
+        let as_i64 =
+            default.map(|s| Sourced::new(i64::try_from(s.value).unwrap_or(i64::MAX), s.origin));
+        let Some(value) = self.take(as_i64, given, key)? else {
+            return Ok(None);
+        };
+        match u64::try_from(value.value) {
+            Ok(n) if (min..=max).contains(&n) => Ok(Some(Sourced::new(n, value.origin))),
+            _ => Err(ConfigError::Invalid {
+                origin: value.origin,
+                key: format!("tools.{}.{key}", self.tag),
+                value: value.value.to_string(),
+                expected: format!("expected a whole number from {min} to {max}"),
+            }),
+        }
+    }
+
+    fn text(
+        &self,
+        default: Option<Sourced<String>>,
+        given: &Option<Spanned<String>>,
+        key: &str,
+    ) -> Result<Option<Sourced<String>>, ConfigError> {
+        let value = self.take(default, given, key)?;
+        if let Some(v) = &value
+            && v.value.trim().is_empty()
+        {
+            return Err(ConfigError::Invalid {
+                origin: v.origin.clone(),
+                key: format!("tools.{}.{key}", self.tag),
+                value: format!("{:?}", v.value),
+                expected: "expected a program name or path, such as python3".into(),
+            });
+        }
+        Ok(value)
+    }
+
+    fn flag(
+        &self,
+        default: Option<Sourced<bool>>,
+        given: &Option<Spanned<bool>>,
+        key: &str,
+    ) -> Result<Option<Sourced<bool>>, ConfigError> {
+        self.take(default, given, key)
+    }
+}

@@ -1,0 +1,189 @@
+//! The command-line contract, checked on the real binary: flags, exit codes, `seek config`.
+
+mod support;
+
+use support::{Sandbox, run, stderr, stdout};
+
+#[test]
+fn version_and_help_exit_zero() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().arg("--version"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("seek {}", env!("CARGO_PKG_VERSION"))
+    );
+    let out = run(sb.seek().arg("--help"));
+    assert_eq!(out.status.code(), Some(0));
+    let help = stdout(&out);
+    for flag in [
+        "--print",
+        "--json",
+        "--provider",
+        "--base-url",
+        "--model",
+        "--agent",
+        "--work-dir",
+        "--config",
+    ] {
+        assert!(help.contains(flag), "help lists {flag}");
+    }
+    assert!(help.contains("Exit codes"), "{help}");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let sb = Sandbox::new();
+    for args in [
+        &["--json"][..],
+        &["--bogus"],
+        &["-p"],
+        &["-p", "x", "config"],
+    ] {
+        let out = run(sb.seek().args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn without_a_terminal_seek_points_to_print_mode() {
+    let sb = Sandbox::new();
+    let out = run(&mut sb.seek());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("seek -p"), "{}", stderr(&out));
+}
+
+#[test]
+fn config_shows_values_and_their_origins() {
+    let sb = Sandbox::new();
+    let file = sb.write_config(
+        "provider = \"openai\"\nmodel = \"from-file\"\n\n[tools.python]\ntimeout_secs = 42\n",
+    );
+    let out = run(sb
+        .seek()
+        .arg("config")
+        .args(["--base-url", "http://127.0.0.1:9/v1"])
+        .env("SEEK_MODEL", "from-env")
+        .env("OPENAI_API_KEY", "sk-test-secret-do-not-print"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("{key} missing from:\n{text}"))
+            .to_owned()
+    };
+    assert!(
+        line("provider").ends_with(&format!("# {}:1", file.display())),
+        "{}",
+        line("provider")
+    );
+    assert!(line("model").contains("\"from-env\"") && line("model").ends_with("# env SEEK_MODEL"));
+    assert!(
+        line("base_url").ends_with("# flag --base-url"),
+        "{}",
+        line("base_url")
+    );
+    assert!(line("api_key_env").contains("OPENAI_API_KEY is set (value hidden)"));
+    let python = text.split("[tools.python]").nth(1).expect("python section");
+    assert!(
+        python
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("timeout_secs = 42") && l.ends_with(":5")),
+        "{python}"
+    );
+    assert!(
+        !text.contains("sk-test-secret-do-not-print"),
+        "secret leaked:\n{text}"
+    );
+    let data_workspace = sb.path("data/seek/workspace");
+    assert!(
+        line("work_dir").contains(&data_workspace.display().to_string()),
+        "{}",
+        line("work_dir")
+    );
+}
+
+#[test]
+fn work_dir_env_vars_and_creation() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().arg("config").env("WORK_DIR", sb.path("agentic")));
+    assert!(stdout(&out).contains("# env WORK_DIR"), "{}", stdout(&out));
+    let out = run(sb
+        .seek()
+        .arg("config")
+        .env("WORK_DIR", sb.path("a"))
+        .env("SEEK_WORK_DIR", sb.path("b")));
+    assert!(
+        stdout(&out).contains("# env SEEK_WORK_DIR"),
+        "SEEK_WORK_DIR wins"
+    );
+
+    // Starting a run creates the default work dir.
+    let workspace = sb.path("data/seek/workspace");
+    assert!(!workspace.exists());
+    let _ = run(&mut sb.seek());
+    assert!(workspace.is_dir(), "default work dir created");
+}
+
+#[test]
+fn config_errors_exit_two_and_name_file_line_and_key() {
+    let sb = Sandbox::new();
+    let file = sb.write_config("model = \"m\"\n[tools.bash]\ntimeout_sec = 5\n");
+    let out = run(sb.seek().arg("config"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&file.display().to_string()), "{err}");
+    assert!(
+        err.contains("line 3") && err.contains("timeout_sec"),
+        "{err}"
+    );
+    assert!(err.contains("expected one of"), "{err}");
+
+    let out = run(sb.seek().arg("config").args(["--config", "missing.toml"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.toml"), "{}", stderr(&out));
+
+    std::fs::write(sb.config_file(), [0xff, 0xfe, b'\n']).expect("write binary");
+    let out = run(sb.seek().arg("config"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a config file that is not UTF-8"
+    );
+    assert!(stderr(&out).contains("config.toml"), "{}", stderr(&out));
+}
+
+#[test]
+fn invalid_flag_and_env_values_name_their_source() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().args(["config", "--agent", "wizard"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("flag --agent: agent = \"wizard\""),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(sb.seek().arg("config").env("SEEK_PROVIDER", "nope"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("env SEEK_PROVIDER"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_work_dir_that_cannot_be_created_is_a_configuration_error() {
+    let sb = Sandbox::new();
+    let blocker = sb.path("file");
+    std::fs::write(&blocker, "not a directory").expect("write");
+    let out = run(sb.seek().arg("--work-dir").arg(blocker.join("ws")));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot create the work dir") && err.contains("--work-dir"),
+        "{err}"
+    );
+}

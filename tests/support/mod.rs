@@ -1,0 +1,68 @@
+//! Helpers shared by the end-to-end tests: run the real `seek` binary in an isolated home.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// An isolated environment: its own HOME, XDG dirs and cwd, so no test reads the developer's
+/// config or writes to their data dir.
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().expect("temp dir");
+        for dir in ["home", "config", "data", "cwd"] {
+            std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
+        }
+        Self { root }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join(rel)
+    }
+
+    /// The default config file location inside the sandbox.
+    pub fn config_file(&self) -> PathBuf {
+        self.path("config/seek/config.toml")
+    }
+
+    pub fn write_config(&self, text: &str) -> PathBuf {
+        let path = self.config_file();
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write config");
+        path
+    }
+
+    /// A `seek` command with a clean environment pointing into the sandbox.
+    pub fn seek(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_seek"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .current_dir(self.path("cwd"))
+            .stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// Runs a command and returns its output.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("run seek")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
