@@ -4,4 +4,6 @@
 
 pub mod cli;
 pub mod config;
+pub mod exec;
 pub mod protocol;
+pub mod tools;

@@ -116,6 +116,22 @@ impl ToolConfig {
         self.max_read_bytes.as_ref().map_or(0, |s| s.value)
     }
 
+    /// The defaults of the tool with tag `tag` (a tool seek does not know takes no keys).
+    pub fn defaults(tag: &'static str) -> ToolConfig {
+        let fallback = spec(tag);
+        let spec = SPECS.iter().find(|s| s.tag == tag).unwrap_or(&fallback);
+        let no_origin = |_| Origin::Default;
+        resolve_one(spec, &ToolFile::default(), &no_origin).unwrap_or(ToolConfig {
+            tag,
+            timeout_secs: None,
+            compile_timeout_secs: None,
+            command: None,
+            runtime: None,
+            allow_rerun: None,
+            max_read_bytes: None,
+        })
+    }
+
     /// The keys this tool takes, for messages.
     fn keys(&self) -> Vec<&'static str> {
         let mut keys = Vec::new();

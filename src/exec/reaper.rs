@@ -1,0 +1,184 @@
+//! Finding and killing every process a block started, daemons included.
+//!
+//! Owns the process-tree sweep: a block's processes are those in its process group or session,
+//! those that inherited its `SEEK_BLOCK_ID` token, and orphans re-parented to seek (seek makes
+//! itself a child subreaper on Linux, so a double-forked daemon lands here instead of at init).
+//! It must not read output or decide success.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, Once};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::unistd::Pid;
+
+/// The environment variable carrying a block's token to every descendant.
+pub const TOKEN_VAR: &str = "SEEK_BLOCK_ID";
+
+/// Main processes of blocks currently running in this process. Orphans re-parented to seek are
+/// attributed to a block only if they are not one of these.
+static LIVE_CHILDREN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Holds the registry while a child is spawned and registered, or while a sweep decides.
+pub fn registry() -> MutexGuard<'static, Vec<i32>> {
+    // A panic while holding this lock leaves a plain Vec<i32> intact: recover it.
+    LIVE_CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes seek a child subreaper (Linux), once per process.
+pub fn become_subreaper() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // Failure only loses the catch for double-forked daemons; group and token still work.
+            let _ = nix::sys::prctl::set_child_subreaper(true);
+        }
+    });
+}
+
+/// One process seen in `/proc`.
+#[derive(Debug, Clone, Copy)]
+struct ProcInfo {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+    session: i32,
+    start_ticks: u64,
+    zombie: bool,
+}
+
+fn read_stat(pid: i32) -> Option<ProcInfo> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain anything; fields follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    Some(ProcInfo {
+        pid,
+        zombie: fields.first()? == &"Z",
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
+        start_ticks: fields.get(19)?.parse().ok()?,
+    })
+}
+
+fn has_token(pid: i32, token: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let wanted = format!("{TOKEN_VAR}={token}");
+    environ
+        .split(|&b| b == 0)
+        .any(|entry| entry == wanted.as_bytes())
+}
+
+/// A running block's identity, for sweeps.
+#[derive(Debug, Clone)]
+pub struct BlockTree {
+    /// The main child's pid, which is also its process group and session id.
+    pub leader: i32,
+    pub token: String,
+    /// The main child's start time in clock ticks: nothing older can belong to the block.
+    pub start_ticks: u64,
+}
+
+impl BlockTree {
+    pub fn new(leader: i32, token: String) -> Self {
+        let start_ticks = read_stat(leader).map_or(0, |p| p.start_ticks);
+        Self {
+            leader,
+            token,
+            start_ticks,
+        }
+    }
+
+    /// Live processes of the block (zombies are reaped when they are ours, and skipped).
+    fn members(&self, exclude_leader: bool) -> Vec<i32> {
+        let me = std::process::id() as i32;
+        let Ok(entries) = std::fs::read_dir(Path::new("/proc")) else {
+            return Vec::new();
+        };
+        let live = registry();
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if pid == me || (exclude_leader && pid == self.leader) {
+                continue;
+            }
+            let Some(info) = read_stat(pid) else { continue };
+            let ours = info.pgrp == self.leader
+                || info.session == self.leader
+                || (info.start_ticks >= self.start_ticks
+                    && ((info.ppid == me && !live.contains(&pid)) || has_token(pid, &self.token)));
+            if !ours {
+                continue;
+            }
+            if info.zombie {
+                reap_if_ours(&info, me);
+            } else {
+                found.push(pid);
+            }
+        }
+        found
+    }
+
+    /// Kills every process of the block: SIGTERM, then SIGKILL after `grace`, until none is left.
+    /// The leader itself is left to its owner (tokio reaps it); it is signalled like the rest.
+    pub fn kill_all(&self, grace: Duration) {
+        let mut signalled: HashSet<i32> = HashSet::new();
+        let deadline = Instant::now() + grace;
+        // Signal the group first: that reaches everything that did not leave it in one call.
+        let _ = nix::sys::signal::killpg(Pid::from_raw(self.leader), Signal::SIGTERM);
+        loop {
+            let members = self.members(true);
+            let leader_alive = read_stat(self.leader).is_some_and(|p| !p.zombie);
+            if members.is_empty() && !leader_alive {
+                return;
+            }
+            let hard = Instant::now() >= deadline;
+            let signal = if hard {
+                Signal::SIGKILL
+            } else {
+                Signal::SIGTERM
+            };
+            if hard {
+                let _ = nix::sys::signal::killpg(Pid::from_raw(self.leader), Signal::SIGKILL);
+                if leader_alive {
+                    let _ = kill(Pid::from_raw(self.leader), Signal::SIGKILL);
+                }
+            }
+            for pid in members {
+                // SIGTERM once per process; SIGKILL on every pass once the grace is over.
+                if hard || signalled.insert(pid) {
+                    let _ = kill(Pid::from_raw(pid), signal);
+                }
+            }
+            if !leader_alive && hard {
+                // Only descendants remain and they have been SIGKILLed; give the kernel a moment.
+                std::thread::sleep(Duration::from_millis(2));
+            } else {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if Instant::now() > deadline + Duration::from_secs(5) {
+                // Something is unkillable (a process in uninterruptible sleep): stop trying.
+                return;
+            }
+        }
+    }
+}
+
+/// Reaps a zombie that was re-parented to seek, so no `<defunct>` entry outlives its block.
+fn reap_if_ours(info: &ProcInfo, me: i32) {
+    if info.ppid == me {
+        let _ = waitpid(Pid::from_raw(info.pid), Some(WaitPidFlag::WNOHANG));
+    }
+}

@@ -1,0 +1,279 @@
+//! Tools: one per fence tag, each turning a block into a run and a feedback.
+//!
+//! Owns the `Tool` trait, the built-in toolbox, the outcome shape and the save-after-success step
+//! (`execute_block`). It must not know about the agent loop: it runs one block when asked.
+
+mod bash;
+mod compiled;
+mod file_finder;
+mod python;
+mod rerun;
+mod save;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ToolConfig};
+use crate::exec::{self, Ending, ExecError, RunRequest, RunResult};
+use crate::protocol::{self, Block, ToolTags};
+
+pub use bash::Bash;
+pub use compiled::{CLang, GoLang, JavaLang};
+pub use file_finder::FileFinder;
+pub use python::Python;
+pub use save::{SaveError, save_block};
+
+/// A boxed future, so tools can be used as trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Receives output text as it streams.
+pub type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// What a tool needs from the turn it runs in.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub work_dir: PathBuf,
+    pub output_limit: usize,
+    pub cancel: CancellationToken,
+    /// `:path` files saved by earlier blocks of the same reply (as written in the fence).
+    pub saved_this_reply: Vec<String>,
+}
+
+impl ToolContext {
+    pub fn new(work_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            work_dir: work_dir.into(),
+            output_limit: crate::config::DEFAULT_OUTPUT_LIMIT as usize,
+            cancel: CancellationToken::new(),
+            saved_this_reply: Vec::new(),
+        }
+    }
+}
+
+/// The result of one block, in the shape the loop, the UI and the JSON output need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    pub success: bool,
+    /// The text sent back to the model (`[success] …` / `[failure] …`).
+    pub feedback: String,
+    /// What the block printed (bounded), for display.
+    pub output: String,
+    /// How the process ended; `None` when no process ran (file_finder, a refusal, a skip).
+    pub ending: Option<Ending>,
+    pub duration: Duration,
+    pub bytes_seen: u64,
+    pub truncated: bool,
+    /// Where the block was saved (`:path`), once it ran successfully.
+    pub saved_to: Option<PathBuf>,
+}
+
+impl ToolOutcome {
+    /// A successful outcome with no process behind it.
+    pub fn ok_without_process(output: String) -> Self {
+        Self::without_process(true, output)
+    }
+
+    /// A failed outcome with no process behind it; `reason` tells the model what to do.
+    pub fn failed_without_process(reason: String) -> Self {
+        Self::without_process(false, reason)
+    }
+
+    fn without_process(success: bool, text: String) -> Self {
+        Self {
+            success,
+            feedback: protocol::feedback(success, &text),
+            output: text,
+            ending: None,
+            duration: Duration::ZERO,
+            bytes_seen: 0,
+            truncated: false,
+            saved_to: None,
+        }
+    }
+
+    /// The outcome of a process run: success is exit status 0, nothing else.
+    pub fn from_run(result: RunResult, failure_context: Option<&str>) -> Self {
+        let success = result.success();
+        let body = if result.output.is_empty() {
+            "(no output)\n".to_owned()
+        } else {
+            result.output.clone()
+        };
+        let feedback = match result.failure_reason() {
+            None => protocol::feedback(true, &body),
+            Some(reason) => {
+                let what = failure_context.map_or(reason.clone(), |c| format!("{c} ({reason})"));
+                protocol::feedback(false, &format!("{what}\n{body}"))
+            }
+        };
+        Self {
+            success,
+            feedback,
+            output: result.output,
+            ending: Some(result.ending),
+            duration: result.duration,
+            bytes_seen: result.bytes_seen,
+            truncated: result.truncated,
+            saved_to: None,
+        }
+    }
+
+    pub fn exit_code(&self) -> Option<i32> {
+        match self.ending {
+            Some(Ending::Exited { code }) => Some(code),
+            _ => None,
+        }
+    }
+
+    pub fn timed_out(&self) -> bool {
+        matches!(self.ending, Some(Ending::TimedOut { .. }))
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.ending == Some(Ending::Stopped)
+    }
+}
+
+/// A tool: owns one fence tag.
+pub trait Tool: Send + Sync {
+    /// The canonical fence tag.
+    fn tag(&self) -> &'static str;
+
+    /// Runs one block.
+    fn run<'a>(
+        &'a self,
+        block: &'a Block,
+        ctx: &'a ToolContext,
+        on_output: OutputSink<'a>,
+    ) -> BoxFuture<'a, ToolOutcome>;
+}
+
+/// The tools of an agent.
+pub struct Toolbox {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Toolbox {
+    /// Every built-in tool, configured.
+    pub fn builtin(config: &Config) -> Self {
+        let settings = |tag: &'static str| {
+            config
+                .tool(tag)
+                .cloned()
+                .unwrap_or_else(|| ToolConfig::defaults(tag))
+        };
+        Self {
+            tools: vec![
+                Box::new(Bash::new(settings("bash"))),
+                Box::new(Python::new(settings("python"))),
+                Box::new(CLang::new(settings("c"))),
+                Box::new(GoLang::new(settings("go"))),
+                Box::new(JavaLang::new(settings("java"))),
+                Box::new(FileFinder::new(settings("file_finder"))),
+            ],
+        }
+    }
+
+    /// Only the tools whose tags are listed, in that order.
+    pub fn only(mut self, tags: &[&str]) -> Self {
+        self.tools.retain(|t| tags.contains(&t.tag()));
+        self.tools
+            .sort_by_key(|t| tags.iter().position(|tag| *tag == t.tag()));
+        self
+    }
+
+    pub fn get(&self, tag: &str) -> Option<&dyn Tool> {
+        self.tools.iter().find(|t| t.tag() == tag).map(|t| &**t)
+    }
+
+    /// The tags the parser should treat as tool blocks.
+    pub fn tags(&self) -> ToolTags {
+        ToolTags::new(self.tools.iter().map(|t| t.tag()))
+    }
+}
+
+/// Runs a block with its tool and, if it succeeded and has a `:path`, saves it in the work dir.
+/// A save that is refused turns the outcome into a failure that says why, so the model fixes
+/// the path.
+pub async fn execute_block(
+    tool: &dyn Tool,
+    block: &Block,
+    ctx: &ToolContext,
+    on_output: OutputSink<'_>,
+) -> ToolOutcome {
+    if !block.closed {
+        return ToolOutcome::failed_without_process(format!(
+            "the {} block was not closed: end it with a line holding only ``` and send it again",
+            block.tag
+        ));
+    }
+    let mut outcome = tool.run(block, ctx, on_output).await;
+    let Some(path) = block
+        .save_path
+        .as_deref()
+        .filter(|_| tool.tag() != "file_finder")
+    else {
+        return outcome;
+    };
+    if !outcome.success {
+        return outcome;
+    }
+    match save_block(&ctx.work_dir, path, &block.code) {
+        Ok(saved) => {
+            outcome.feedback.push_str(&format!("\n(saved to {path})"));
+            outcome.saved_to = Some(saved);
+        }
+        Err(err) => {
+            outcome.success = false;
+            outcome.feedback = protocol::feedback(
+                false,
+                &format!("the code ran, but was not saved: {err}\n{}", outcome.output),
+            );
+        }
+    }
+    outcome
+}
+
+/// Runs a prepared request and turns the result or the start failure into an outcome.
+pub(crate) async fn run_process(
+    request: &RunRequest,
+    ctx: &ToolContext,
+    on_output: OutputSink<'_>,
+    failure_context: Option<&str>,
+    install_hint: &str,
+) -> ToolOutcome {
+    match exec::run(request, &ctx.cancel, |chunk| on_output(chunk)).await {
+        Ok(result) => ToolOutcome::from_run(result, failure_context),
+        Err(err) => ToolOutcome::failed_without_process(start_failure(&err, install_hint)),
+    }
+}
+
+/// The message for a program that could not start, naming what to install.
+pub(crate) fn start_failure(err: &ExecError, install_hint: &str) -> String {
+    match err {
+        ExecError::NotFound { program } => {
+            format!("`{program}` is not installed (not found on PATH). {install_hint}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A private temporary directory for one block, removed when dropped.
+pub(crate) fn private_temp_dir() -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("seek-block-").tempdir()
+}
+
+/// Writes `code` into `dir/name`.
+pub(crate) fn write_source(dir: &Path, name: &str, code: &str) -> std::io::Result<PathBuf> {
+    let path = dir.join(name);
+    std::fs::write(&path, code)?;
+    Ok(path)
+}
+
+/// Code up to this size is passed on the command line (`-c`); larger code goes through a file,
+/// so a block of any size runs (one argument may not exceed 128 KiB on Linux).
+pub(crate) const INLINE_CODE_LIMIT: usize = 64 * 1024;

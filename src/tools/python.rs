@@ -1,0 +1,145 @@
+//! The `python` tool: runs a block with `python3` (configurable), unbuffered, in the work dir.
+//!
+//! Owns AgenticSeek's refusal of interactive code (`curses`, a bare `input(` call) with its
+//! actionable message, and how the code is passed (inline with `-c`, so the work dir is on
+//! `sys.path`; through a file when large). It must not decide success beyond the exit status.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{
+    BoxFuture, INLINE_CODE_LIMIT, OutputSink, Tool, ToolContext, ToolOutcome, private_temp_dir,
+    run_process, write_source,
+};
+use crate::config::ToolConfig;
+use crate::exec::RunRequest;
+use crate::protocol::Block;
+
+/// Runs a file's code as `__main__` while keeping `-c` semantics (`sys.path[0]` is the cwd).
+const FILE_BOOTSTRAP: &str = "import sys\npath = sys.argv.pop(1)\nsys.argv[0] = '<block>'\nsource = open(path, encoding='utf-8').read()\ndel path\nexec(compile(source, '<block>', 'exec'))\n";
+
+pub struct Python {
+    settings: ToolConfig,
+}
+
+impl Python {
+    pub fn new(settings: ToolConfig) -> Self {
+        Self { settings }
+    }
+
+    async fn execute(
+        &self,
+        block: &Block,
+        ctx: &ToolContext,
+        on_output: OutputSink<'_>,
+    ) -> ToolOutcome {
+        if let Some(feature) = interactive_feature(&block.code) {
+            return ToolOutcome::failed_without_process(format!(
+                "code execution failed: {feature} requires an interactive terminal, but code runs headless in a sandbox with no terminal attached. Rewrite the code without {feature}: take values from variables in the code and print results to stdout.\n"
+            ));
+        }
+        let temp;
+        let mut request = RunRequest::new(self.settings.command(), &ctx.work_dir)
+            .env("PYTHONUNBUFFERED", "1")
+            .timeout(self.settings.timeout())
+            .output_limit(ctx.output_limit);
+        if block.code.len() <= INLINE_CODE_LIMIT {
+            request = request.arg("-c").arg(&block.code);
+        } else {
+            temp = match private_temp_dir() {
+                Ok(dir) => dir,
+                Err(e) => {
+                    return ToolOutcome::failed_without_process(format!(
+                        "cannot create a temporary folder: {e}"
+                    ));
+                }
+            };
+            match write_source(temp.path(), "block.py", &block.code) {
+                Ok(path) => request = request.arg("-c").arg(FILE_BOOTSTRAP).arg(path),
+                Err(e) => {
+                    return ToolOutcome::failed_without_process(format!(
+                        "cannot write the code: {e}"
+                    ));
+                }
+            }
+        }
+        run_process(
+            &request,
+            ctx,
+            on_output,
+            None,
+            "Install Python 3 (Debian/Ubuntu: apt-get install python3), or set [tools.python] command.",
+        )
+        .await
+    }
+}
+
+impl Tool for Python {
+    fn tag(&self) -> &'static str {
+        "python"
+    }
+
+    fn run<'a>(
+        &'a self,
+        block: &'a Block,
+        ctx: &'a ToolContext,
+        on_output: OutputSink<'a>,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(self.execute(block, ctx, on_output))
+    }
+}
+
+/// The interactive feature `code` uses, if any (AgenticSeek §2.1).
+pub fn interactive_feature(code: &str) -> Option<&'static str> {
+    static CURSES: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?m)^\s*(?:import|from)\s+[^\n]*\bcurses\b").ok());
+    if CURSES.as_ref().is_some_and(|re| re.is_match(code)) {
+        return Some("curses");
+    }
+    calls_bare_input(code).then_some("input()")
+}
+
+/// A call `input(` not preceded by a word character or `.` (so `obj.input(` and `my_input(` are
+/// fine) and not a definition (`def input(`).
+fn calls_bare_input(code: &str) -> bool {
+    code.match_indices("input").any(|(at, _)| {
+        let before = &code[..at];
+        let after = code[at + "input".len()..].trim_start_matches([' ', '\t']);
+        let prev = before.chars().next_back();
+        after.starts_with('(')
+            && !prev.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && !before.trim_end_matches([' ', '\t']).ends_with("def")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interactive_code_is_recognised_as_agenticseek_did() {
+        assert_eq!(
+            interactive_feature("import curses\n\ncurses.wrapper(lambda s: None)"),
+            Some("curses")
+        );
+        assert_eq!(
+            interactive_feature("from curses import wrapper"),
+            Some("curses")
+        );
+        assert_eq!(
+            interactive_feature("name = input(\"your name: \")\nprint(name)"),
+            Some("input()")
+        );
+        assert_eq!(interactive_feature("x = input ()"), Some("input()"));
+        for fine in [
+            "class Reader:\n    def input(self, value):\n        return value\nprint(Reader().input(\"ok\"))",
+            "my_input(3)",
+            "def input(x): pass",
+            "print('no input here')",
+            "import cursesque",
+        ] {
+            assert_eq!(interactive_feature(fine), None, "{fine}");
+        }
+    }
+}
