@@ -81,6 +81,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the effective configuration and where each value came from (secrets hidden).
     Config,
+    /// List the models the configured server offers.
+    Models,
 }
 
 impl Cli {

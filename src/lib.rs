@@ -5,5 +5,9 @@
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod llm;
 pub mod protocol;
 pub mod tools;
+
+/// A boxed future, so async methods can live behind trait objects.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

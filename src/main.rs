@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use seek::cli::{Cli, Command, Exit};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
+use seek::llm::{self, ChatModel, LlmError};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -41,6 +42,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             out.write_all(config::render(&config, &env).as_bytes())?;
             Ok(Exit::Success)
         }
+        Some(Command::Models) => list_models(&config, &env),
         None => {
             if let Err(err) = config.ensure_work_dir() {
                 return Ok(config_error(&err));
@@ -61,6 +63,34 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Usage)
         }
     }
+}
+
+fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
+    let model = match llm::connect(config, env) {
+        Ok(model) => model,
+        Err(err) => {
+            eprintln!("seek: {err}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    match runtime.block_on(model.list_models()) {
+        Ok(names) => {
+            let mut out = std::io::stdout().lock();
+            for name in names {
+                writeln!(out, "{name}")?;
+            }
+            Ok(Exit::Success)
+        }
+        Err(err) => Ok(model_server_error(&err)),
+    }
+}
+
+fn model_server_error(err: &LlmError) -> Exit {
+    eprintln!("seek: {err}");
+    Exit::ModelServer
 }
 
 fn config_error(err: &ConfigError) -> Exit {

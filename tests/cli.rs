@@ -187,3 +187,54 @@ fn a_work_dir_that_cannot_be_created_is_a_configuration_error() {
         "{err}"
     );
 }
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
+#[test]
+fn models_lists_the_servers_models() {
+    let sb = Sandbox::new();
+    let server = fake_model::FakeModel::start(vec![]);
+    for provider in ["ollama", "llama.cpp"] {
+        let out = run(sb.seek().args([
+            "models",
+            "--provider",
+            provider,
+            "--base-url",
+            &server.url(),
+        ]));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "fake-coder:7b\nfake-chat:1b\n");
+    }
+}
+
+#[test]
+fn an_unreachable_server_exits_three_with_the_url() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let out = run(sb
+        .seek()
+        .args(["models", "--base-url", &format!("127.0.0.1:{port}")]));
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("http://127.0.0.1:{port}/api/tags")) && err.contains("ollama serve"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cloud_provider_without_its_key_is_a_configuration_error() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().args(["models", "--provider", "groq"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("GROQ_API_KEY is not set"),
+        "{}",
+        stderr(&out)
+    );
+}

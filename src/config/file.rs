@@ -23,6 +23,14 @@ pub struct FileConfig {
     pub work_dir: FileValue<String>,
     pub agent: FileValue<String>,
     pub max_attempts: FileValue<i64>,
+    pub context_window: FileValue<i64>,
+    pub max_tokens: FileValue<i64>,
+    pub temperature: FileValue<super::model::Number>,
+    pub top_p: FileValue<super::model::Number>,
+    pub seed: FileValue<i64>,
+    pub stream_idle_timeout_secs: FileValue<i64>,
+    pub connect_timeout_secs: FileValue<i64>,
+    pub max_retries: FileValue<i64>,
     #[serde(default)]
     pub exec: ExecFile,
     #[serde(default)]

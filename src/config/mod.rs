@@ -5,6 +5,7 @@
 //! the work dir when asked (`Config::ensure_work_dir`).
 
 mod file;
+mod model;
 pub mod providers;
 mod show;
 mod tools;
@@ -14,6 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+pub use model::ModelSettings;
 pub use providers::{Preset, Wire};
 pub use show::render;
 pub use tools::{TOOL_TAGS, ToolConfig};
@@ -224,6 +226,7 @@ pub struct Config {
     pub agent: Sourced<AgentName>,
     pub max_attempts: Sourced<u32>,
     pub output_limit_bytes: Sourced<u64>,
+    pub model_settings: ModelSettings,
     pub tools: Vec<ToolConfig>,
 }
 
@@ -331,6 +334,14 @@ impl Resolver<'_> {
                 "SEEK_BASE_URL",
                 cfg.and_then(|c| c.base_url.as_ref()),
             )
+            .or_else(|| {
+                // Ollama's own variable is honoured as the default address of an Ollama server.
+                let host = self
+                    .env
+                    .get("OLLAMA_HOST")
+                    .filter(|_| preset.wire == Wire::Ollama)?;
+                Some(Sourced::new(host.to_owned(), Origin::Env("OLLAMA_HOST")))
+            })
             .unwrap_or_else(|| {
                 Sourced::new(preset.base_url.to_owned(), Origin::Preset(preset.name))
             });
@@ -408,6 +419,17 @@ impl Resolver<'_> {
         )?;
 
         let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
+        let model_file = cfg.map_or_else(model::ModelFile::default, |c| model::ModelFile {
+            context_window: c.context_window.as_ref(),
+            max_tokens: c.max_tokens.as_ref(),
+            temperature: c.temperature.as_ref(),
+            top_p: c.top_p.as_ref(),
+            seed: c.seed.as_ref(),
+            stream_idle_timeout_secs: c.stream_idle_timeout_secs.as_ref(),
+            connect_timeout_secs: c.connect_timeout_secs.as_ref(),
+            max_retries: c.max_retries.as_ref(),
+        });
+        let model_settings = model::resolve(&model_file, &|span| self.file_origin(span))?;
 
         Ok(Config {
             file,
@@ -420,6 +442,7 @@ impl Resolver<'_> {
             agent,
             max_attempts,
             output_limit_bytes,
+            model_settings,
             tools,
         })
     }

@@ -103,6 +103,31 @@ pub fn render(config: &Config, env: &Env) -> String {
         None,
     );
 
+    let m = &config.model_settings;
+    for (key, value) in [
+        ("context_window", &m.context_window),
+        ("max_tokens", &m.max_tokens),
+        ("stream_idle_timeout_secs", &m.stream_idle_timeout_secs),
+        ("connect_timeout_secs", &m.connect_timeout_secs),
+        ("max_retries", &m.max_retries),
+    ] {
+        line(&mut out, key, &value.value.to_string(), &value.origin, None);
+    }
+    for (key, value) in [("temperature", &m.temperature), ("top_p", &m.top_p)] {
+        match value {
+            Some(v) => line(&mut out, key, &format!("{:?}", v.value), &v.origin, None),
+            None => {
+                let _ = writeln!(out, "# {key} is not set: the server's default applies");
+            }
+        }
+    }
+    match &m.seed {
+        Some(v) => line(&mut out, "seed", &v.value.to_string(), &v.origin, None),
+        None => {
+            let _ = writeln!(out, "# seed is not set");
+        }
+    }
+
     let _ = writeln!(out, "\n[exec]");
     let limit = &config.output_limit_bytes;
     line(

@@ -334,3 +334,57 @@ fn rendered_config_is_valid_toml_that_resolves_to_the_same_values() {
         config.tool("go").map(|t| t.compile_timeout())
     );
 }
+
+#[test]
+fn model_settings() {
+    let f = Fixture::new();
+    let config = f.resolve(&Overrides::default(), &[]).expect("defaults");
+    assert_eq!(config.model_settings.context_window.value, 8192);
+    assert_eq!(config.model_settings.max_tokens.value, 4096);
+    assert_eq!(config.model_settings.temperature, None);
+
+    f.write_config("temperature = 0\ntop_p = 0.9\nseed = 7\ncontext_window = 32768\n");
+    let config = f.resolve(&Overrides::default(), &[]).expect("set");
+    let m = &config.model_settings;
+    assert_eq!(
+        m.temperature.as_ref().map(|t| t.value),
+        Some(0.0),
+        "an integer temperature is accepted"
+    );
+    assert_eq!(m.top_p.as_ref().map(|t| t.value), Some(0.9));
+    assert_eq!(m.seed.as_ref().map(|t| t.value), Some(7));
+    assert_eq!(m.context_window.value, 32768);
+
+    f.write_config("temperature = 3.5\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("out of range")
+        .to_string();
+    assert!(
+        err.contains(":1: temperature = 3.5: expected a number from 0 to 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ollama_host_is_the_default_ollama_address() {
+    let f = Fixture::new();
+    let config = f
+        .resolve(&Overrides::default(), &[("OLLAMA_HOST", "10.1.2.3:11434")])
+        .expect("env");
+    assert_eq!(config.base_url.value, "10.1.2.3:11434");
+    assert_eq!(config.base_url.origin, Origin::Env("OLLAMA_HOST"));
+    let flags = Overrides {
+        provider: Some("llama.cpp".into()),
+        ..Overrides::default()
+    };
+    let config = f
+        .resolve(&flags, &[("OLLAMA_HOST", "10.1.2.3:11434")])
+        .expect("not ollama");
+    assert_eq!(config.base_url.origin, Origin::Preset("llama.cpp"));
+    f.write_config("base_url = \"http://gpu-box:11434\"\n");
+    let config = f
+        .resolve(&Overrides::default(), &[("OLLAMA_HOST", "10.1.2.3:11434")])
+        .expect("file wins");
+    assert_eq!(config.base_url.value, "http://gpu-box:11434");
+}

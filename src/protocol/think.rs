@@ -65,6 +65,16 @@ pub struct ThinkSplitter {
 impl ThinkSplitter {
     /// Classifies `delta`; pieces that might be the start of a tag are held until decided.
     pub fn push(&mut self, delta: &str) -> Vec<ThinkDelta> {
+        // Most pieces hold no tag at all: pass them through without searching.
+        if self.pending.is_empty() && !delta.contains('<') {
+            let mut out = Vec::with_capacity(1);
+            if self.inside {
+                self.reasoning(delta, &mut out);
+            } else {
+                self.answer(delta, &mut out);
+            }
+            return out;
+        }
         let mut buf = std::mem::take(&mut self.pending);
         buf.push_str(delta);
         let mut out = Vec::new();

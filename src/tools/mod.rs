@@ -10,9 +10,7 @@ mod python;
 mod rerun;
 mod save;
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -27,8 +25,7 @@ pub use file_finder::FileFinder;
 pub use python::Python;
 pub use save::{SaveError, save_block};
 
-/// A boxed future, so tools can be used as trait objects.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::BoxFuture;
 
 /// Receives output text as it streams.
 pub type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);

@@ -1,0 +1,226 @@
+//! Model providers: a chat request in, a stream of answer and reasoning deltas out.
+//!
+//! Owns the `ChatModel` abstraction, the message and delta types, and building a client from the
+//! configuration. It must not know about tools or the UI. Failures are `LlmError` values, never
+//! text pretending to be the model's answer.
+
+mod client;
+mod error;
+mod ollama;
+mod openai;
+mod repetition;
+mod retry;
+mod url;
+mod wire;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use client::HttpChatModel;
+pub use error::LlmError;
+pub use repetition::{Repetition, RepetitionGuard};
+pub use retry::RetryPolicy;
+pub use url::ServerUrl;
+
+use crate::config::{Config, Env};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message, as sent to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// Sampling and size options sent with each request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerationOptions {
+    pub max_tokens: u64,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub seed: Option<i64>,
+    /// Sent to Ollama as `num_ctx`.
+    pub context_window: u64,
+}
+
+impl GenerationOptions {
+    pub fn from_config(config: &Config) -> Self {
+        let m = &config.model_settings;
+        Self {
+            max_tokens: m.max_tokens.value,
+            temperature: m.temperature.as_ref().map(|t| t.value),
+            top_p: m.top_p.as_ref().map(|t| t.value),
+            seed: m.seed.as_ref().map(|t| t.value),
+            context_window: m.context_window.value,
+        }
+    }
+}
+
+/// A chat request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    pub options: GenerationOptions,
+}
+
+/// Token counts, when the server reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+/// Why a reply ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model finished.
+    Stop,
+    /// `max_tokens` was reached.
+    Length,
+    /// The repetition guard cut a looping reply.
+    Repetition(Repetition),
+    /// Anything else the server said.
+    Other(String),
+}
+
+/// The end of a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finish {
+    pub reason: FinishReason,
+    pub usage: Option<Usage>,
+}
+
+/// A piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delta {
+    Answer(String),
+    Reasoning(String),
+    /// A `</think>` arrived with no `<think>` before it: what was streamed as answer so far was
+    /// reasoning (see `protocol::ThinkSplitter`).
+    AnswerWasReasoning,
+    /// The request failed before its first token and will be sent again after `delay`.
+    Retrying {
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    },
+    /// The reply is complete; nothing follows.
+    Done(Finish),
+}
+
+/// A streaming reply. Dropping it (or cancelling the token given to `ChatModel::stream`) closes
+/// the connection at once.
+#[derive(Debug)]
+pub struct ChatStream {
+    receiver: mpsc::Receiver<Result<Delta, LlmError>>,
+    cancel: CancellationToken,
+}
+
+impl ChatStream {
+    /// The next delta; `None` after `Done` or an error.
+    pub async fn next(&mut self) -> Option<Result<Delta, LlmError>> {
+        self.receiver.recv().await
+    }
+
+    /// Reads the whole reply. On an error, the text that did arrive is returned with it.
+    pub async fn collect(mut self) -> Result<Completion, (LlmError, Completion)> {
+        let mut done = Completion::default();
+        while let Some(item) = self.next().await {
+            match item {
+                Ok(Delta::Answer(a)) => done.answer.push_str(&a),
+                Ok(Delta::Reasoning(r)) => done.reasoning.push_str(&r),
+                Ok(Delta::AnswerWasReasoning) => {
+                    done.reasoning
+                        .insert_str(0, &std::mem::take(&mut done.answer));
+                }
+                Ok(Delta::Retrying { .. }) => done.retries += 1,
+                Ok(Delta::Done(finish)) => {
+                    done.finish = Some(finish);
+                    return Ok(done);
+                }
+                Err(e) => return Err((e, done)),
+            }
+        }
+        Ok(done)
+    }
+}
+
+impl Drop for ChatStream {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// A whole reply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub answer: String,
+    pub reasoning: String,
+    pub finish: Option<Finish>,
+    pub retries: u32,
+}
+
+/// A chat model behind some server.
+pub trait ChatModel: Send + Sync {
+    /// Starts a streaming reply. Errors arrive in the stream.
+    fn stream(&self, request: ChatRequest, cancel: CancellationToken) -> ChatStream;
+
+    /// Lists the server's models.
+    fn list_models(&self) -> client::BoxFuture<'_, Result<Vec<String>, LlmError>>;
+
+    /// `model @ provider base-url`, for status lines and logs.
+    fn describe(&self) -> String;
+}
+
+/// Builds the configured provider's client. The API key is read from the environment now and is
+/// only ever sent as a bearer header to the configured base URL.
+pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
+    let preset = config.provider.value;
+    let api_key = match &config.api_key_env.value {
+        Some(var) => match env.get(var) {
+            Some(key) => Some(key.to_owned()),
+            // A cloud service needs its key; a local server configured with a key variable that
+            // is unset simply gets no key.
+            None if preset.api_key_env.is_some() => {
+                return Err(LlmError::MissingKey {
+                    var: var.clone(),
+                    provider: preset.name.to_owned(),
+                });
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let m = &config.model_settings;
+    Ok(HttpChatModel::new(client::Settings {
+        provider: preset.name,
+        wire: preset.wire,
+        url: ServerUrl::normalise(&config.base_url.value, preset.wire),
+        model: config.model.value.clone(),
+        api_key,
+        connect_timeout: Duration::from_secs(m.connect_timeout_secs.value),
+        idle_timeout: Duration::from_secs(m.stream_idle_timeout_secs.value),
+        retry: RetryPolicy::new(u32::try_from(m.max_retries.value).unwrap_or(3)),
+        context_window: m.context_window.value,
+    }))
+}

@@ -1,0 +1,381 @@
+//! A fake model server on loopback for end-to-end tests: OpenAI SSE and Ollama NDJSON, scripted
+//! replies, injected faults, and a log of every request.
+//!
+//! Plain threads and blocking sockets, so it serves async client tests and tests that run the
+//! real binary alike. Responses are close-delimited HTTP/1.1, so a cut connection looks exactly
+//! like a server that died mid-reply. Nothing here sleeps: a stalling reply waits until the client
+//! hangs up.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+/// One scripted response to a chat request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A normal streamed reply. `reasoning` goes in the wire's separate reasoning field.
+    Text {
+        answer: String,
+        reasoning: Option<String>,
+    },
+    /// An HTTP error with a body and an optional `Retry-After`.
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<String>,
+    },
+    /// Streams `answer`, then closes the connection without finishing.
+    CutAfter { answer: String },
+    /// Streams `answer`, then sends a line that is not valid for the wire.
+    Malformed { answer: String, line: String },
+    /// Streams `answer`, then sends nothing until the client hangs up.
+    Stall { answer: String },
+    /// Streams `unit` again and again until the client hangs up (at most `limit` bytes).
+    Repeat { unit: String, limit: usize },
+    /// Sends exactly these body lines after the headers (for raw wire cases).
+    Raw { lines: Vec<String> },
+}
+
+impl Reply {
+    pub fn text(answer: impl Into<String>) -> Self {
+        Reply::Text {
+            answer: answer.into(),
+            reasoning: None,
+        }
+    }
+
+    pub fn status(code: u16, body: impl Into<String>) -> Self {
+        Reply::Status {
+            code,
+            body: body.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Logged {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+struct State {
+    replies: VecDeque<Reply>,
+    log: Vec<Logged>,
+    models: Vec<String>,
+}
+
+/// The running server. It stops when dropped (its listener thread ends with the test process).
+pub struct FakeModel {
+    pub port: u16,
+    state: Arc<Mutex<State>>,
+    hangups: Arc<Mutex<mpsc::Receiver<()>>>,
+}
+
+impl FakeModel {
+    pub fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().expect("addr").port();
+        let state = Arc::new(Mutex::new(State {
+            replies: replies.into(),
+            log: Vec::new(),
+            models: vec!["fake-coder:7b".into(), "fake-chat:1b".into()],
+        }));
+        let (hangup_tx, hangup_rx) = mpsc::channel();
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let state = Arc::clone(&shared);
+                let hangup = hangup_tx.clone();
+                std::thread::spawn(move || serve(stream, &state, &hangup));
+            }
+        });
+        Self {
+            port,
+            state,
+            hangups: Arc::new(Mutex::new(hangup_rx)),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.lock().replies.push_back(reply);
+    }
+
+    /// Chat requests received so far (model-list requests excluded).
+    pub fn chat_requests(&self) -> Vec<Logged> {
+        self.lock()
+            .log
+            .iter()
+            .filter(|r| r.method == "POST")
+            .cloned()
+            .collect()
+    }
+
+    pub fn all_requests(&self) -> Vec<Logged> {
+        self.lock().log.clone()
+    }
+
+    /// Blocks until a client hung up on a stalling or endless reply.
+    pub fn wait_for_hangup(&self) {
+        let rx = self.hangups.lock().unwrap_or_else(|e| e.into_inner());
+        rx.recv().expect("the server thread reports hang-ups");
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn read_request(stream: &TcpStream) -> Option<Logged> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Logged {
+        method,
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+fn serve(mut stream: TcpStream, state: &Mutex<State>, hangup: &mpsc::Sender<()>) {
+    let Some(request) = read_request(&stream) else {
+        return;
+    };
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    lock().log.push(request.clone());
+    let ollama = request.path.starts_with("/api/");
+    if request.method == "GET" {
+        let models = lock().models.clone();
+        let body = if ollama {
+            serde_json::json!({"models": models.iter().map(|m| serde_json::json!({"name": m})).collect::<Vec<_>>()})
+        } else {
+            serde_json::json!({"object": "list", "data": models.iter().map(|m| serde_json::json!({"id": m, "object": "model"})).collect::<Vec<_>>()})
+        };
+        let _ = respond(&mut stream, 200, "application/json", &[], &body.to_string());
+        return;
+    }
+    let reply = lock()
+        .replies
+        .pop_front()
+        .unwrap_or_else(|| Reply::status(500, r#"{"error":"fake model: no scripted reply left"}"#));
+    let wire = if ollama { Wire::Ollama } else { Wire::OpenAi };
+    let content_type = if ollama {
+        "application/x-ndjson"
+    } else {
+        "text/event-stream"
+    };
+    match reply {
+        Reply::Status {
+            code,
+            body,
+            retry_after,
+        } => {
+            let extra: Vec<(&str, String)> = retry_after
+                .map(|v| ("Retry-After", v))
+                .into_iter()
+                .collect();
+            let _ = respond(&mut stream, code, "application/json", &extra, &body);
+        }
+        Reply::Text { answer, reasoning } => {
+            if start_stream(&mut stream, content_type).is_err() {
+                return;
+            }
+            if let Some(r) = reasoning {
+                for piece in pieces(&r) {
+                    let _ = write_line(&mut stream, &wire.reasoning(piece));
+                }
+            }
+            for piece in pieces(&answer) {
+                let _ = write_line(&mut stream, &wire.content(piece));
+            }
+            for line in wire.finish() {
+                let _ = write_line(&mut stream, &line);
+            }
+        }
+        Reply::CutAfter { answer } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+            }
+        }
+        Reply::Malformed { answer, line } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+                let _ = write_line(&mut stream, &line);
+            }
+        }
+        Reply::Stall { answer } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+                // Block until the client closes its end: read returns 0 (or fails).
+                let mut sink = [0u8; 64];
+                while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+                let _ = hangup.send(());
+            }
+        }
+        Reply::Repeat { unit, limit } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                let mut sent = 0;
+                while sent < limit && write_line(&mut stream, &wire.content(&unit)).is_ok() {
+                    sent += unit.len();
+                }
+                let _ = hangup.send(());
+            }
+        }
+        Reply::Raw { lines } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for line in lines {
+                    let _ = write_line(&mut stream, &line);
+                }
+            }
+        }
+    }
+    let _ = stream.flush();
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+#[derive(Clone, Copy)]
+enum Wire {
+    Ollama,
+    OpenAi,
+}
+
+impl Wire {
+    fn content(self, text: &str) -> String {
+        match self {
+            Wire::Ollama => serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": text}, "done": false}).to_string(),
+            Wire::OpenAi => format!("data: {}\n", serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})),
+        }
+    }
+
+    fn reasoning(self, text: &str) -> String {
+        match self {
+            Wire::Ollama => serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": "", "thinking": text}, "done": false}).to_string(),
+            Wire::OpenAi => format!("data: {}\n", serde_json::json!({"choices": [{"index": 0, "delta": {"reasoning_content": text}, "finish_reason": null}]})),
+        }
+    }
+
+    fn finish(self) -> Vec<String> {
+        match self {
+            Wire::Ollama => vec![serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7}).to_string()],
+            Wire::OpenAi => vec![
+                format!("data: {}\n", serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+                format!("data: {}\n", serde_json::json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})),
+                "data: [DONE]\n".to_owned(),
+            ],
+        }
+    }
+}
+
+/// Splits text into small pieces the way a model streams tokens (every 5 characters).
+fn pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (count, (i, _)) in text.char_indices().enumerate() {
+        if count > 0 && count % 5 == 0 {
+            out.push(&text[start..i]);
+            start = i;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+fn start_stream(stream: &mut TcpStream, content_type: &str) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n"
+    )?;
+    stream.flush()
+}
+
+fn write_line(stream: &mut TcpStream, line: &str) -> std::io::Result<()> {
+    stream.write_all(line.as_bytes())?;
+    stream.write_all(b"\n")?;
+    stream.flush()
+}
+
+fn respond(
+    stream: &mut TcpStream,
+    code: u16,
+    content_type: &str,
+    extra: &[(&str, String)],
+    body: &str,
+) -> std::io::Result<()> {
+    let reason = match code {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    )?;
+    for (k, v) in extra {
+        write!(stream, "{k}: {v}\r\n")?;
+    }
+    write!(stream, "\r\n{body}")?;
+    stream.flush()
+}
