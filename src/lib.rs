@@ -2,9 +2,11 @@
 //!
 //! The library holds every part so tests and benchmarks reach them; `main.rs` is a thin edge.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod headless;
 pub mod llm;
 pub mod protocol;
 pub mod tools;

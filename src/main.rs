@@ -47,9 +47,8 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             if let Err(err) = config.ensure_work_dir() {
                 return Ok(config_error(&err));
             }
-            if cli.print.is_some() {
-                eprintln!("seek: headless mode (-p) is not available in this build yet.");
-                return Ok(Exit::Usage);
+            if let Some(prompt) = &cli.print {
+                return headless(config, &env, prompt.clone(), cli.json);
             }
             if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
                 eprintln!(
@@ -63,6 +62,30 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Usage)
         }
     }
+}
+
+fn headless(config: Config, env: &Env, prompt: String, json: bool) -> anyhow::Result<Exit> {
+    if prompt.trim().is_empty() {
+        eprintln!("seek: the prompt is empty: seek -p \"your task\"");
+        return Ok(Exit::Usage);
+    }
+    let model = match llm::connect(&config, env) {
+        Ok(model) => model,
+        Err(err) => {
+            eprintln!("seek: {err}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let exit = runtime.block_on(seek::headless::run(
+        std::sync::Arc::new(config),
+        std::sync::Arc::new(model),
+        prompt,
+        json,
+    ))?;
+    Ok(exit)
 }
 
 fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {

@@ -23,6 +23,7 @@ pub struct FileConfig {
     pub work_dir: FileValue<String>,
     pub agent: FileValue<String>,
     pub max_attempts: FileValue<i64>,
+    pub max_rounds: FileValue<i64>,
     pub context_window: FileValue<i64>,
     pub max_tokens: FileValue<i64>,
     pub temperature: FileValue<super::model::Number>,

@@ -225,6 +225,8 @@ pub struct Config {
     pub work_dir: Sourced<PathBuf>,
     pub agent: Sourced<AgentName>,
     pub max_attempts: Sourced<u32>,
+    /// Rounds (model calls) per task, successful or not.
+    pub max_rounds: Sourced<u32>,
     pub output_limit_bytes: Sourced<u64>,
     pub model_settings: ModelSettings,
     pub tools: Vec<ToolConfig>,
@@ -232,6 +234,8 @@ pub struct Config {
 
 /// Default number of failed rounds before an agent gives up (AgenticSeek's 5).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+/// Default cap on model calls per task, so endless successful loops end.
+pub const DEFAULT_MAX_ROUNDS: u32 = 12;
 /// Default captured output per block: head and tail, in bytes.
 pub const DEFAULT_OUTPUT_LIMIT: u64 = 64 * 1024;
 
@@ -411,6 +415,16 @@ impl Resolver<'_> {
             u32::try_from(max_attempts.value).unwrap_or(DEFAULT_MAX_ATTEMPTS),
             max_attempts.origin,
         );
+        let max_rounds = self.number(
+            cfg.and_then(|c| c.max_rounds.as_ref()),
+            "max_rounds",
+            1..=1000,
+            u64::from(DEFAULT_MAX_ROUNDS),
+        )?;
+        let max_rounds = Sourced::new(
+            u32::try_from(max_rounds.value).unwrap_or(DEFAULT_MAX_ROUNDS),
+            max_rounds.origin,
+        );
         let output_limit_bytes = self.number(
             cfg.and_then(|c| c.exec.output_limit_bytes.as_ref()),
             "exec.output_limit_bytes",
@@ -441,6 +455,7 @@ impl Resolver<'_> {
             work_dir,
             agent,
             max_attempts,
+            max_rounds,
             output_limit_bytes,
             model_settings,
             tools,

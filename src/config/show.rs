@@ -103,6 +103,13 @@ pub fn render(config: &Config, env: &Env) -> String {
         None,
     );
 
+    line(
+        &mut out,
+        "max_rounds",
+        &config.max_rounds.value.to_string(),
+        &config.max_rounds.origin,
+        None,
+    );
     let m = &config.model_settings;
     for (key, value) in [
         ("context_window", &m.context_window),

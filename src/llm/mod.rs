@@ -137,6 +137,14 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
+    /// A stream fed by `receiver`; dropping it cancels `cancel`. For `ChatModel` implementations.
+    pub fn new(
+        receiver: mpsc::Receiver<Result<Delta, LlmError>>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self { receiver, cancel }
+    }
+
     /// The next delta; `None` after `Done` or an error.
     pub async fn next(&mut self) -> Option<Result<Delta, LlmError>> {
         self.receiver.recv().await

@@ -90,6 +90,7 @@ pub struct FakeModel {
     pub port: u16,
     state: Arc<Mutex<State>>,
     hangups: Arc<Mutex<mpsc::Receiver<()>>>,
+    arrivals: Arc<Mutex<mpsc::Receiver<()>>>,
 }
 
 impl FakeModel {
@@ -102,19 +103,22 @@ impl FakeModel {
             models: vec!["fake-coder:7b".into(), "fake-chat:1b".into()],
         }));
         let (hangup_tx, hangup_rx) = mpsc::channel();
+        let (arrival_tx, arrival_rx) = mpsc::channel();
         let shared = Arc::clone(&state);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let state = Arc::clone(&shared);
                 let hangup = hangup_tx.clone();
-                std::thread::spawn(move || serve(stream, &state, &hangup));
+                let arrival = arrival_tx.clone();
+                std::thread::spawn(move || serve(stream, &state, &hangup, &arrival));
             }
         });
         Self {
             port,
             state,
             hangups: Arc::new(Mutex::new(hangup_rx)),
+            arrivals: Arc::new(Mutex::new(arrival_rx)),
         }
     }
 
@@ -145,6 +149,12 @@ impl FakeModel {
     pub fn wait_for_hangup(&self) {
         let rx = self.hangups.lock().unwrap_or_else(|e| e.into_inner());
         rx.recv().expect("the server thread reports hang-ups");
+    }
+
+    /// Blocks until the next chat request has arrived (and its scripted reply has started).
+    pub fn wait_for_request(&self) {
+        let rx = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        rx.recv().expect("the server thread reports arrivals");
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -186,7 +196,12 @@ fn read_request(stream: &TcpStream) -> Option<Logged> {
     })
 }
 
-fn serve(mut stream: TcpStream, state: &Mutex<State>, hangup: &mpsc::Sender<()>) {
+fn serve(
+    mut stream: TcpStream,
+    state: &Mutex<State>,
+    hangup: &mpsc::Sender<()>,
+    arrival: &mpsc::Sender<()>,
+) {
     let Some(request) = read_request(&stream) else {
         return;
     };
@@ -207,6 +222,7 @@ fn serve(mut stream: TcpStream, state: &Mutex<State>, hangup: &mpsc::Sender<()>)
         .replies
         .pop_front()
         .unwrap_or_else(|| Reply::status(500, r#"{"error":"fake model: no scripted reply left"}"#));
+    let _ = arrival.send(());
     let wire = if ollama { Wire::Ollama } else { Wire::OpenAi };
     let content_type = if ollama {
         "application/x-ndjson"

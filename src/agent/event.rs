@@ -1,0 +1,153 @@
+//! The agent's wire: commands in, events out. Plain data (serde), so the headless `--json` mode
+//! is the event stream serialised and tests assert on events.
+//!
+//! Owns the shapes only; it must not decide anything.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::AgentName;
+
+/// What a front end asks of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// Run a task. `agent` overrides the configured agent for this task.
+    Submit {
+        prompt: String,
+        agent: Option<AgentName>,
+    },
+    /// Forget the last task's answers and feedback and run its prompt again.
+    Retry,
+    /// Stop the running task now: the model stream is closed and running processes are killed.
+    Stop,
+    /// Stop whatever runs and end the agent task.
+    Shutdown,
+}
+
+/// What the agent is doing, for status lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Status {
+    Thinking,
+    Executing { tool: String },
+    Correcting,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model answered without a tool block, or the last round succeeded (coder rule).
+    Done,
+    /// The model asked a question (`REQUEST_CLARIFICATION`).
+    NeedsClarification,
+    /// `max_attempts` failed rounds.
+    GaveUp,
+    /// `max_rounds` rounds without finishing.
+    RoundLimit,
+    /// Stopped by the user.
+    Stopped,
+    /// The model server failed.
+    ModelError,
+}
+
+impl Outcome {
+    pub fn success(self) -> bool {
+        self == Outcome::Done
+    }
+}
+
+/// One executed (or not run) block, in AgenticSeek's result shape plus what seek knows more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockRecord {
+    pub round: u32,
+    pub index: usize,
+    pub tool_type: String,
+    pub block: String,
+    pub save_path: Option<String>,
+    pub feedback: String,
+    pub success: bool,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub stopped: bool,
+    /// The block was not run because an earlier block of the same reply failed.
+    pub skipped: bool,
+    /// Milliseconds, with microsecond precision.
+    pub duration_ms: f64,
+    pub output: String,
+}
+
+/// Something that happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    TurnStarted {
+        turn: u64,
+        prompt: String,
+        agent: AgentName,
+    },
+    Status {
+        #[serde(flatten)]
+        status: Status,
+        round: u32,
+        /// Failed rounds so far.
+        attempt: u32,
+        max_attempts: u32,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    AnswerDelta {
+        text: String,
+    },
+    /// What was streamed as answer in this round was reasoning (a late `</think>`).
+    AnswerWasReasoning,
+    /// The model request failed before its first token and is being retried.
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// A round's reply is complete: the answer with `block:N` placeholders, its reasoning, and
+    /// the tool blocks found.
+    AnswerComplete {
+        round: u32,
+        answer: String,
+        reasoning: Option<String>,
+        blocks: usize,
+        /// `stop`, `length`, `repetition`, or what the server said.
+        finish: String,
+    },
+    BlockStarted {
+        round: u32,
+        index: usize,
+        tool: String,
+        code: String,
+        save_path: Option<String>,
+    },
+    BlockOutput {
+        round: u32,
+        index: usize,
+        text: String,
+    },
+    BlockFinished {
+        #[serde(flatten)]
+        record: BlockRecord,
+    },
+    /// Something went wrong that the user must know (model server errors, bad replies).
+    Error {
+        message: String,
+    },
+    TurnFinished {
+        turn: u64,
+        outcome: Outcome,
+        /// The last answer, with `block:N` placeholders.
+        answer: String,
+        reasoning: Option<String>,
+        agent: AgentName,
+        rounds: u32,
+        blocks: Vec<BlockRecord>,
+        /// Why the task ended, in words (the last error, the question asked, …).
+        message: Option<String>,
+    },
+}

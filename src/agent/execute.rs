@@ -1,0 +1,163 @@
+//! Running the tool blocks of one reply: in text order, one at a time, the first failure stopping
+//! the rest; every executed block's feedback goes back to the model in one message.
+//!
+//! It must not decide what happens after the round (the policy does).
+
+use tokio::sync::mpsc;
+
+use super::event::{BlockRecord, Event, Status};
+use crate::protocol::{self, Parsed};
+use crate::tools::{ToolContext, Toolbox, execute_block};
+
+/// Streamed output forwarded per block as events, at most; the block's final head-and-tail
+/// output still arrives whole in `BlockFinished`. Keeps memory bounded when a block prints
+/// gigabytes and the consumer is slow.
+const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
+
+/// Where events go.
+#[derive(Debug, Clone)]
+pub struct EventSink(pub mpsc::UnboundedSender<Event>);
+
+impl EventSink {
+    pub fn emit(&self, event: Event) {
+        // A front end that went away cannot be told anything; the turn still ends cleanly.
+        let _ = self.0.send(event);
+    }
+}
+
+/// What running a reply's blocks produced.
+#[derive(Debug, Clone, Default)]
+pub struct Executed {
+    pub records: Vec<BlockRecord>,
+    /// The feedback message for the model.
+    pub feedback: String,
+    pub all_succeeded: bool,
+    pub last_tool: Option<String>,
+}
+
+/// Runs the blocks of `parsed` with `toolbox`.
+pub async fn execute_reply(
+    parsed: &Parsed,
+    round: u32,
+    toolbox: &Toolbox,
+    base: &ToolContext,
+    events: &EventSink,
+    status: impl Fn(Status),
+) -> Executed {
+    let mut ctx = base.clone();
+    let mut executed = Executed {
+        all_succeeded: true,
+        ..Executed::default()
+    };
+    let mut feedback_parts = Vec::new();
+    let several = parsed.blocks.len() > 1;
+    for block in &parsed.blocks {
+        if !executed.all_succeeded || ctx.cancel.is_cancelled() {
+            let reason = if ctx.cancel.is_cancelled() {
+                "the task was stopped"
+            } else {
+                "an earlier block failed"
+            };
+            feedback_parts.push(format!(
+                "Block {} ({}) was not run because {reason}.",
+                block.index, block.tag
+            ));
+            let record = BlockRecord {
+                round,
+                index: block.index,
+                tool_type: block.tag.clone(),
+                block: block.code.clone(),
+                save_path: block.save_path.clone(),
+                feedback: format!("not run: {reason}"),
+                success: false,
+                exit_code: None,
+                timed_out: false,
+                stopped: false,
+                skipped: true,
+                duration_ms: 0.0,
+                output: String::new(),
+            };
+            events.emit(Event::BlockFinished {
+                record: record.clone(),
+            });
+            executed.records.push(record);
+            continue;
+        }
+        status(Status::Executing {
+            tool: block.tag.clone(),
+        });
+        events.emit(Event::BlockStarted {
+            round,
+            index: block.index,
+            tool: block.tag.clone(),
+            code: block.code.clone(),
+            save_path: block.save_path.clone(),
+        });
+        let outcome = match toolbox.get(&block.tag) {
+            Some(tool) => {
+                let mut forwarded = 0usize;
+                let index = block.index;
+                let sink = events.clone();
+                let mut on_output = move |chunk: &str| {
+                    if forwarded < STREAMED_OUTPUT_LIMIT {
+                        forwarded += chunk.len();
+                        sink.emit(Event::BlockOutput {
+                            round,
+                            index,
+                            text: chunk.to_owned(),
+                        });
+                    }
+                };
+                execute_block(tool, block, &ctx, &mut on_output).await
+            }
+            None => crate::tools::ToolOutcome::failed_without_process(format!(
+                "no tool runs `{}` blocks here",
+                block.tag
+            )),
+        };
+        if outcome.success
+            && let Some(path) = &block.save_path
+        {
+            ctx.saved_this_reply.push(path.clone());
+        }
+        executed.all_succeeded &= outcome.success;
+        executed.last_tool = Some(block.tag.clone());
+        feedback_parts.push(if several {
+            format!(
+                "Block {} ({}):\n{}",
+                block.index, block.tag, outcome.feedback
+            )
+        } else {
+            outcome.feedback.clone()
+        });
+        let record = BlockRecord {
+            round,
+            index: block.index,
+            tool_type: block.tag.clone(),
+            block: block.code.clone(),
+            save_path: block.save_path.clone(),
+            success: outcome.success,
+            exit_code: outcome.exit_code(),
+            timed_out: outcome.timed_out(),
+            stopped: outcome.stopped(),
+            skipped: false,
+            duration_ms: outcome.duration.as_secs_f64() * 1000.0,
+            feedback: outcome.feedback,
+            output: outcome.output,
+        };
+        events.emit(Event::BlockFinished {
+            record: record.clone(),
+        });
+        executed.records.push(record);
+    }
+    executed.feedback = feedback_parts.join("\n\n");
+    executed
+}
+
+/// The feedback for a reply that was cut for repeating itself.
+pub fn repetition_feedback() -> String {
+    protocol::feedback(
+        false,
+        "Your last reply was cut because it kept repeating the same text. Do not repeat yourself: write one short answer, with at most one code block.",
+    )
+}

@@ -1,0 +1,165 @@
+//! The agent runtime through its command/event channel, as the TUI will drive it: retry, stop,
+//! and commands that arrive at the wrong time.
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
+use std::sync::Arc;
+
+use fake_model::{FakeModel, Reply};
+use seek::agent::{self, AgentHandle, Command, Event, Outcome};
+use seek::config::{Config, Dirs, Env, Overrides};
+use seek::llm;
+
+fn config(server: &FakeModel, work: &std::path::Path) -> Arc<Config> {
+    let overrides = Overrides {
+        provider: Some("llama.cpp".into()),
+        base_url: Some(server.url()),
+        model: Some("fake".into()),
+        work_dir: Some(work.to_owned()),
+        ..Overrides::default()
+    };
+    let dirs = Dirs {
+        default_config_file: None,
+        data_dir: work.join("data"),
+    };
+    let mut config = Config::resolve(&overrides, &Env::default(), &dirs, work).expect("config");
+    config.ensure_work_dir().expect("work dir");
+    Arc::new(config)
+}
+
+fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
+    let config = config(server, work);
+    let model = llm::connect(&config, &Env::default()).expect("model");
+    agent::spawn(config, Arc::new(model))
+}
+
+async fn until_finished(handle: &mut AgentHandle) -> (Outcome, Vec<Event>) {
+    let mut seen = Vec::new();
+    while let Some(event) = handle.events.recv().await {
+        if let Event::TurnFinished { outcome, .. } = &event {
+            let outcome = *outcome;
+            seen.push(event);
+            return (outcome, seen);
+        }
+        seen.push(event);
+    }
+    panic!("the agent stopped without finishing the turn: {seen:?}");
+}
+
+fn submit(handle: &AgentHandle, prompt: &str) {
+    handle
+        .commands
+        .send(Command::Submit {
+            prompt: prompt.into(),
+            agent: None,
+        })
+        .expect("agent alive");
+}
+
+#[tokio::test]
+async fn retry_forgets_the_last_turn_and_asks_again() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]);
+    let mut handle = start(&server, work.path());
+    submit(&handle, "hello");
+    assert_eq!(until_finished(&mut handle).await.0, Outcome::Done);
+    handle.commands.send(Command::Retry).expect("alive");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Done);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnStarted { prompt, .. } if prompt == "hello"))
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let contents: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        contents.len(),
+        2,
+        "system prompt and the prompt, without the first answer: {contents:?}"
+    );
+    assert_eq!(contents[1], "hello");
+}
+
+#[tokio::test]
+async fn a_follow_up_sees_the_previous_exchange() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![Reply::text("Paris."), Reply::text("About 2 million.")]);
+    let mut handle = start(&server, work.path());
+    submit(&handle, "capital of France?");
+    until_finished(&mut handle).await;
+    submit(&handle, "population?");
+    until_finished(&mut handle).await;
+    let messages = server.chat_requests()[1].json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let contents: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        &contents[1..],
+        ["capital of France?", "Paris.", "population?"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_a_streaming_turn_and_the_next_one_works() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![
+        Reply::Stall {
+            answer: "thinking hard".into(),
+        },
+        Reply::text("fresh start"),
+    ]);
+    let mut handle = start(&server, work.path());
+    submit(&handle, "slow one");
+    // Wait for streamed text, then stop.
+    while let Some(event) = handle.events.recv().await {
+        if matches!(event, Event::AnswerDelta { .. }) {
+            break;
+        }
+    }
+    submit(&handle, "too early");
+    handle.commands.send(Command::Stop).expect("alive");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Stopped);
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::Error { message } if message.contains("a task is running"))
+        ),
+        "a submit during a turn is refused: {events:?}"
+    );
+    server.wait_for_hangup();
+    submit(&handle, "again");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Done);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnFinished { answer, .. } if answer == "fresh start"))
+    );
+}
+
+#[tokio::test]
+async fn retry_with_nothing_to_retry_is_an_error_event() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![]);
+    let mut handle = start(&server, work.path());
+    handle.commands.send(Command::Retry).expect("alive");
+    let event = handle.events.recv().await.expect("an event");
+    assert!(matches!(event, Event::Error { message } if message.contains("no task to retry")));
+}
