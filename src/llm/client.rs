@@ -16,6 +16,7 @@ pub use crate::BoxFuture;
 use super::error::{is_context_exceeded, reported_context, server_message, shorten};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
+use super::outbox::Outbox;
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::wire::{WireEvent, WireFormat};
 use super::{
@@ -162,34 +163,6 @@ enum Step {
     Done,
     Repeating(Repetition),
     Failed(Attempt),
-}
-
-/// Deltas decoded from one network chunk, adjacent text merged, sent together.
-#[derive(Default)]
-struct Outbox {
-    deltas: Vec<Delta>,
-}
-
-impl Outbox {
-    fn push(&mut self, delta: Delta) {
-        match (self.deltas.last_mut(), delta) {
-            (Some(Delta::Answer(last)), Delta::Answer(more))
-            | (Some(Delta::Reasoning(last)), Delta::Reasoning(more)) => {
-                last.push_str(&more);
-            }
-            (_, delta) => self.deltas.push(delta),
-        }
-    }
-
-    /// Sends everything; `false` when the reader has gone.
-    async fn send(self, tx: &Sender) -> bool {
-        for delta in self.deltas {
-            if tx.send(Ok(delta)).await.is_err() {
-                return false;
-            }
-        }
-        true
-    }
 }
 
 /// Files one classified piece of content; returns a loop the guard found in answer text.

@@ -8,6 +8,7 @@ mod client;
 mod error;
 mod ollama;
 mod openai;
+mod outbox;
 mod repetition;
 mod retry;
 mod url;

@@ -4,11 +4,8 @@
 //! explicit skip of commands that only re-run a file this reply already ran. It must not decide
 //! success beyond the exit status.
 
-use std::time::Duration;
-
 use super::{
-    BoxFuture, INLINE_CODE_LIMIT, OutputSink, Tool, ToolContext, ToolOutcome, private_temp_dir,
-    rerun, run_process, write_source,
+    BoxFuture, CodeSource, OutputSink, Tool, ToolContext, ToolOutcome, rerun, run_process,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
@@ -39,30 +36,17 @@ impl Bash {
                 commands.join("; ")
             ));
         }
-        let temp;
-        let mut request = RunRequest::new(self.settings.command(), &ctx.work_dir)
-            .timeout(self.timeout())
+        let source = match CodeSource::for_code(&block.code, "block.sh") {
+            Ok(source) => source,
+            Err(outcome) => return outcome,
+        };
+        let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
+            .timeout(self.settings.timeout())
             .output_limit(ctx.output_limit);
-        if block.code.len() <= INLINE_CODE_LIMIT {
-            request = request.arg("-c").arg(&block.code);
-        } else {
-            temp = match private_temp_dir() {
-                Ok(dir) => dir,
-                Err(e) => {
-                    return ToolOutcome::failed_without_process(format!(
-                        "cannot create a temporary folder: {e}"
-                    ));
-                }
-            };
-            match write_source(temp.path(), "block.sh", &block.code) {
-                Ok(path) => request = request.arg(path),
-                Err(e) => {
-                    return ToolOutcome::failed_without_process(format!(
-                        "cannot write the script: {e}"
-                    ));
-                }
-            }
-        }
+        let request = match &source {
+            CodeSource::Inline => request.arg("-c").arg(&block.code),
+            CodeSource::File { path, .. } => request.arg(path),
+        };
         run_process(
             &request,
             ctx,
@@ -71,10 +55,6 @@ impl Bash {
             "Install bash (Debian/Ubuntu: apt-get install bash).",
         )
         .await
-    }
-
-    fn timeout(&self) -> Duration {
-        self.settings.timeout()
     }
 }
 

@@ -11,8 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{
-    BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, private_temp_dir, run_process,
-    write_source,
+    BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, run_process, source_in_temp_dir,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
@@ -20,8 +19,6 @@ use crate::protocol::Block;
 
 /// One language's recipe.
 struct Recipe {
-    /// File name for the source in the private folder.
-    source_name: String,
     /// Compiler arguments, given the source path and the output path.
     compile_args: Vec<String>,
     /// Program and arguments that run the result, given the private folder.
@@ -36,20 +33,14 @@ async fn compile_and_run(
     code: &str,
     ctx: &ToolContext,
     on_output: OutputSink<'_>,
+    source_name: &str,
     recipe: impl FnOnce(&Path) -> Recipe,
 ) -> ToolOutcome {
-    let temp = match private_temp_dir() {
-        Ok(dir) => dir,
-        Err(e) => {
-            return ToolOutcome::failed_without_process(format!(
-                "cannot create a temporary folder: {e}"
-            ));
-        }
+    let (temp, _) = match source_in_temp_dir(source_name, code) {
+        Ok(written) => written,
+        Err(outcome) => return outcome,
     };
     let recipe = recipe(temp.path());
-    if let Err(e) = write_source(temp.path(), &recipe.source_name, code) {
-        return ToolOutcome::failed_without_process(format!("cannot write the source: {e}"));
-    }
     let mut compile = RunRequest::new(settings.command(), temp.path())
         .args(&recipe.compile_args)
         .timeout(settings.compile_timeout())
@@ -109,8 +100,8 @@ impl Tool for CLang {
             &block.code,
             ctx,
             on_output,
+            "main.c",
             |dir| Recipe {
-                source_name: "main.c".into(),
                 compile_args: vec!["main.c".into(), "-o".into(), "program".into(), "-lm".into()],
                 run: (path_string(&dir.join("program")), Vec::new()),
                 compile_env: Vec::new(),
@@ -147,8 +138,8 @@ impl Tool for GoLang {
             &block.code,
             ctx,
             on_output,
+            "main.go",
             |dir| Recipe {
-                source_name: "main.go".into(),
                 compile_args: vec![
                     "build".into(),
                     "-o".into(),
@@ -191,17 +182,19 @@ impl Tool for JavaLang {
     ) -> BoxFuture<'a, ToolOutcome> {
         let main = java_main_class(&block.code);
         let runtime = self.settings.runtime().to_owned();
-        Box::pin(compile_and_run(
+        let source_name = format!("{}.java", main.file_stem);
+        Box::pin(async move {
+            compile_and_run(
             &self.settings,
             &block.code,
             ctx,
             on_output,
-            move |dir| Recipe {
-                source_name: format!("{}.java", main.file_stem),
+            &source_name,
+            |dir| Recipe {
                 compile_args: vec![
                     "-d".into(),
                     "classes".into(),
-                    format!("{}.java", main.file_stem),
+                    source_name.clone(),
                 ],
                 run: (
                     runtime,
@@ -214,7 +207,9 @@ impl Tool for JavaLang {
                 compile_env: Vec::new(),
                 install_hint: "Install a JDK (Debian/Ubuntu: apt-get install default-jdk), or set [tools.java] command and runtime.",
             },
-        ))
+        )
+        .await
+        })
     }
 }
 

@@ -10,7 +10,7 @@ mod python;
 mod rerun;
 mod save;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -259,16 +259,47 @@ pub(crate) fn start_failure(err: &ExecError, install_hint: &str) -> String {
     }
 }
 
-/// A private temporary directory for one block, removed when dropped.
-pub(crate) fn private_temp_dir() -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix("seek-block-").tempdir()
+/// A private temporary directory for one block, holding `code` as `file_name`; removed when
+/// dropped. A failure is already the outcome to report.
+pub(crate) fn source_in_temp_dir(
+    file_name: &str,
+    code: &str,
+) -> Result<(tempfile::TempDir, PathBuf), ToolOutcome> {
+    let dir = tempfile::Builder::new()
+        .prefix("seek-block-")
+        .tempdir()
+        .map_err(|e| {
+            ToolOutcome::failed_without_process(format!("cannot create a temporary folder: {e}"))
+        })?;
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, code).map_err(|e| {
+        ToolOutcome::failed_without_process(format!("cannot write {}: {e}", path.display()))
+    })?;
+    Ok((dir, path))
 }
 
-/// Writes `code` into `dir/name`.
-pub(crate) fn write_source(dir: &Path, name: &str, code: &str) -> std::io::Result<PathBuf> {
-    let path = dir.join(name);
-    std::fs::write(&path, code)?;
-    Ok(path)
+/// How an interpreter gets a block's code.
+pub(crate) enum CodeSource {
+    /// Small enough for `-c CODE`.
+    Inline,
+    /// Too large for one argument: a file, whose folder is removed when this value drops.
+    File {
+        path: PathBuf,
+        _folder: tempfile::TempDir,
+    },
+}
+
+impl CodeSource {
+    pub(crate) fn for_code(code: &str, file_name: &str) -> Result<Self, ToolOutcome> {
+        if code.len() <= INLINE_CODE_LIMIT {
+            return Ok(Self::Inline);
+        }
+        let (folder, path) = source_in_temp_dir(file_name, code)?;
+        Ok(Self::File {
+            path,
+            _folder: folder,
+        })
+    }
 }
 
 /// Code up to this size is passed on the command line (`-c`); larger code goes through a file,

@@ -8,10 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{
-    BoxFuture, INLINE_CODE_LIMIT, OutputSink, Tool, ToolContext, ToolOutcome, private_temp_dir,
-    run_process, write_source,
-};
+use super::{BoxFuture, CodeSource, OutputSink, Tool, ToolContext, ToolOutcome, run_process};
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
@@ -39,31 +36,18 @@ impl Python {
                 "code execution failed: {feature} requires an interactive terminal, but code runs headless in a sandbox with no terminal attached. Rewrite the code without {feature}: take values from variables in the code and print results to stdout.\n"
             ));
         }
-        let temp;
-        let mut request = RunRequest::new(self.settings.command(), &ctx.work_dir)
+        let source = match CodeSource::for_code(&block.code, "block.py") {
+            Ok(source) => source,
+            Err(outcome) => return outcome,
+        };
+        let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
             .env("PYTHONUNBUFFERED", "1")
             .timeout(self.settings.timeout())
             .output_limit(ctx.output_limit);
-        if block.code.len() <= INLINE_CODE_LIMIT {
-            request = request.arg("-c").arg(&block.code);
-        } else {
-            temp = match private_temp_dir() {
-                Ok(dir) => dir,
-                Err(e) => {
-                    return ToolOutcome::failed_without_process(format!(
-                        "cannot create a temporary folder: {e}"
-                    ));
-                }
-            };
-            match write_source(temp.path(), "block.py", &block.code) {
-                Ok(path) => request = request.arg("-c").arg(FILE_BOOTSTRAP).arg(path),
-                Err(e) => {
-                    return ToolOutcome::failed_without_process(format!(
-                        "cannot write the code: {e}"
-                    ));
-                }
-            }
-        }
+        let request = match &source {
+            CodeSource::Inline => request.arg("-c").arg(&block.code),
+            CodeSource::File { path, .. } => request.arg("-c").arg(FILE_BOOTSTRAP).arg(path),
+        };
         run_process(
             &request,
             ctx,
