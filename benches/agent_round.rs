@@ -32,7 +32,7 @@ impl ChatModel for InstantModel {
             reason: FinishReason::Stop,
             usage: None,
         })));
-        ChatStream::new(rx, cancel)
+        ChatStream::new(rx, &cancel).0
     }
 
     fn list_models(&self) -> seek::BoxFuture<'_, Result<Vec<String>, LlmError>> {
@@ -42,6 +42,79 @@ impl ChatModel for InstantModel {
     fn describe(&self) -> String {
         "instant".into()
     }
+}
+
+/// Streams one piece of a reply, then either a long-running block or nothing more (the
+/// stream stays open until it is cancelled), so Stop has something to interrupt.
+struct EndlessModel {
+    long_block: bool,
+}
+
+impl ChatModel for EndlessModel {
+    fn stream(&self, _request: ChatRequest, cancel: CancellationToken) -> ChatStream {
+        let (tx, rx) = mpsc::channel(4);
+        let (stream, producer_cancel) = ChatStream::new(rx, &cancel);
+        if self.long_block {
+            let _ = tx.try_send(Ok(Delta::Answer(
+                "Waiting.\n```bash\necho started; sleep 1000\n```\n".to_owned(),
+            )));
+            let _ = tx.try_send(Ok(Delta::Done(Finish {
+                reason: FinishReason::Stop,
+                usage: None,
+            })));
+        } else {
+            let _ = tx.try_send(Ok(Delta::Answer("Let me think".to_owned())));
+            // Keep the sender alive until the stream is cancelled, like a server that stalls.
+            tokio::spawn(async move {
+                producer_cancel.cancelled().await;
+                drop(tx);
+            });
+        }
+        stream
+    }
+
+    fn list_models(&self) -> seek::BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn describe(&self) -> String {
+        "endless".into()
+    }
+}
+
+/// Time from `Stop` to `turn_finished`, stopping once the turn is in the state `ready` accepts.
+fn stop_latency(
+    runtime: &tokio::runtime::Runtime,
+    config: &Arc<Config>,
+    long_block: bool,
+) -> Duration {
+    let model = Arc::new(EndlessModel { long_block });
+    let mut handle = runtime.block_on(async { agent::spawn(Arc::clone(config), model) });
+    let _ = handle.commands.send(Command::Submit {
+        prompt: "wait".into(),
+        agent: None,
+    });
+    let latency = runtime.block_on(async {
+        let mut stopped_at = None;
+        while let Some(event) = handle.events.recv().await {
+            let ready = match &event {
+                Event::BlockOutput { text, .. } => long_block && text.contains("started"),
+                Event::AnswerDelta { .. } => !long_block,
+                Event::TurnFinished { .. } => {
+                    return stopped_at.map_or(Duration::ZERO, |t: Instant| t.elapsed());
+                }
+                _ => false,
+            };
+            if ready && stopped_at.is_none() {
+                stopped_at = Some(Instant::now());
+                let _ = handle.commands.send(Command::Stop);
+            }
+        }
+        Duration::ZERO
+    });
+    let _ = handle.commands.send(Command::Shutdown);
+    let _ = runtime.block_on(handle.task);
+    latency
 }
 
 fn bench(c: &mut Criterion) {
@@ -102,6 +175,16 @@ fn bench(c: &mut Criterion) {
             overhead.max(Duration::from_nanos(iters))
         })
     });
+    for (name, long_block) in [("stop_while_streaming", false), ("stop_during_block", true)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| stop_latency(&runtime, &config, long_block))
+                    .sum::<Duration>()
+                    .max(Duration::from_nanos(iters))
+            })
+        });
+    }
     group.finish();
 }
 

@@ -112,15 +112,14 @@ impl HttpChatModel {
 impl ChatModel for HttpChatModel {
     fn stream(&self, request: ChatRequest, cancel: CancellationToken) -> ChatStream {
         let (tx, receiver) = mpsc::channel(64);
-        let cancel = cancel.child_token();
+        let (stream, task_cancel) = ChatStream::new(receiver, &cancel);
         let inner = Arc::clone(&self.inner);
-        let task_cancel = cancel.clone();
         tokio::spawn(async move {
             if let Err(error) = inner.run(&request, &tx, &task_cancel).await {
                 let _ = tx.send(Err(error)).await;
             }
         });
-        ChatStream { receiver, cancel }
+        stream
     }
 
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {

@@ -138,12 +138,19 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
-    /// A stream fed by `receiver`; dropping it cancels `cancel`. For `ChatModel` implementations.
+    /// A stream fed by `receiver`, for `ChatModel` implementations. Returns the token the
+    /// producer must watch: a child of `parent`, cancelled when the caller cancels `parent` or
+    /// drops the stream (dropping never cancels `parent` itself).
     pub fn new(
         receiver: mpsc::Receiver<Result<Delta, LlmError>>,
-        cancel: CancellationToken,
-    ) -> Self {
-        Self { receiver, cancel }
+        parent: &CancellationToken,
+    ) -> (Self, CancellationToken) {
+        let cancel = parent.child_token();
+        let stream = Self {
+            receiver,
+            cancel: cancel.clone(),
+        };
+        (stream, cancel)
     }
 
     /// The next delta; `None` after `Done` or an error.
