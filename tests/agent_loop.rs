@@ -384,3 +384,82 @@ fn ctrl_c_during_a_long_block_kills_it() {
         "the block's process is gone"
     );
 }
+
+#[test]
+fn a_reply_cut_for_repeating_itself_is_reported_to_the_model() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::Repeat {
+            unit: "I will now do it. ".into(),
+            limit: 10 << 20,
+        },
+        Reply::text("Done: nothing to run."),
+    ]);
+    let out = run(&mut seek_p(&sb, &server, "loop", &[]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let feedback = last_user_message(&server.chat_requests()[1]);
+    assert!(
+        feedback.starts_with("[failure]") && feedback.contains("kept repeating the same text"),
+        "{feedback}"
+    );
+}
+
+#[test]
+fn endless_successful_rounds_end_at_the_round_limit() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path("config/seek")).expect("config dir");
+    std::fs::write(sb.config_file(), "max_rounds = 3\n").expect("config");
+    let again = Reply::text(format!(
+        "Checking again.\n{}\n",
+        fence("bash", "echo still here")
+    ));
+    let server = FakeModel::start(vec![again; 5]);
+    let out = run(&mut seek_p(&sb, &server, "check forever", &[]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(server.chat_requests().len(), 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("stopped after 3 rounds without finishing (max_rounds = 3)"),
+        "{err}"
+    );
+    assert!(!err.contains("sorry"), "{err}");
+}
+
+#[test]
+fn the_file_agent_works_one_command_at_a_time() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path("work")).expect("work");
+    std::fs::write(sb.path("work/report.txt"), "quarterly numbers\n").expect("report");
+    let server = FakeModel::start(vec![
+        Reply::text(format!(
+            "Finding it.\n{}\n",
+            fence("file_finder", "name=report.txt")
+        )),
+        Reply::text(format!(
+            "Copying it.\n{}\n",
+            fence("bash", "cp report.txt backup.txt")
+        )),
+        Reply::text("Copied report.txt to backup.txt."),
+    ]);
+    let out = run(&mut seek_p(
+        &sb,
+        &server,
+        "back up the report",
+        &["--agent", "file"],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        server.chat_requests().len(),
+        3,
+        "AgenticSeek stopped after the first command"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("work/backup.txt")).expect("copied"),
+        "quarterly numbers\n"
+    );
+    let first_feedback = last_user_message(&server.chat_requests()[1]);
+    assert!(
+        first_feedback.contains("File: report.txt, found at"),
+        "{first_feedback}"
+    );
+}

@@ -125,3 +125,57 @@ pub fn override_location(agent: AgentName) -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "seek")
         .map(|d| d.config_dir().join("prompts").join(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Dirs, Env, Origin, Overrides, Sourced};
+
+    fn config() -> Config {
+        let dirs = Dirs {
+            default_config_file: None,
+            data_dir: std::env::temp_dir().join("seek-prompt-test"),
+        };
+        Config::resolve(
+            &Overrides::default(),
+            &Env::default(),
+            &dirs,
+            &std::env::temp_dir(),
+        )
+        .expect("defaults resolve")
+    }
+
+    #[test]
+    fn a_tool_whose_program_is_missing_is_not_advertised() {
+        let mut config = config();
+        for tool in &mut config.tools {
+            if tool.tag == "go" {
+                tool.command = Some(Sourced::new("seek-no-such-go".into(), Origin::Default));
+            }
+        }
+        let tools = available_tools(AgentName::Coder, &config);
+        assert!(!tools.contains(&"go"), "{tools:?}");
+        assert!(
+            tools.contains(&"bash") && tools.contains(&"file_finder"),
+            "{tools:?}"
+        );
+        let prompt = system_prompt(AgentName::Coder, &config, &tools);
+        assert!(!prompt.contains("```go"), "{prompt}");
+        assert!(
+            prompt.contains("```bash") && prompt.contains("name=notes.txt"),
+            "{prompt}"
+        );
+        assert!(prompt.contains(&config.work_dir.value.display().to_string()));
+        assert!(
+            !prompt.contains('{') || !prompt.contains("{tools}"),
+            "placeholders are filled"
+        );
+    }
+
+    #[test]
+    fn each_agent_has_its_tools() {
+        assert!(agent_tools(AgentName::Casual).is_empty());
+        assert_eq!(agent_tools(AgentName::File), ["file_finder", "bash"]);
+        assert_eq!(resolve_agent(AgentName::Auto), AgentName::Coder);
+    }
+}
