@@ -35,9 +35,14 @@ pub async fn run(
     let mut stderr = std::io::stderr();
     let exit = loop {
         let event = tokio::select! {
-            _ = interrupts.recv(), if !interrupted => {
+            _ = interrupts.recv() => {
+                if interrupted {
+                    // A second Ctrl+C: the user does not want to wait for a clean stop.
+                    let _ = writeln!(stderr, "seek: interrupted");
+                    return Ok(Exit::Interrupted);
+                }
                 interrupted = true;
-                let _ = writeln!(stderr, "seek: stopping…");
+                let _ = writeln!(stderr, "seek: stopping… (Ctrl+C again to quit at once)");
                 let _ = handle.commands.send(Command::Stop);
                 continue;
             }

@@ -69,6 +69,18 @@ fn headless(config: Config, env: &Env, prompt: String, json: bool) -> anyhow::Re
         eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);
     }
+    if config
+        .model
+        .value
+        .as_deref()
+        .is_none_or(|m| m.trim().is_empty())
+    {
+        let err = LlmError::NoModel {
+            provider: config.provider.value.name.to_owned(),
+        };
+        eprintln!("seek: {err}");
+        return Ok(Exit::Usage);
+    }
     let model = match llm::connect(&config, env) {
         Ok(model) => model,
         Err(err) => {

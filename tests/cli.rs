@@ -238,3 +238,15 @@ fn a_cloud_provider_without_its_key_is_a_configuration_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn print_mode_without_a_model_is_a_configuration_error() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().args(["--provider", "llama.cpp", "-p", "hello"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no model is configured for llama.cpp"),
+        "{}",
+        stderr(&out)
+    );
+}
