@@ -6,8 +6,8 @@
 use tokio::sync::mpsc;
 
 use super::event::{BlockRecord, Event, Status};
-use crate::protocol::{self, Parsed};
-use crate::tools::{ToolContext, Toolbox, execute_block};
+use crate::protocol::{self, Block, Parsed};
+use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 
 /// Streamed output forwarded per block as events, at most; the block's final head-and-tail
 /// output still arrives whole in `BlockFinished`. Keeps memory bounded when a block prints
@@ -62,21 +62,9 @@ pub async fn execute_reply(
                 "Block {} ({}) was not run because {reason}.",
                 block.index, block.tag
             ));
-            let record = BlockRecord {
-                round,
-                index: block.index,
-                tool_type: block.tag.clone(),
-                block: block.code.clone(),
-                save_path: block.save_path.clone(),
-                feedback: format!("not run: {reason}"),
-                success: false,
-                exit_code: None,
-                timed_out: false,
-                stopped: false,
-                skipped: true,
-                duration_ms: 0.0,
-                output: String::new(),
-            };
+            let mut outcome = ToolOutcome::failed_without_process(String::new());
+            outcome.feedback = format!("not run: {reason}");
+            let record = block_record(round, block, outcome, true);
             events.emit(Event::BlockFinished {
                 record: record.clone(),
             });
@@ -110,7 +98,7 @@ pub async fn execute_reply(
                 };
                 execute_block(tool, block, &ctx, &mut on_output).await
             }
-            None => crate::tools::ToolOutcome::failed_without_process(format!(
+            None => ToolOutcome::failed_without_process(format!(
                 "no tool runs `{}` blocks here",
                 block.tag
             )),
@@ -130,21 +118,7 @@ pub async fn execute_reply(
         } else {
             outcome.feedback.clone()
         });
-        let record = BlockRecord {
-            round,
-            index: block.index,
-            tool_type: block.tag.clone(),
-            block: block.code.clone(),
-            save_path: block.save_path.clone(),
-            success: outcome.success,
-            exit_code: outcome.exit_code(),
-            timed_out: outcome.timed_out(),
-            stopped: outcome.stopped(),
-            skipped: false,
-            duration_ms: outcome.duration.as_secs_f64() * 1000.0,
-            feedback: outcome.feedback,
-            output: outcome.output,
-        };
+        let record = block_record(round, block, outcome, false);
         events.emit(Event::BlockFinished {
             record: record.clone(),
         });
@@ -152,6 +126,25 @@ pub async fn execute_reply(
     }
     executed.feedback = feedback_parts.join("\n\n");
     executed
+}
+
+/// The result record of `block`.
+fn block_record(round: u32, block: &Block, outcome: ToolOutcome, skipped: bool) -> BlockRecord {
+    BlockRecord {
+        round,
+        index: block.index,
+        tool_type: block.tag.clone(),
+        block: block.code.clone(),
+        save_path: block.save_path.clone(),
+        success: outcome.success,
+        exit_code: outcome.exit_code(),
+        timed_out: outcome.timed_out(),
+        stopped: outcome.stopped(),
+        skipped,
+        duration_ms: outcome.duration.as_secs_f64() * 1000.0,
+        feedback: outcome.feedback,
+        output: outcome.output,
+    }
 }
 
 /// The feedback for a reply that was cut for repeating itself.
