@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use seek::protocol::{
     BlockScanner, ScanEvent, ThinkDelta, ThinkSplitter, ToolTags, expand_placeholders, parse,
     placeholder_index, split_reasoning,
@@ -51,7 +52,13 @@ fn rebuild_from_placeholders(text: &str) -> Option<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+    // A fixed seed keeps the suite deterministic; widen `cases` locally to search harder.
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        rng_seed: RngSeed::Fixed(0x5eed_5eed),
+        failure_persistence: None,
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn parsing_never_panics_and_spans_are_sane(text in replyish()) {
@@ -92,7 +99,11 @@ proptest! {
             }
             at = end;
         }
-        scanner.push(&text[at..]);
+        for event in scanner.push(&text[at..]) {
+            if let ScanEvent::Closed(i) = event {
+                closed_events.push(i);
+            }
+        }
         prop_assert_eq!(scanner.finish(), batch.clone());
         // Every closed block but one closed by the final line without a newline was announced.
         let announced_all = batch.blocks.iter().filter(|b| b.closed).all(|b| {
