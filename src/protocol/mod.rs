@@ -3,6 +3,19 @@
 //! Pure functions, no I/O: fence scanning (batch and incremental), tag matching and aliases,
 //! `:path` save suffixes, `block:N` placeholders, `<think>` reasoning split and feedback text.
 //! Conventions are AgenticSeek's; its parser's flaws are fixed (see `docs/protocol.md`).
+//!
+//! ```
+//! use seek::protocol::{ToolTags, parse, split_reasoning};
+//!
+//! let reply = "<think>use python</think>I'll count.\n```python:count.py\nprint(1 + 1)\n```\nDone.";
+//! let split = split_reasoning(reply);
+//! assert_eq!(split.reasoning.as_deref(), Some("use python"));
+//!
+//! let parsed = parse(&split.answer, &ToolTags::new(["python", "bash"]));
+//! assert_eq!(parsed.blocks[0].code, "print(1 + 1)\n");
+//! assert_eq!(parsed.blocks[0].save_path.as_deref(), Some("count.py"));
+//! assert_eq!(parsed.placeholder_text(), "I'll count.\nblock:0\nDone.");
+//! ```
 
 mod feedback;
 mod fence;
