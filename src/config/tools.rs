@@ -134,26 +134,17 @@ impl ToolConfig {
 
     /// The keys this tool takes, for messages.
     fn keys(&self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        if self.timeout_secs.is_some() {
-            keys.push("timeout_secs");
-        }
-        if self.compile_timeout_secs.is_some() {
-            keys.push("compile_timeout_secs");
-        }
-        if self.command.is_some() {
-            keys.push("command");
-        }
-        if self.runtime.is_some() {
-            keys.push("runtime");
-        }
-        if self.allow_rerun.is_some() {
-            keys.push("allow_rerun");
-        }
-        if self.max_read_bytes.is_some() {
-            keys.push("max_read_bytes");
-        }
-        keys
+        [
+            ("timeout_secs", self.timeout_secs.is_some()),
+            ("compile_timeout_secs", self.compile_timeout_secs.is_some()),
+            ("command", self.command.is_some()),
+            ("runtime", self.runtime.is_some()),
+            ("allow_rerun", self.allow_rerun.is_some()),
+            ("max_read_bytes", self.max_read_bytes.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, takes)| takes.then_some(key))
+        .collect()
     }
 }
 
