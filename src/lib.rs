@@ -10,6 +10,7 @@ pub mod headless;
 pub mod llm;
 pub mod protocol;
 pub mod tools;
+pub mod tui;
 
 /// A boxed future, so async methods can live behind trait objects.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
