@@ -119,7 +119,6 @@ impl Transcript {
                 code,
                 save_path,
             } => {
-                let expanded = true;
                 let pane = self.pane_mut(*round, *index).map(|p| {
                     p.tool.clone_from(tool);
                     p.code.clone_from(code);
