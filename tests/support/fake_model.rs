@@ -14,6 +14,9 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+/// How long a wait may last before the test fails instead of hanging the suite.
+const FAILURE_BOUND: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// One scripted response to a chat request.
 #[derive(Debug, Clone)]
 pub enum Reply {
@@ -145,16 +148,19 @@ impl FakeModel {
         self.lock().log.clone()
     }
 
-    /// Blocks until a client hung up on a stalling or endless reply.
+    /// Blocks until a client hung up on a stalling or endless reply. The bound only turns a
+    /// bug into a failure instead of a hung suite; it is not how the test synchronises.
     pub fn wait_for_hangup(&self) {
         let rx = self.hangups.lock().unwrap_or_else(|e| e.into_inner());
-        rx.recv().expect("the server thread reports hang-ups");
+        rx.recv_timeout(FAILURE_BOUND)
+            .expect("the client hangs up within the failure bound");
     }
 
     /// Blocks until the next chat request has arrived (and its scripted reply has started).
     pub fn wait_for_request(&self) {
         let rx = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
-        rx.recv().expect("the server thread reports arrivals");
+        rx.recv_timeout(FAILURE_BOUND)
+            .expect("a request arrives within the failure bound");
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -280,8 +286,9 @@ fn serve(
                 // Block until the client closes its end: read returns 0 (or fails).
                 let mut sink = [0u8; 64];
                 while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
-                let _ = hangup.send(());
             }
+            // Also when the client hung up before the reply even started.
+            let _ = hangup.send(());
         }
         Reply::Repeat { unit, limit } => {
             if start_stream(&mut stream, content_type).is_ok() {
@@ -289,8 +296,8 @@ fn serve(
                 while sent < limit && write_line(&mut stream, &wire.content(&unit)).is_ok() {
                     sent += unit.len();
                 }
-                let _ = hangup.send(());
             }
+            let _ = hangup.send(());
         }
         Reply::Raw { lines } => {
             if start_stream(&mut stream, content_type).is_ok() {
