@@ -141,10 +141,10 @@ pub fn render_answer(answer: &str, blocks: &[&BlockRecord]) -> String {
             "```{}{path}\n{}```\n[{} {status}]\n{}",
             block.tool_type, block.block, block.tool_type, block.output
         );
-        if !out.ends_with('\n') {
-            out.push('\n');
+        // The placeholder's own line ending follows the expansion.
+        if out.ends_with('\n') {
+            out.pop();
         }
-        out.pop();
         Some(Cow::Owned(out))
     });
     let mut text = text.into_owned();

@@ -6,9 +6,7 @@ use std::path::Path;
 use seek::config::{Origin, Sourced, ToolConfig};
 use seek::protocol::{Block, ToolTags, parse};
 use seek::tools::Bash;
-use seek::tools::{
-    CLang, FileFinder, GoLang, JavaLang, Python, Tool, ToolContext, ToolOutcome, execute_block,
-};
+use seek::tools::{Compiled, FileFinder, Python, Tool, ToolContext, ToolOutcome, execute_block};
 
 fn settings(tag: &'static str, timeout_secs: Option<u64>) -> ToolConfig {
     let mut s = ToolConfig::defaults(tag);
@@ -23,9 +21,9 @@ fn tool(tag: &'static str, timeout_secs: Option<u64>) -> Box<dyn Tool> {
     match tag {
         "bash" => Box::new(Bash::new(s)),
         "python" => Box::new(Python::new(s)),
-        "c" => Box::new(CLang::new(s)),
-        "go" => Box::new(GoLang::new(s)),
-        "java" => Box::new(JavaLang::new(s)),
+        "c" => Box::new(Compiled::c(s)),
+        "go" => Box::new(Compiled::go(s)),
+        "java" => Box::new(Compiled::java(s)),
         _ => Box::new(FileFinder::new(s)),
     }
 }
@@ -334,7 +332,7 @@ async fn go_compiles_and_runs_in_the_work_dir() {
     let code = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() {\n\twd, _ := os.Getwd()\n\tfmt.Println(\"go ok\", wd)\n}";
     let mut settings = settings("go", None);
     settings.compile_timeout_secs = Some(Sourced::new(600, Origin::Default));
-    let out = run_with(dir.path(), &GoLang::new(settings), &block("go", code), &[]).await;
+    let out = run_with(dir.path(), &Compiled::go(settings), &block("go", code), &[]).await;
     assert!(out.success, "{}", out.feedback);
     let real = std::fs::canonicalize(dir.path()).expect("canonical");
     assert_eq!(out.output, format!("go ok {}\n", real.display()));
@@ -381,7 +379,7 @@ async fn a_missing_compiler_names_the_package_to_install() {
     settings.command = Some(Sourced::new("seek-missing-go".into(), Origin::Default));
     let out = run_with(
         dir.path(),
-        &GoLang::new(settings),
+        &Compiled::go(settings),
         &block("go", "package main"),
         &[],
     )

@@ -14,7 +14,7 @@ use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
 use crate::config::{AgentName, Config};
 use crate::llm::{ChatModel, ChatRequest, Delta, FinishReason, GenerationOptions, Role};
-use crate::protocol::{self, ToolTags};
+use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
 
 /// What a turn needs from the runtime.
@@ -51,7 +51,9 @@ pub async fn run_turn(
     let agent = resolve_agent(agent);
     let tags = agent_tools(agent);
     let toolbox = Toolbox::builtin(config).only(tags);
-    let parse_tags = ToolTags::new(tags.iter().copied());
+    // Every tool the agent owns is parsed, installed or not: a missing one fails with a message
+    // naming what to install instead of its block passing silently as markdown.
+    let parse_tags = toolbox.tags();
     let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
     tool_ctx.output_limit = usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
     tool_ctx.cancel = cancel.clone();

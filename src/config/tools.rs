@@ -36,6 +36,26 @@ const fn spec(tag: &'static str) -> Spec {
     }
 }
 
+impl Spec {
+    /// The settings a tool has when the file says nothing about it.
+    fn defaults(&self) -> ToolConfig {
+        let default = |v| Sourced::new(v, Origin::Default);
+        ToolConfig {
+            tag: self.tag,
+            timeout_secs: self.timeout_secs.map(default),
+            compile_timeout_secs: self.compile_timeout_secs.map(default),
+            command: self
+                .command
+                .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
+            runtime: self
+                .runtime
+                .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
+            allow_rerun: self.allow_rerun.map(|v| Sourced::new(v, Origin::Default)),
+            max_read_bytes: self.max_read_bytes.map(default),
+        }
+    }
+}
+
 // Timeouts are AgenticSeek's (reference §2.1–§2.3), except Go's compile step: a first `go build`
 // on a cold build cache compiles the standard library and takes far longer than its 10 s.
 const SPECS: [Spec; 6] = [
@@ -118,18 +138,10 @@ impl ToolConfig {
 
     /// The defaults of the tool with tag `tag` (a tool seek does not know takes no keys).
     pub fn defaults(tag: &'static str) -> ToolConfig {
-        let fallback = spec(tag);
-        let spec = SPECS.iter().find(|s| s.tag == tag).unwrap_or(&fallback);
-        let no_origin = |_| Origin::Default;
-        resolve_one(spec, &ToolFile::default(), &no_origin).unwrap_or(ToolConfig {
-            tag,
-            timeout_secs: None,
-            compile_timeout_secs: None,
-            command: None,
-            runtime: None,
-            allow_rerun: None,
-            max_read_bytes: None,
-        })
+        SPECS
+            .iter()
+            .find(|s| s.tag == tag)
+            .map_or_else(|| spec(tag).defaults(), Spec::defaults)
     }
 
     /// The keys this tool takes, for messages.
@@ -176,23 +188,7 @@ fn resolve_one(
     table: &ToolFile,
     origin: &dyn Fn(usize) -> Origin,
 ) -> Result<ToolConfig, ConfigError> {
-    let defaults = ToolConfig {
-        tag: spec.tag,
-        timeout_secs: spec.timeout_secs.map(|v| Sourced::new(v, Origin::Default)),
-        compile_timeout_secs: spec
-            .compile_timeout_secs
-            .map(|v| Sourced::new(v, Origin::Default)),
-        command: spec
-            .command
-            .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
-        runtime: spec
-            .runtime
-            .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
-        allow_rerun: spec.allow_rerun.map(|v| Sourced::new(v, Origin::Default)),
-        max_read_bytes: spec
-            .max_read_bytes
-            .map(|v| Sourced::new(v, Origin::Default)),
-    };
+    let defaults = spec.defaults();
     let ctx = Ctx {
         tag: spec.tag,
         keys: defaults.keys().join(", "),

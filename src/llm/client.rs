@@ -103,10 +103,6 @@ impl HttpChatModel {
         settings.retry = retry;
         Self::new(settings)
     }
-
-    pub fn settings(&self) -> &Settings {
-        &self.inner.settings
-    }
 }
 
 impl ChatModel for HttpChatModel {

@@ -5,7 +5,6 @@
 //! the folder is removed. Java's file is named after the public class that has `main`. It must not
 //! decide success beyond the exit statuses.
 
-use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -17,161 +16,149 @@ use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
 
-/// One language's recipe.
-struct Recipe {
-    /// Compiler arguments, given the source path and the output path.
+/// The compiled languages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Language {
+    C,
+    Go,
+    Java,
+}
+
+/// How the compiled result runs.
+enum Runner {
+    /// The executable the compiler wrote to `program` in the private folder.
+    BuiltProgram,
+    /// `RUNTIME -cp <folder>/classes CLASS`.
+    Java { runtime: String, class: String },
+}
+
+/// One block's build plan.
+struct Plan {
+    source_name: String,
     compile_args: Vec<String>,
-    /// Program and arguments that run the result, given the private folder.
-    run: (String, Vec<String>),
-    /// Extra environment for the compiler.
-    compile_env: Vec<(String, String)>,
+    compile_env: Vec<(&'static str, &'static str)>,
+    runner: Runner,
     install_hint: &'static str,
 }
 
-async fn compile_and_run(
-    settings: &ToolConfig,
-    code: &str,
-    ctx: &ToolContext,
-    on_output: OutputSink<'_>,
-    source_name: &str,
-    recipe: impl FnOnce(&Path) -> Recipe,
-) -> ToolOutcome {
-    let (temp, _) = match source_in_temp_dir(source_name, code) {
-        Ok(written) => written,
-        Err(outcome) => return outcome,
-    };
-    let recipe = recipe(temp.path());
-    let mut compile = RunRequest::new(settings.command(), temp.path())
-        .args(&recipe.compile_args)
-        .timeout(settings.compile_timeout())
-        .output_limit(ctx.output_limit);
-    for (k, v) in &recipe.compile_env {
-        compile = compile.env(k, v);
-    }
-    let compiled = run_process(
-        &compile,
-        ctx,
-        on_output,
-        Some("compilation failed"),
-        recipe.install_hint,
-    )
-    .await;
-    if !compiled.success {
-        return compiled;
-    }
-    let (program, args) = recipe.run;
-    let run = RunRequest::new(program, &ctx.work_dir)
-        .args(args)
-        .timeout(settings.timeout())
-        .output_limit(ctx.output_limit);
-    let mut outcome = run_process(&run, ctx, on_output, None, recipe.install_hint).await;
-    outcome.duration += compiled.duration;
-    outcome
-}
-
-fn path_string(path: &Path) -> String {
-    path.display().to_string()
-}
-
-/// The `c` tool.
-pub struct CLang {
-    settings: ToolConfig,
-}
-
-impl CLang {
-    pub fn new(settings: ToolConfig) -> Self {
-        Self { settings }
-    }
-}
-
-impl Tool for CLang {
-    fn tag(&self) -> &'static str {
-        "c"
-    }
-
-    fn run<'a>(
-        &'a self,
-        block: &'a Block,
-        ctx: &'a ToolContext,
-        on_output: OutputSink<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(compile_and_run(
-            &self.settings,
-            &block.code,
-            ctx,
-            on_output,
-            "main.c",
-            |dir| Recipe {
-                compile_args: vec!["main.c".into(), "-o".into(), "program".into(), "-lm".into()],
-                run: (path_string(&dir.join("program")), Vec::new()),
+impl Language {
+    fn plan(self, code: &str, settings: &ToolConfig) -> Plan {
+        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect();
+        match self {
+            Language::C => Plan {
+                source_name: "main.c".into(),
+                compile_args: args(&["main.c", "-o", "program", "-lm"]),
                 compile_env: Vec::new(),
+                runner: Runner::BuiltProgram,
                 install_hint: "Install a C compiler (Debian/Ubuntu: apt-get install gcc), or set [tools.c] command.",
             },
-        ))
-    }
-}
-
-/// The `go` tool.
-pub struct GoLang {
-    settings: ToolConfig,
-}
-
-impl GoLang {
-    pub fn new(settings: ToolConfig) -> Self {
-        Self { settings }
-    }
-}
-
-impl Tool for GoLang {
-    fn tag(&self) -> &'static str {
-        "go"
-    }
-
-    fn run<'a>(
-        &'a self,
-        block: &'a Block,
-        ctx: &'a ToolContext,
-        on_output: OutputSink<'a>,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(compile_and_run(
-            &self.settings,
-            &block.code,
-            ctx,
-            on_output,
-            "main.go",
-            |dir| Recipe {
-                compile_args: vec![
-                    "build".into(),
-                    "-o".into(),
-                    "program".into(),
-                    "main.go".into(),
-                ],
-                run: (path_string(&dir.join("program")), Vec::new()),
+            Language::Go => Plan {
+                source_name: "main.go".into(),
+                compile_args: args(&["build", "-o", "program", "main.go"]),
                 // A lone file builds without a module; never let a go.mod elsewhere decide.
-                compile_env: vec![
-                    ("GO111MODULE".into(), "off".into()),
-                    ("GOFLAGS".into(), String::new()),
-                ],
+                compile_env: vec![("GO111MODULE", "off"), ("GOFLAGS", "")],
+                runner: Runner::BuiltProgram,
                 install_hint: "Install Go (Debian/Ubuntu: apt-get install golang-go), or set [tools.go] command.",
             },
-        ))
+            Language::Java => {
+                let main = java_main_class(code);
+                let source_name = format!("{}.java", main.file_stem);
+                Plan {
+                    compile_args: vec!["-d".into(), "classes".into(), source_name.clone()],
+                    source_name,
+                    compile_env: Vec::new(),
+                    runner: Runner::Java {
+                        runtime: settings.runtime().to_owned(),
+                        class: main.qualified,
+                    },
+                    install_hint: "Install a JDK (Debian/Ubuntu: apt-get install default-jdk), or set [tools.java] command and runtime.",
+                }
+            }
+        }
     }
 }
 
-/// The `java` tool.
-pub struct JavaLang {
+/// The `c`, `go` and `java` tools.
+pub struct Compiled {
+    language: Language,
     settings: ToolConfig,
 }
 
-impl JavaLang {
-    pub fn new(settings: ToolConfig) -> Self {
-        Self { settings }
+impl Compiled {
+    /// C, compiled with gcc (`-lm`).
+    pub fn c(settings: ToolConfig) -> Self {
+        Self {
+            language: Language::C,
+            settings,
+        }
+    }
+
+    pub fn go(settings: ToolConfig) -> Self {
+        Self {
+            language: Language::Go,
+            settings,
+        }
+    }
+
+    pub fn java(settings: ToolConfig) -> Self {
+        Self {
+            language: Language::Java,
+            settings,
+        }
+    }
+
+    async fn compile_and_run(
+        &self,
+        code: &str,
+        ctx: &ToolContext,
+        on_output: OutputSink<'_>,
+    ) -> ToolOutcome {
+        let settings = &self.settings;
+        let plan = self.language.plan(code, settings);
+        let (folder, _) = match source_in_temp_dir(&plan.source_name, code) {
+            Ok(written) => written,
+            Err(outcome) => return outcome,
+        };
+        let mut compile = RunRequest::new(settings.command(), folder.path())
+            .args(&plan.compile_args)
+            .timeout(settings.compile_timeout())
+            .output_limit(ctx.output_limit);
+        for (k, v) in &plan.compile_env {
+            compile = compile.env(k, v);
+        }
+        let compiled = run_process(
+            &compile,
+            ctx,
+            on_output,
+            Some("compilation failed"),
+            plan.install_hint,
+        )
+        .await;
+        if !compiled.success {
+            return compiled;
+        }
+        let run = match plan.runner {
+            Runner::BuiltProgram => RunRequest::new(folder.path().join("program"), &ctx.work_dir),
+            Runner::Java { runtime, class } => RunRequest::new(runtime, &ctx.work_dir)
+                .arg("-cp")
+                .arg(folder.path().join("classes"))
+                .arg(class),
+        }
+        .timeout(settings.timeout())
+        .output_limit(ctx.output_limit);
+        let mut outcome = run_process(&run, ctx, on_output, None, plan.install_hint).await;
+        outcome.duration += compiled.duration;
+        outcome
     }
 }
 
-impl Tool for JavaLang {
+impl Tool for Compiled {
     fn tag(&self) -> &'static str {
-        "java"
+        match self.language {
+            Language::C => "c",
+            Language::Go => "go",
+            Language::Java => "java",
+        }
     }
 
     fn run<'a>(
@@ -180,36 +167,7 @@ impl Tool for JavaLang {
         ctx: &'a ToolContext,
         on_output: OutputSink<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
-        let main = java_main_class(&block.code);
-        let runtime = self.settings.runtime().to_owned();
-        let source_name = format!("{}.java", main.file_stem);
-        Box::pin(async move {
-            compile_and_run(
-            &self.settings,
-            &block.code,
-            ctx,
-            on_output,
-            &source_name,
-            |dir| Recipe {
-                compile_args: vec![
-                    "-d".into(),
-                    "classes".into(),
-                    source_name.clone(),
-                ],
-                run: (
-                    runtime,
-                    vec![
-                        "-cp".into(),
-                        path_string(&dir.join("classes")),
-                        main.qualified,
-                    ],
-                ),
-                compile_env: Vec::new(),
-                install_hint: "Install a JDK (Debian/Ubuntu: apt-get install default-jdk), or set [tools.java] command and runtime.",
-            },
-        )
-        .await
-        })
+        Box::pin(self.compile_and_run(&block.code, ctx, on_output))
     }
 }
 

@@ -20,7 +20,7 @@ use crate::exec::{self, Ending, ExecError, RunRequest, RunResult};
 use crate::protocol::{self, Block, ToolTags};
 
 pub use bash::Bash;
-pub use compiled::{CLang, GoLang, JavaLang};
+pub use compiled::Compiled;
 pub use file_finder::FileFinder;
 pub use python::Python;
 pub use save::{SaveError, save_block};
@@ -167,9 +167,9 @@ impl Toolbox {
             tools: vec![
                 Box::new(Bash::new(settings("bash"))),
                 Box::new(Python::new(settings("python"))),
-                Box::new(CLang::new(settings("c"))),
-                Box::new(GoLang::new(settings("go"))),
-                Box::new(JavaLang::new(settings("java"))),
+                Box::new(Compiled::c(settings("c"))),
+                Box::new(Compiled::go(settings("go"))),
+                Box::new(Compiled::java(settings("java"))),
                 Box::new(FileFinder::new(settings("file_finder"))),
             ],
         }
