@@ -42,6 +42,10 @@ impl ChatModel for InstantModel {
     fn describe(&self) -> String {
         "instant".into()
     }
+
+    fn with_model(&self, _model: &str) -> Arc<dyn ChatModel> {
+        unimplemented!("the benchmark never switches models")
+    }
 }
 
 /// Streams one piece of a reply, then either a long-running block or nothing more (the
@@ -79,6 +83,10 @@ impl ChatModel for EndlessModel {
 
     fn describe(&self) -> String {
         "endless".into()
+    }
+
+    fn with_model(&self, _model: &str) -> Arc<dyn ChatModel> {
+        unimplemented!("the benchmark never switches models")
     }
 }
 

@@ -20,6 +20,10 @@ pub enum Command {
     Retry,
     /// Stop the running task now: the model stream is closed and running processes are killed.
     Stop,
+    /// Use another model of the same server from the next task on (`/model NAME`).
+    SetModel { model: String },
+    /// Forget the conversation (`/clear`); the system prompt stays.
+    Clear,
     /// Stop whatever runs and end the agent task.
     Shutdown,
 }
@@ -138,6 +142,12 @@ pub enum Event {
     Error {
         message: String,
     },
+    /// The model changed (`SetModel`): `model @ provider base-url`.
+    ModelChanged {
+        description: String,
+    },
+    /// The conversation was forgotten (`Clear`).
+    Cleared,
     TurnFinished {
         turn: u64,
         outcome: Outcome,

@@ -56,7 +56,7 @@ struct Running {
     cancel: CancellationToken,
 }
 
-async fn run(ctx: TurnContext, mut commands: mpsc::UnboundedReceiver<Command>) {
+async fn run(mut ctx: TurnContext, mut commands: mpsc::UnboundedReceiver<Command>) {
     let mut agent = ctx.config.agent.value;
     let mut memory = Some(new_memory(&ctx.config, agent));
     let mut running: Option<Running> = None;
@@ -92,6 +92,25 @@ async fn run(ctx: TurnContext, mut commands: mpsc::UnboundedReceiver<Command>) {
                         turn += 1;
                         last_prompt = Some((prompt.clone(), agent));
                         running = Some(start(&ctx, mem, turn, prompt, agent));
+                    }
+                    Some(Command::SetModel { model }) => {
+                        let model = model.trim();
+                        if model.is_empty() {
+                            ctx.events.emit(Event::Error { message: "which model? /model NAME (seek models lists them)".into() });
+                            continue;
+                        }
+                        // A running task keeps the model it started with; the next one uses this.
+                        ctx.model = ctx.model.with_model(model);
+                        ctx.events.emit(Event::ModelChanged { description: ctx.model.describe() });
+                    }
+                    Some(Command::Clear) => {
+                        if running.is_some() {
+                            ctx.events.emit(Event::Error { message: "a task is running: stop it before clearing (Esc)".into() });
+                            continue;
+                        }
+                        memory = Some(new_memory(&ctx.config, agent));
+                        last_prompt = None;
+                        ctx.events.emit(Event::Cleared);
                     }
                     Some(Command::Retry) => {
                         if running.is_some() {

@@ -131,6 +131,12 @@ impl ChatModel for HttpChatModel {
             s.url.base
         )
     }
+
+    fn with_model(&self, model: &str) -> Arc<dyn ChatModel> {
+        let mut settings = self.inner.settings.clone();
+        settings.model = Some(model.to_owned());
+        Arc::new(HttpChatModel::new(settings))
+    }
 }
 
 /// How one attempt ended.

@@ -206,6 +206,9 @@ pub trait ChatModel: Send + Sync {
 
     /// `model @ provider base-url`, for status lines and logs.
     fn describe(&self) -> String;
+
+    /// The same server and settings with another model (`/model NAME`).
+    fn with_model(&self, model: &str) -> std::sync::Arc<dyn ChatModel>;
 }
 
 /// Builds the configured provider's client. The API key is read from the environment now and is

@@ -1,8 +1,11 @@
 //! The transcript the terminal UI shows, built from agent events.
 //!
-//! Owns the items (prompts, reasoning panels, answer text, execution panes, errors, notices) and
-//! their fold state, and applies each `Event` to them. Pure state: it must not draw, read the
-//! keyboard or do I/O, so every state of every item can be built in a test.
+//! Owns the items (prompts, reasoning panels, answer text, execution panes, errors, notices),
+//! their fold state and a stamp per item that changes whenever the item does (views cache by
+//! it). Pure state: it must not draw, read the keyboard, read the clock or do I/O; the caller
+//! passes the time of each event, so every state of every item can be built in a test.
+
+use std::time::Instant;
 
 use crate::agent::{BlockRecord, Event, Outcome};
 use crate::protocol::placeholder_index;
@@ -15,7 +18,7 @@ const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
 pub enum PaneState {
     /// Found in the answer, not started yet.
     Pending,
-    Running,
+    Running { since: Instant },
     Finished(Box<BlockRecord>),
 }
 
@@ -39,26 +42,34 @@ impl Pane {
     }
 }
 
+/// A reasoning panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reasoning {
+    pub text: String,
+    /// The model is still thinking.
+    pub live: bool,
+    pub expanded: bool,
+    pub since: Instant,
+    /// When the thinking stopped (the answer began); `None` while live.
+    pub until: Option<Instant>,
+}
+
 /// One item of the transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     User(String),
-    Reasoning {
-        text: String,
-        live: bool,
-        expanded: bool,
-    },
+    Reasoning(Reasoning),
     Answer(String),
     Pane(Pane),
     Error(String),
-    /// How a task ended, when it did not simply succeed.
+    /// Something seek says: how a task ended when it did not simply succeed, a changed model, …
     Notice(String),
 }
 
 impl Item {
     /// Panes and reasoning panels can be folded and focused.
     pub fn is_foldable(&self) -> bool {
-        matches!(self, Item::Pane(_) | Item::Reasoning { .. })
+        matches!(self, Item::Pane(_) | Item::Reasoning(_))
     }
 }
 
@@ -66,12 +77,19 @@ impl Item {
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     items: Vec<Item>,
+    /// `stamps[i]` changes whenever `items[i]` does; never reused.
+    stamps: Vec<u64>,
+    next_stamp: u64,
+    /// Items removed by `/clear`, kept for the plain copy printed on exit.
+    cleared: Vec<Item>,
     /// Index of the answer item being streamed this round.
     streaming_answer: Option<usize>,
-    /// Index of the reasoning panel being streamed this round.
+    /// Index of this round's reasoning panel.
     streaming_reasoning: Option<usize>,
     /// Whether new reasoning panels start unfolded (Ctrl+T).
     pub reasoning_expanded: bool,
+    /// Whether finished panes are unfolded (Ctrl+O); a failed pane always starts unfolded.
+    pub panes_expanded: bool,
 }
 
 impl Transcript {
@@ -79,24 +97,49 @@ impl Transcript {
         &self.items
     }
 
-    /// Applies one agent event.
-    pub fn apply(&mut self, event: &Event) {
+    /// The stamp of item `index`: equal stamps mean an unchanged item.
+    pub fn stamp(&self, index: usize) -> u64 {
+        self.stamps.get(index).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Items `/clear` took off the screen, oldest first.
+    pub fn cleared(&self) -> &[Item] {
+        &self.cleared
+    }
+
+    /// Whether item `index` changes with time or with the stream (not worth caching).
+    pub fn is_live(&self, index: usize) -> bool {
+        self.streaming_answer == Some(index)
+            || match self.items.get(index) {
+                Some(Item::Reasoning(r)) => r.live,
+                Some(Item::Pane(p)) => matches!(p.state, PaneState::Running { .. }),
+                _ => false,
+            }
+    }
+
+    /// Applies one agent event that happened at `now`.
+    pub fn apply(&mut self, event: &Event, now: Instant) {
         match event {
             Event::TurnStarted { prompt, .. } => {
-                self.end_round();
-                self.items.push(Item::User(prompt.clone()));
+                self.end_round(now);
+                self.push(Item::User(prompt.clone()));
             }
             Event::ReasoningDelta { text } => {
-                let index = self.reasoning_panel();
-                if let Item::Reasoning { text: t, .. } = &mut self.items[index] {
-                    t.push_str(text);
+                let index = self.reasoning_panel(now);
+                if let Item::Reasoning(r) = &mut self.items[index] {
+                    r.text.push_str(text);
+                    r.live = true;
+                    r.until = None;
                 }
+                self.touch(index);
             }
             Event::AnswerDelta { text } => {
+                self.stop_thinking(now);
                 let index = self.answer_item();
                 if let Item::Answer(t) = &mut self.items[index] {
                     t.push_str(text);
                 }
+                self.touch(index);
             }
             Event::AnswerWasReasoning => {
                 if let Some(index) = self.streaming_answer.take() {
@@ -104,14 +147,20 @@ impl Transcript {
                         Item::Answer(text) => text,
                         _ => String::new(),
                     };
+                    self.stamps.remove(index);
                     self.fix_indices_after_removal(index);
-                    let panel = self.reasoning_panel();
-                    if let Item::Reasoning { text, .. } = &mut self.items[panel] {
-                        text.insert_str(0, &moved);
+                    let panel = self.reasoning_panel(now);
+                    if let Item::Reasoning(r) = &mut self.items[panel] {
+                        r.text.insert_str(0, &moved);
+                        r.live = true;
+                        r.until = None;
                     }
+                    self.touch(panel);
                 }
             }
-            Event::AnswerComplete { round, answer, .. } => self.complete_answer(*round, answer),
+            Event::AnswerComplete { round, answer, .. } => {
+                self.complete_answer(*round, answer, now)
+            }
             Event::BlockStarted {
                 round,
                 index,
@@ -119,74 +168,124 @@ impl Transcript {
                 code,
                 save_path,
             } => {
-                let pane = self.pane_mut(*round, *index).map(|p| {
+                let found = self.pane_index(*round, *index);
+                let at = match found {
+                    Some(at) => at,
+                    None => {
+                        self.push(Item::Pane(Pane {
+                            round: *round,
+                            index: *index,
+                            tool: String::new(),
+                            code: String::new(),
+                            save_path: None,
+                            output: String::new(),
+                            state: PaneState::Pending,
+                            expanded: true,
+                        }));
+                        self.items.len() - 1
+                    }
+                };
+                if let Item::Pane(p) = &mut self.items[at] {
                     p.tool.clone_from(tool);
                     p.code.clone_from(code);
                     p.save_path.clone_from(save_path);
-                    p.state = PaneState::Running;
-                });
-                if pane.is_none() {
-                    self.items.push(Item::Pane(Pane {
-                        round: *round,
-                        index: *index,
-                        tool: tool.clone(),
-                        code: code.clone(),
-                        save_path: save_path.clone(),
-                        output: String::new(),
-                        state: PaneState::Running,
-                        expanded: true,
-                    }));
+                    p.state = PaneState::Running { since: now };
                 }
+                self.touch(at);
             }
             Event::BlockOutput { round, index, text } => {
-                if let Some(pane) = self.pane_mut(*round, *index) {
-                    pane.output.push_str(text);
-                    if pane.output.len() > LIVE_OUTPUT_LIMIT {
-                        let cut = pane.output.len() - LIVE_OUTPUT_LIMIT;
-                        let cut = (cut..pane.output.len())
-                            .find(|&i| pane.output.is_char_boundary(i))
-                            .unwrap_or(0);
-                        pane.output.drain(..cut);
+                if let Some(at) = self.pane_index(*round, *index) {
+                    if let Item::Pane(pane) = &mut self.items[at] {
+                        pane.output.push_str(text);
+                        if pane.output.len() > LIVE_OUTPUT_LIMIT {
+                            let cut = pane.output.len() - LIVE_OUTPUT_LIMIT;
+                            let cut = (cut..pane.output.len())
+                                .find(|&i| pane.output.is_char_boundary(i))
+                                .unwrap_or(0);
+                            pane.output.drain(..cut);
+                        }
                     }
+                    self.touch(at);
                 }
             }
             Event::BlockFinished { record } => {
-                if let Some(pane) = self.pane_mut(record.round, record.index) {
-                    pane.output.clone_from(&record.output);
-                    // A successful pane collapses; a failed one stays open.
-                    pane.expanded = !record.success;
-                    pane.state = PaneState::Finished(Box::new(record.clone()));
+                if let Some(at) = self.pane_index(record.round, record.index) {
+                    if let Item::Pane(pane) = &mut self.items[at] {
+                        pane.output.clone_from(&record.output);
+                        // A successful pane collapses; a failed one stays open.
+                        pane.expanded = !record.success || self.panes_expanded;
+                        if pane.tool.is_empty() {
+                            pane.tool.clone_from(&record.tool_type);
+                            pane.code.clone_from(&record.block);
+                        }
+                        pane.state = PaneState::Finished(Box::new(record.clone()));
+                    }
+                    self.touch(at);
                 }
             }
-            Event::Error { message } => self.items.push(Item::Error(message.clone())),
+            Event::Error { message } => self.push(Item::Error(message.clone())),
+            Event::ModelChanged { description } => {
+                self.push(Item::Notice(format!("model: {description}")))
+            }
+            Event::Cleared => {
+                self.end_round(now);
+                self.cleared.append(&mut self.items);
+                self.stamps.clear();
+                self.push(Item::Notice(
+                    "conversation cleared: the model starts afresh".into(),
+                ));
+            }
             Event::TurnFinished {
                 outcome, message, ..
             } => {
-                self.end_round();
+                self.end_round(now);
                 if *outcome != Outcome::Done {
                     let text = message.clone().unwrap_or_else(|| format!("{outcome:?}"));
-                    self.items.push(Item::Notice(text));
+                    self.push(Item::Notice(text));
                 }
             }
             Event::Status { .. } | Event::Retrying { .. } => {}
         }
     }
 
+    /// Adds a notice of seek's own (slash commands, hints).
+    pub fn notice(&mut self, text: impl Into<String>) {
+        self.push(Item::Notice(text.into()));
+    }
+
+    /// Adds an error of seek's own.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.push(Item::Error(text.into()));
+    }
+
     /// Unfolds or folds item `index` if it is foldable.
     pub fn toggle(&mut self, index: usize) {
         match self.items.get_mut(index) {
             Some(Item::Pane(pane)) => pane.expanded = !pane.expanded,
-            Some(Item::Reasoning { expanded, .. }) => *expanded = !*expanded,
-            _ => {}
+            Some(Item::Reasoning(r)) => r.expanded = !r.expanded,
+            _ => return,
         }
+        self.touch(index);
     }
 
     /// Folds or unfolds every reasoning panel (Ctrl+T).
     pub fn toggle_all_reasoning(&mut self) {
         self.reasoning_expanded = !self.reasoning_expanded;
-        for item in &mut self.items {
-            if let Item::Reasoning { expanded, .. } = item {
-                *expanded = self.reasoning_expanded;
+        for index in 0..self.items.len() {
+            if let Item::Reasoning(r) = &mut self.items[index] {
+                r.expanded = self.reasoning_expanded;
+                self.touch(index);
+            }
+        }
+    }
+
+    /// Collapses or expands every execution pane (Ctrl+O).
+    pub fn toggle_all_panes(&mut self) {
+        self.panes_expanded = !self.panes_expanded;
+        for index in 0..self.items.len() {
+            if let Item::Pane(p) = &mut self.items[index] {
+                p.expanded = self.panes_expanded;
+                self.touch(index);
             }
         }
     }
@@ -199,15 +298,30 @@ impl Transcript {
             .collect()
     }
 
-    fn reasoning_panel(&mut self) -> usize {
+    fn push(&mut self, item: Item) {
+        self.items.push(item);
+        self.stamps.push(self.next_stamp);
+        self.next_stamp += 1;
+    }
+
+    fn touch(&mut self, index: usize) {
+        if let Some(stamp) = self.stamps.get_mut(index) {
+            *stamp = self.next_stamp;
+            self.next_stamp += 1;
+        }
+    }
+
+    fn reasoning_panel(&mut self, now: Instant) -> usize {
         if let Some(index) = self.streaming_reasoning {
             return index;
         }
-        self.items.push(Item::Reasoning {
+        self.push(Item::Reasoning(Reasoning {
             text: String::new(),
             live: true,
             expanded: self.reasoning_expanded,
-        });
+            since: now,
+            until: None,
+        }));
         let index = self.items.len() - 1;
         self.streaming_reasoning = Some(index);
         index
@@ -217,24 +331,26 @@ impl Transcript {
         if let Some(index) = self.streaming_answer {
             return index;
         }
-        self.items.push(Item::Answer(String::new()));
+        self.push(Item::Answer(String::new()));
         let index = self.items.len() - 1;
         self.streaming_answer = Some(index);
         index
     }
 
     /// Replaces the streamed answer with its text segments and a pending pane per placeholder.
-    fn complete_answer(&mut self, round: u32, answer: &str) {
+    fn complete_answer(&mut self, round: u32, answer: &str, now: Instant) {
         if let Some(index) = self.streaming_answer.take() {
             self.items.truncate(index);
+            self.stamps.truncate(index);
         }
-        self.finish_reasoning();
+        self.stop_thinking(now);
+        self.streaming_reasoning = None;
         let mut text = String::new();
         for line in answer.split_inclusive('\n') {
             match placeholder_index(line.trim_end()) {
                 Some(index) => {
                     self.push_text(std::mem::take(&mut text));
-                    self.items.push(Item::Pane(Pane {
+                    self.push(Item::Pane(Pane {
                         round,
                         index,
                         tool: String::new(),
@@ -253,27 +369,31 @@ impl Transcript {
 
     fn push_text(&mut self, text: String) {
         if !text.trim().is_empty() {
-            self.items.push(Item::Answer(text.trim_end().to_owned()));
+            self.push(Item::Answer(text.trim_end().to_owned()));
         }
     }
 
-    fn pane_mut(&mut self, round: u32, index: usize) -> Option<&mut Pane> {
-        self.items.iter_mut().rev().find_map(|item| match item {
-            Item::Pane(p) if p.round == round && p.index == index => Some(p),
-            _ => None,
-        })
+    fn pane_index(&self, round: u32, index: usize) -> Option<usize> {
+        self.items
+            .iter()
+            .rposition(|item| matches!(item, Item::Pane(p) if p.round == round && p.index == index))
     }
 
-    fn finish_reasoning(&mut self) {
-        if let Some(index) = self.streaming_reasoning.take()
-            && let Some(Item::Reasoning { live, .. }) = self.items.get_mut(index)
+    /// The answer began (or the round ended): this round's panel stops being live.
+    fn stop_thinking(&mut self, now: Instant) {
+        if let Some(index) = self.streaming_reasoning
+            && let Some(Item::Reasoning(r)) = self.items.get_mut(index)
+            && r.live
         {
-            *live = false;
+            r.live = false;
+            r.until = Some(now);
+            self.touch(index);
         }
     }
 
-    fn end_round(&mut self) {
-        self.finish_reasoning();
+    fn end_round(&mut self, now: Instant) {
+        self.stop_thinking(now);
+        self.streaming_reasoning = None;
         self.streaming_answer = None;
     }
 
@@ -291,6 +411,10 @@ mod tests {
     use super::*;
     use crate::agent::Status;
     use crate::config::AgentName;
+
+    fn t0() -> Instant {
+        Instant::now()
+    }
 
     fn record(round: u32, index: usize, success: bool) -> BlockRecord {
         BlockRecord {
@@ -352,7 +476,7 @@ mod tests {
                 text: "1\n".into(),
             },
         ] {
-            t.apply(&event);
+            t.apply(&event, t0());
         }
     }
 
@@ -362,22 +486,17 @@ mod tests {
         turn(&mut t);
         let items = t.items();
         assert_eq!(items[0], Item::User("count".into()));
-        assert_eq!(
-            items[1],
-            Item::Reasoning {
-                text: "use python".into(),
-                live: false,
-                expanded: false
-            }
+        assert!(
+            matches!(&items[1], Item::Reasoning(r) if r.text == "use python" && !r.live && !r.expanded && r.until.is_some())
         );
         assert_eq!(items[2], Item::Answer("I'll count.".into()));
         assert!(
-            matches!(&items[3], Item::Pane(p) if p.state == PaneState::Running && p.output == "1\n" && p.expanded)
+            matches!(&items[3], Item::Pane(p) if matches!(p.state, PaneState::Running { .. }) && p.output == "1\n" && p.expanded)
         );
         assert_eq!(items[4], Item::Answer("Done.".into()));
         t.apply(&Event::BlockFinished {
             record: record(1, 0, true),
-        });
+        }, t0());
         assert!(
             matches!(&t.items()[3], Item::Pane(p) if p.succeeded() && !p.expanded),
             "success collapses"
@@ -390,7 +509,7 @@ mod tests {
         turn(&mut t);
         t.apply(&Event::BlockFinished {
             record: record(1, 0, false),
-        });
+        }, t0());
         assert!(matches!(&t.items()[3], Item::Pane(p) if !p.succeeded() && p.expanded));
         t.apply(&Event::TurnFinished {
             turn: 1,
@@ -401,7 +520,7 @@ mod tests {
             rounds: 5,
             blocks: Vec::new(),
             message: Some("gave up after 5 failed attempts".into()),
-        });
+        }, t0());
         assert_eq!(
             t.items().last(),
             Some(&Item::Notice("gave up after 5 failed attempts".into()))
@@ -416,20 +535,20 @@ mod tests {
         t.toggle(1);
         assert!(matches!(
             t.items()[1],
-            Item::Reasoning { expanded: true, .. }
+            Item::Reasoning(Reasoning { expanded: true, .. })
         ));
         t.toggle_all_reasoning();
         assert!(
-            matches!(t.items()[1], Item::Reasoning { expanded: true, .. }),
+            matches!(t.items()[1], Item::Reasoning(Reasoning { expanded: true, .. })),
             "Ctrl+T unfolds all"
         );
         t.toggle_all_reasoning();
         assert!(matches!(
             t.items()[1],
-            Item::Reasoning {
+            Item::Reasoning(Reasoning {
                 expanded: false,
                 ..
-            }
+            })
         ));
         t.toggle(0);
         assert_eq!(
@@ -446,17 +565,17 @@ mod tests {
             turn: 1,
             prompt: "x".into(),
             agent: AgentName::Coder,
-        });
+        }, t0());
         t.apply(&Event::AnswerDelta {
             text: "hmm, ".into(),
-        });
-        t.apply(&Event::AnswerWasReasoning);
-        t.apply(&Event::ReasoningDelta { text: "ok".into() });
+        }, t0());
+        t.apply(&Event::AnswerWasReasoning, t0());
+        t.apply(&Event::ReasoningDelta { text: "ok".into() }, t0());
         t.apply(&Event::AnswerDelta {
             text: "Answer.".into(),
-        });
+        }, t0());
         assert!(
-            matches!(&t.items()[1], Item::Reasoning { text, live: true, .. } if text == "hmm, ok")
+            matches!(&t.items()[1], Item::Reasoning(r) if r.text == "hmm, ok" && !r.live && r.until.is_some())
         );
         assert_eq!(t.items()[2], Item::Answer("Answer.".into()));
     }
@@ -470,7 +589,7 @@ mod tests {
                 round: 1,
                 index: 0,
                 text: "x".repeat(4096),
-            });
+            }, t0());
         }
         assert!(matches!(&t.items()[3], Item::Pane(p) if p.output.len() <= LIVE_OUTPUT_LIMIT));
     }
