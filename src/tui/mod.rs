@@ -1,4 +1,4 @@
-//! The terminal UI. Work in progress: so far the transcript model the views will draw (pure,
-//! built from agent events). `seek` without `-p` still says the UI is not available.
+//! The terminal UI: a ratatui screen over the same agent events the headless mode consumes.
 
+pub mod render;
 pub mod transcript;

@@ -180,7 +180,7 @@ impl Transcript {
                             save_path: None,
                             output: String::new(),
                             state: PaneState::Pending,
-                            expanded: true,
+                            expanded: self.panes_expanded,
                         }));
                         self.items.len() - 1
                     }
@@ -358,7 +358,7 @@ impl Transcript {
                         save_path: None,
                         output: String::new(),
                         state: PaneState::Pending,
-                        expanded: true,
+                        expanded: self.panes_expanded,
                     }));
                 }
                 None => text.push_str(line),
@@ -491,7 +491,7 @@ mod tests {
         );
         assert_eq!(items[2], Item::Answer("I'll count.".into()));
         assert!(
-            matches!(&items[3], Item::Pane(p) if matches!(p.state, PaneState::Running { .. }) && p.output == "1\n" && p.expanded)
+            matches!(&items[3], Item::Pane(p) if matches!(p.state, PaneState::Running { .. }) && p.output == "1\n" && !p.expanded)
         );
         assert_eq!(items[4], Item::Answer("Done.".into()));
         t.apply(&Event::BlockFinished {

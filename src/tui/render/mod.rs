@@ -1,0 +1,12 @@
+//! Everything that turns state into terminal cells: text hygiene and wrapping, markdown,
+//! highlighting, the look of each transcript item, the scrollable transcript window and the
+//! whole screen.
+//!
+//! Pure functions of state and time; nothing here reads input or does I/O (the syntax set
+//! loads from memory).
+
+pub mod cells;
+pub mod highlight;
+pub mod markdown;
+pub mod text;
+pub mod viewport;
