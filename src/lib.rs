@@ -8,6 +8,7 @@ pub mod config;
 pub mod exec;
 pub mod headless;
 pub mod llm;
+pub mod log;
 pub mod protocol;
 pub mod tools;
 pub mod tui;

@@ -56,10 +56,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 );
                 return Ok(Exit::Usage);
             }
-            eprintln!(
-                "seek: the interactive terminal UI is not available in this build yet; run a task with: seek -p \"your task\""
-            );
-            Ok(Exit::Usage)
+            interactive(config, &env)
         }
     }
 }
@@ -97,6 +94,31 @@ fn headless(config: Config, env: &Env, prompt: String, json: bool) -> anyhow::Re
         prompt,
         json,
     ))?;
+    Ok(exit)
+}
+
+fn interactive(config: Config, env: &Env) -> anyhow::Result<Exit> {
+    // No model yet is fine here: the UI says so and `/model NAME` sets one.
+    let model = match llm::connect(&config, env) {
+        Ok(model) => model,
+        Err(err) => {
+            eprintln!("seek: {err}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let options = seek::tui::Options {
+        no_color: env.get("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let exit = runtime.block_on(seek::tui::run(
+        std::sync::Arc::new(config),
+        std::sync::Arc::new(model),
+        options,
+    ))?;
+    // The input thread may still be blocked reading the terminal; do not wait for it.
+    runtime.shutdown_background();
     Ok(exit)
 }
 

@@ -1,4 +1,263 @@
 //! The terminal UI: a ratatui screen over the same agent events the headless mode consumes.
+//!
+//! This module owns the event loop: keys, agent events, signals and the frame clock meet here.
+//! Redraws are scheduled, never sprinkled: anything that changes the screen marks it dirty, and
+//! one place draws at most once per frame interval, and not at all when nothing changed (or
+//! moved: spinners tick ten times a second only while a task runs). It must not block: input is
+//! read on its own thread, the agent runs as a task.
 
+pub mod app;
+pub mod composer;
+pub mod history;
 pub mod render;
+pub mod slash;
+pub mod status;
+pub mod terminal;
 pub mod transcript;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::Event as TermEvent;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::agent::{self, Command};
+use crate::cli::Exit;
+use crate::config::Config;
+use crate::llm::ChatModel;
+use app::{App, Effect};
+use history::History;
+use render::screen;
+
+/// The shortest time between two frames (60 per second at most).
+pub const FRAME: Duration = Duration::from_micros(16_667);
+/// How often the screen moves on its own while something animates.
+pub const TICK: Duration = Duration::from_millis(100);
+/// Agent events handled in one go before input gets a turn again.
+const EVENT_BATCH: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("the terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// What the UI needs besides the configuration.
+pub struct Options {
+    /// `NO_COLOR` is set: no colours, only bold/italic/dim.
+    pub no_color: bool,
+}
+
+/// Why the loop ended.
+enum Ending {
+    Quit,
+    Signal(&'static str),
+    InputClosed(String),
+}
+
+/// Runs the interactive UI until the user quits. The transcript is printed to the normal screen
+/// afterwards.
+pub async fn run(
+    config: Arc<Config>,
+    model: Arc<dyn ChatModel>,
+    options: Options,
+) -> Result<Exit, TuiError> {
+    let log_path = config.data_dir.join("seek.log");
+    if let Err(e) = crate::log::open(&log_path) {
+        // Before the screen is taken: the user can still read this.
+        eprintln!("seek: cannot open the log {}: {e}", log_path.display());
+    }
+    crate::log::write("INFO", &format!("start: {}", model.describe()));
+    render::highlight::warm_up();
+    let (history, problem) = History::load(config.data_dir.join("history"));
+    if let Some(problem) = problem {
+        crate::log::write("WARN", &problem);
+    }
+    let mut app = App::new(
+        config.agent.value,
+        model.describe(),
+        short_path(&config.work_dir.value),
+        history,
+    );
+    if config
+        .model
+        .value
+        .as_deref()
+        .is_none_or(|m| m.trim().is_empty())
+    {
+        app.transcript.error(format!(
+            "no model is set for {}: type /model NAME (`seek models` lists them), or start with --model NAME",
+            config.provider.value.name
+        ));
+    }
+
+    let (mut screen, guard) = terminal::enter()?;
+    let mut handle = agent::spawn(config, model);
+    let input = spawn_input_reader();
+    let result = event_loop(
+        &mut screen,
+        &mut app,
+        &mut handle.events,
+        &handle.commands,
+        input,
+        options.no_color,
+    )
+    .await;
+
+    let _ = handle.commands.send(Command::Shutdown);
+    // Shutting down stops a running task and kills its processes; bounded in case of a bug.
+    let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
+    let width = screen.size().map(|s| s.width).unwrap_or(80);
+    drop(guard);
+
+    let ending = result?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(screen::plain_transcript(&app, width, Instant::now()).as_bytes());
+    let _ = out.flush();
+    Ok(match ending {
+        Ending::Quit => Exit::Success,
+        Ending::Signal(name) => {
+            crate::log::write("INFO", &format!("ended by {name}"));
+            eprintln!("seek: ended by {name}");
+            Exit::Interrupted
+        }
+        Ending::InputClosed(why) => {
+            crate::log::write("WARN", &format!("terminal input ended: {why}"));
+            eprintln!("seek: the terminal's input ended ({why})");
+            Exit::TaskFailed
+        }
+    })
+}
+
+/// Reads terminal input on a thread of its own (crossterm's reader blocks).
+fn spawn_input_reader() -> mpsc::UnboundedReceiver<std::io::Result<TermEvent>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        loop {
+            let event = crossterm::event::read();
+            let failed = event.is_err();
+            if tx.send(event).is_err() || failed {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+async fn event_loop(
+    screen: &mut terminal::Screen,
+    app: &mut App,
+    events: &mut mpsc::UnboundedReceiver<agent::Event>,
+    commands: &mpsc::UnboundedSender<Command>,
+    mut input: mpsc::UnboundedReceiver<std::io::Result<TermEvent>>,
+    no_color: bool,
+) -> Result<Ending, TuiError> {
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME;
+    loop {
+        if app.quit {
+            return Ok(Ending::Quit);
+        }
+        let now = Instant::now();
+        let due = if dirty {
+            Some(last_frame + FRAME)
+        } else if app.animating(now) {
+            Some(last_frame + TICK)
+        } else {
+            None
+        };
+        tokio::select! {
+            biased;
+            () = sleep_until(due), if due.is_some() => {
+                let now = Instant::now();
+                screen.draw(|frame| screen::draw(frame, app, now, !no_color))?;
+                last_frame = now;
+                dirty = false;
+            }
+            read = input.recv() => {
+                let event = match read {
+                    Some(Ok(event)) => event,
+                    Some(Err(e)) => return Ok(Ending::InputClosed(e.to_string())),
+                    None => return Ok(Ending::InputClosed("closed".into())),
+                };
+                let now = Instant::now();
+                let effects = match event {
+                    TermEvent::Key(key) => app.key(key, now),
+                    TermEvent::Paste(text) => { app.paste(&text); Vec::new() }
+                    TermEvent::Mouse(mouse) => { app.mouse(mouse, now); Vec::new() }
+                    TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => Vec::new(),
+                };
+                for effect in effects {
+                    match effect {
+                        Effect::Send(command) => {
+                            if commands.send(command).is_err() {
+                                app.transcript.error("the agent stopped working (an internal error): restart seek; details in the log");
+                            }
+                        }
+                        Effect::Log(line) => crate::log::write("WARN", &line),
+                    }
+                }
+                dirty = true;
+            }
+            event = events.recv() => {
+                let Some(event) = event else {
+                    app.transcript.error("the agent stopped working (an internal error): restart seek; details in the log");
+                    crate::log::write("ERROR", "the agent task ended");
+                    // Keep the UI so the transcript can be read; quitting still works.
+                    let (_, never) = mpsc::unbounded_channel();
+                    *events = never;
+                    dirty = true;
+                    continue;
+                };
+                let now = Instant::now();
+                log_event(&event);
+                app.agent_event(&event, now);
+                // Take what else has arrived before drawing: a fast stream costs one frame.
+                for _ in 0..EVENT_BATCH {
+                    match events.try_recv() {
+                        Ok(event) => {
+                            log_event(&event);
+                            app.agent_event(&event, now);
+                        }
+                        Err(_) => break,
+                    }
+                }
+                dirty = true;
+            }
+            _ = sigterm.recv() => return Ok(Ending::Signal("SIGTERM")),
+            _ = sighup.recv() => return Ok(Ending::Signal("SIGHUP")),
+            _ = sigint.recv() => return Ok(Ending::Signal("SIGINT")),
+        }
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    if let Some(due) = due {
+        tokio::time::sleep_until(due.into()).await;
+    }
+}
+
+fn log_event(event: &agent::Event) {
+    match event {
+        agent::Event::Error { message } => crate::log::write("ERROR", message),
+        agent::Event::TurnFinished { turn, outcome, .. } => {
+            crate::log::write("INFO", &format!("task {turn} ended: {outcome:?}"))
+        }
+        _ => {}
+    }
+}
+
+/// The work dir with the home directory shown as `~`.
+fn short_path(path: &std::path::Path) -> String {
+    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
+        && let Ok(rest) = path.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
+    }
+    path.display().to_string()
+}

@@ -18,7 +18,9 @@ const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
 pub enum PaneState {
     /// Found in the answer, not started yet.
     Pending,
-    Running { since: Instant },
+    Running {
+        since: Instant,
+    },
     Finished(Box<BlockRecord>),
 }
 
@@ -239,7 +241,8 @@ impl Transcript {
                 outcome, message, ..
             } => {
                 self.end_round(now);
-                if *outcome != Outcome::Done {
+                // A model error is already in the transcript as an error.
+                if !matches!(outcome, Outcome::Done | Outcome::ModelError) {
                     let text = message.clone().unwrap_or_else(|| format!("{outcome:?}"));
                     self.push(Item::Notice(text));
                 }
@@ -494,9 +497,12 @@ mod tests {
             matches!(&items[3], Item::Pane(p) if matches!(p.state, PaneState::Running { .. }) && p.output == "1\n" && !p.expanded)
         );
         assert_eq!(items[4], Item::Answer("Done.".into()));
-        t.apply(&Event::BlockFinished {
-            record: record(1, 0, true),
-        }, t0());
+        t.apply(
+            &Event::BlockFinished {
+                record: record(1, 0, true),
+            },
+            t0(),
+        );
         assert!(
             matches!(&t.items()[3], Item::Pane(p) if p.succeeded() && !p.expanded),
             "success collapses"
@@ -507,20 +513,26 @@ mod tests {
     fn a_failed_pane_stays_open_and_a_bad_end_leaves_a_notice() {
         let mut t = Transcript::default();
         turn(&mut t);
-        t.apply(&Event::BlockFinished {
-            record: record(1, 0, false),
-        }, t0());
+        t.apply(
+            &Event::BlockFinished {
+                record: record(1, 0, false),
+            },
+            t0(),
+        );
         assert!(matches!(&t.items()[3], Item::Pane(p) if !p.succeeded() && p.expanded));
-        t.apply(&Event::TurnFinished {
-            turn: 1,
-            outcome: Outcome::GaveUp,
-            answer: String::new(),
-            reasoning: None,
-            agent: AgentName::Coder,
-            rounds: 5,
-            blocks: Vec::new(),
-            message: Some("gave up after 5 failed attempts".into()),
-        }, t0());
+        t.apply(
+            &Event::TurnFinished {
+                turn: 1,
+                outcome: Outcome::GaveUp,
+                answer: String::new(),
+                reasoning: None,
+                agent: AgentName::Coder,
+                rounds: 5,
+                blocks: Vec::new(),
+                message: Some("gave up after 5 failed attempts".into()),
+            },
+            t0(),
+        );
         assert_eq!(
             t.items().last(),
             Some(&Item::Notice("gave up after 5 failed attempts".into()))
@@ -539,7 +551,10 @@ mod tests {
         ));
         t.toggle_all_reasoning();
         assert!(
-            matches!(t.items()[1], Item::Reasoning(Reasoning { expanded: true, .. })),
+            matches!(
+                t.items()[1],
+                Item::Reasoning(Reasoning { expanded: true, .. })
+            ),
             "Ctrl+T unfolds all"
         );
         t.toggle_all_reasoning();
@@ -561,19 +576,28 @@ mod tests {
     #[test]
     fn a_late_think_close_moves_the_streamed_answer_into_reasoning() {
         let mut t = Transcript::default();
-        t.apply(&Event::TurnStarted {
-            turn: 1,
-            prompt: "x".into(),
-            agent: AgentName::Coder,
-        }, t0());
-        t.apply(&Event::AnswerDelta {
-            text: "hmm, ".into(),
-        }, t0());
+        t.apply(
+            &Event::TurnStarted {
+                turn: 1,
+                prompt: "x".into(),
+                agent: AgentName::Coder,
+            },
+            t0(),
+        );
+        t.apply(
+            &Event::AnswerDelta {
+                text: "hmm, ".into(),
+            },
+            t0(),
+        );
         t.apply(&Event::AnswerWasReasoning, t0());
         t.apply(&Event::ReasoningDelta { text: "ok".into() }, t0());
-        t.apply(&Event::AnswerDelta {
-            text: "Answer.".into(),
-        }, t0());
+        t.apply(
+            &Event::AnswerDelta {
+                text: "Answer.".into(),
+            },
+            t0(),
+        );
         assert!(
             matches!(&t.items()[1], Item::Reasoning(r) if r.text == "hmm, ok" && !r.live && r.until.is_some())
         );
@@ -585,11 +609,14 @@ mod tests {
         let mut t = Transcript::default();
         turn(&mut t);
         for _ in 0..100 {
-            t.apply(&Event::BlockOutput {
-                round: 1,
-                index: 0,
-                text: "x".repeat(4096),
-            }, t0());
+            t.apply(
+                &Event::BlockOutput {
+                    round: 1,
+                    index: 0,
+                    text: "x".repeat(4096),
+                },
+                t0(),
+            );
         }
         assert!(matches!(&t.items()[3], Item::Pane(p) if p.output.len() <= LIVE_OUTPUT_LIMIT));
     }

@@ -51,7 +51,13 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// Renders `item` (the `index`th) at `width` columns as of `now`. `live` says the item is still
 /// streaming (its markdown is not highlighted until it completes).
-pub fn render(item: &Item, index: usize, width: usize, now: Instant, live: bool) -> Vec<Line<'static>> {
+pub fn render(
+    item: &Item,
+    index: usize,
+    width: usize,
+    now: Instant,
+    live: bool,
+) -> Vec<Line<'static>> {
     let width = width.max(8);
     match item {
         Item::User(prompt) => user(prompt, index, width),
@@ -76,7 +82,12 @@ fn user(prompt: &str, index: usize, width: usize) -> Vec<Line<'static>> {
     let bold = Style::new().add_modifier(Modifier::BOLD);
     for (n, line) in sanitize(prompt).lines().enumerate() {
         let first = if n == 0 { &label } else { &rest };
-        rows.extend(wrap(&[Span::styled(line.to_owned(), bold)], width, first, &rest));
+        rows.extend(wrap(
+            &[Span::styled(line.to_owned(), bold)],
+            width,
+            first,
+            &rest,
+        ));
     }
     if rows.iter().all(|r| r.width() == 0) {
         rows.push(Line::from(label));
@@ -91,7 +102,12 @@ fn labelled(label: &str, message: &str, width: usize, style: Style) -> Vec<Line<
     let mut rows = Vec::new();
     for (n, line) in sanitize(message).lines().enumerate() {
         let head = if n == 0 { &first } else { &rest };
-        rows.extend(wrap(&[Span::styled(line.to_owned(), style)], width, head, &rest));
+        rows.extend(wrap(
+            &[Span::styled(line.to_owned(), style)],
+            width,
+            head,
+            &rest,
+        ));
     }
     if rows.is_empty() {
         rows.push(Line::from(first));
@@ -119,7 +135,12 @@ fn reasoning(r: &Reasoning, width: usize, now: Instant) -> Vec<Line<'static>> {
     if r.expanded {
         let indent = vec![Span::raw("   ")];
         for line in sanitize(r.text.trim()).lines() {
-            rows.extend(wrap(&[Span::styled(line.to_owned(), dim())], width, &indent, &indent));
+            rows.extend(wrap(
+                &[Span::styled(line.to_owned(), dim())],
+                width,
+                &indent,
+                &indent,
+            ));
         }
     }
     rows
@@ -128,7 +149,9 @@ fn reasoning(r: &Reasoning, width: usize, now: Instant) -> Vec<Line<'static>> {
 /// The header's words after the tool name, and the colour of its mark.
 fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
     let red = Style::new().fg(Color::Red);
-    let duration = format_duration(Duration::from_secs_f64(record.duration_ms.max(0.0) / 1000.0));
+    let duration = format_duration(Duration::from_secs_f64(
+        record.duration_ms.max(0.0) / 1000.0,
+    ));
     if record.skipped {
         return ("·", dim(), "not run: an earlier block failed".into());
     }
@@ -151,7 +174,11 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
 }
 
 fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
-    let tool = if pane.tool.is_empty() { "block" } else { &pane.tool };
+    let tool = if pane.tool.is_empty() {
+        "block"
+    } else {
+        &pane.tool
+    };
     let output = sanitize(&pane.output);
     let output_lines: Vec<&str> = output.lines().collect();
     let mut header = vec![Span::styled(fold_marker(pane.expanded), dim())];
@@ -162,7 +189,10 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
         }
         PaneState::Running { since } => {
             let elapsed = now.saturating_duration_since(*since);
-            header.push(Span::styled(spinner(elapsed), Style::new().fg(Color::Yellow)));
+            header.push(Span::styled(
+                spinner(elapsed),
+                Style::new().fg(Color::Yellow),
+            ));
             header.push(Span::raw(format!(" {tool} · {}", format_duration(elapsed))));
             RUNNING_TAIL
         }
@@ -196,7 +226,10 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
             ]));
         }
         if !matches!(pane.state, PaneState::Pending) {
-            rows.push(Line::from(vec![gutter[0].clone(), Span::styled("─────", dim())]));
+            rows.push(Line::from(vec![
+                gutter[0].clone(),
+                Span::styled("─────", dim()),
+            ]));
             if output_lines.is_empty() && matches!(pane.state, PaneState::Finished(_)) {
                 rows.push(Line::from(vec![
                     gutter[0].clone(),
@@ -211,7 +244,12 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
         &output_lines[output_lines.len().saturating_sub(tail)..]
     };
     for line in shown {
-        rows.extend(wrap(&[Span::raw((*line).to_owned())], width, &gutter, &gutter));
+        rows.extend(wrap(
+            &[Span::raw((*line).to_owned())],
+            width,
+            &gutter,
+            &gutter,
+        ));
     }
     rows
 }

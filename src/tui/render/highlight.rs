@@ -77,8 +77,7 @@ pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
             .map(|l| vec![Span::raw(l.to_owned())])
             .collect()
     };
-    if code.len() > MAX_HIGHLIGHTED_BYTES || code.lines().any(|l| l.len() > MAX_HIGHLIGHTED_LINE)
-    {
+    if code.len() > MAX_HIGHLIGHTED_BYTES || code.lines().any(|l| l.len() > MAX_HIGHLIGHTED_LINE) {
         return plain();
     }
     let Some(syntax) = find_syntax(language) else {

@@ -13,7 +13,12 @@ use super::text::{sanitize, width, wrap};
 
 /// Renders `text` to rows of at most `columns` columns, each starting with `indent`.
 /// `highlight_code` is off while an answer streams (it is redone when the answer completes).
-pub fn render(text: &str, columns: usize, indent: &str, highlight_code: bool) -> Vec<Line<'static>> {
+pub fn render(
+    text: &str,
+    columns: usize,
+    indent: &str,
+    highlight_code: bool,
+) -> Vec<Line<'static>> {
     let text = sanitize(text);
     let mut r = Renderer {
         out: Vec::new(),
@@ -28,7 +33,8 @@ pub fn render(text: &str, columns: usize, indent: &str, highlight_code: bool) ->
         indent: indent.to_owned(),
         highlight_code,
     };
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     for event in Parser::new_ext(&text, options) {
         r.event(event);
     }
@@ -124,7 +130,10 @@ impl Renderer {
             }
             rest.push_str(&c.rest);
         }
-        (vec![Span::styled(first, dim)], vec![Span::styled(rest, dim)])
+        (
+            vec![Span::styled(first, dim)],
+            vec![Span::styled(rest, dim)],
+        )
     }
 
     /// Ends the current logical line (if it has anything) as wrapped rows.
@@ -275,7 +284,10 @@ impl Renderer {
     fn end(&mut self, tag: TagEnd) {
         match tag {
             TagEnd::Paragraph => {
-                let tight_item = self.containers.last().is_some_and(|c| c.rest.trim().is_empty())
+                let tight_item = self
+                    .containers
+                    .last()
+                    .is_some_and(|c| c.rest.trim().is_empty())
                     && !self.lists.is_empty();
                 if tight_item {
                     self.flush();
@@ -344,7 +356,9 @@ impl Renderer {
         let lines = if self.highlight_code {
             highlight(code, &block.language)
         } else {
-            code.lines().map(|l| vec![Span::raw(l.to_owned())]).collect()
+            code.lines()
+                .map(|l| vec![Span::raw(l.to_owned())])
+                .collect()
         };
         let (mut first, mut rest) = self.prefixes();
         first.push(Span::raw("  "));
@@ -447,7 +461,10 @@ mod tests {
             rows("- alpha beta gamma delta", 14),
             [" • alpha beta", "   gamma delta"]
         );
-        assert_eq!(rows("> quoted words here", 12), [" │ quoted", " │ words", " │ here"]);
+        assert_eq!(
+            rows("> quoted words here", 12),
+            [" │ quoted", " │ words", " │ here"]
+        );
     }
 
     #[test]
@@ -463,8 +480,12 @@ mod tests {
             [" see docs (https://x.dev)"]
         );
         let lines = render("**bold**", 20, "", false);
-        assert!(lines[0].spans.iter().any(|s| s.content == "bold"
-            && s.style.add_modifier.contains(Modifier::BOLD)));
+        assert!(
+            lines[0]
+                .spans
+                .iter()
+                .any(|s| s.content == "bold" && s.style.add_modifier.contains(Modifier::BOLD))
+        );
     }
 
     #[test]

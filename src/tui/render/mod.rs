@@ -8,5 +8,6 @@
 pub mod cells;
 pub mod highlight;
 pub mod markdown;
+pub mod screen;
 pub mod text;
 pub mod viewport;

@@ -235,7 +235,10 @@ mod tests {
 
     #[test]
     fn wraps_at_spaces_and_splits_long_words() {
-        assert_eq!(rows("hello brave new world", 11), ["hello brave", "new world"]);
+        assert_eq!(
+            rows("hello brave new world", 11),
+            ["hello brave", "new world"]
+        );
         assert_eq!(rows("abcdefghij", 4), ["abcd", "efgh", "ij"]);
         assert_eq!(rows("", 10), [""]);
         assert_eq!(rows("a verylongword", 5), ["a", "veryl", "ongwo", "rd"]);

@@ -82,7 +82,13 @@ impl Viewport {
     }
 
     /// The top row for `Follow`: walk up from the last item until the window is full.
-    fn bottom_top(&mut self, t: &Transcript, width: u16, height: usize, now: Instant) -> (usize, usize) {
+    fn bottom_top(
+        &mut self,
+        t: &Transcript,
+        width: u16,
+        height: usize,
+        now: Instant,
+    ) -> (usize, usize) {
         let mut needed = height;
         let mut index = t.items().len();
         while index > 0 {
@@ -152,9 +158,19 @@ impl Viewport {
     }
 
     /// Puts the focus marker on the focused item's first row, if that row is on screen.
-    fn mark_focus(&mut self, t: &Transcript, focused: usize, area: Rect, buf: &mut Buffer, now: Instant) {
+    fn mark_focus(
+        &mut self,
+        t: &Transcript,
+        focused: usize,
+        area: Rect,
+        buf: &mut Buffer,
+        now: Instant,
+    ) {
         let (top_item, top_row) = self.shown_top;
-        if focused < top_item || !self.shown_items.contains(&focused) || (focused == top_item && top_row > 0) {
+        if focused < top_item
+            || !self.shown_items.contains(&focused)
+            || (focused == top_item && top_row > 0)
+        {
             return;
         }
         let mut y = 0usize;
@@ -177,7 +193,10 @@ impl Viewport {
     /// Scrolls so that item `index` starts at the top (or the end shows, if it is near it).
     pub fn reveal(&mut self, index: usize) {
         if !self.shows_start_of(index) {
-            self.scroll = Scroll::At { item: index, row: 0 };
+            self.scroll = Scroll::At {
+                item: index,
+                row: 0,
+            };
         }
     }
 

@@ -1,0 +1,77 @@
+//! seek's log file (in the data dir): what went wrong out of sight, for the user to read later.
+//! The terminal UI owns the screen, so nothing may be printed while it runs; this is where
+//! warnings and panics go.
+//!
+//! Owns the one open log file. Writing never fails loudly: a log that cannot be written is
+//! dropped, never a reason to stop.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+static LOG: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
+
+/// Opens (appending) the log at `path`, creating its folder.
+pub fn open(path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let _ = LOG.set(Mutex::new(file));
+    Ok(())
+}
+
+/// Appends one line with a UTC timestamp; a no-op before `open`.
+pub fn write(level: &str, message: &str) {
+    let Some(log) = LOG.get() else { return };
+    let Ok(mut file) = log.lock() else { return };
+    let _ = writeln!(file, "{} {level} {message}", timestamp(SystemTime::now()));
+}
+
+/// `2026-11-30T14:24:24.123Z`.
+fn timestamp(now: SystemTime) -> String {
+    let since = now.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a calendar date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_796_049_864_123);
+        assert_eq!(timestamp(t), "2026-11-30T14:44:24.123Z");
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+}

@@ -1,0 +1,340 @@
+//! The terminal UI's state and its update step: keys, pastes, mouse and agent events in;
+//! commands for the agent out.
+//!
+//! Owns focus, the quit gesture, transient hints and the chosen agent, and routes input to the
+//! transcript, the viewport, the input box and the history. It must not do I/O (beyond what
+//! `History` does) or draw: the event loop sends its effects and the screen module draws it.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use crate::agent::{Command, Event};
+use crate::config::AgentName;
+use crate::tui::composer::Composer;
+use crate::tui::history::History;
+use crate::tui::render::viewport::Viewport;
+use crate::tui::slash::{self, Slash};
+use crate::tui::status::StatusLine;
+use crate::tui::transcript::Transcript;
+
+/// A second Ctrl+C within this quits.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// How long a hint stays in the status line.
+const HINT_TIME: Duration = Duration::from_secs(4);
+/// Rows one mouse wheel step scrolls.
+const WHEEL_ROWS: usize = 3;
+
+/// What the event loop must do after an update.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Send(Command),
+    /// A line for the log file.
+    Log(String),
+}
+
+pub struct App {
+    pub transcript: Transcript,
+    pub viewport: Viewport,
+    pub composer: Composer,
+    pub history: History,
+    pub status: StatusLine,
+    /// The focused transcript item (Tab), or `None` when the input box has the keys.
+    pub focus: Option<usize>,
+    /// The agent the next task goes to.
+    pub agent: AgentName,
+    /// `model @ provider url`.
+    pub model: String,
+    pub work_dir: String,
+    hint: Option<(String, Instant)>,
+    quit_armed: Option<Instant>,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(agent: AgentName, model: String, work_dir: String, history: History) -> Self {
+        Self {
+            transcript: Transcript::default(),
+            viewport: Viewport::default(),
+            composer: Composer::default(),
+            history,
+            status: StatusLine::default(),
+            focus: None,
+            agent,
+            model,
+            work_dir,
+            hint: None,
+            quit_armed: None,
+            quit: false,
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.status.running()
+    }
+
+    /// The hint to show now, if one is fresh.
+    pub fn hint(&self, now: Instant) -> Option<&str> {
+        self.hint
+            .as_ref()
+            .filter(|(_, at)| now.saturating_duration_since(*at) < HINT_TIME)
+            .map(|(h, _)| h.as_str())
+    }
+
+    /// Whether the screen changes with time alone (spinners, clocks, a hint that will expire).
+    pub fn animating(&self, now: Instant) -> bool {
+        self.running() || self.hint(now).is_some()
+    }
+
+    fn say(&mut self, hint: impl Into<String>, now: Instant) {
+        self.hint = Some((hint.into(), now));
+    }
+
+    pub fn agent_event(&mut self, event: &Event, now: Instant) {
+        self.transcript.apply(event, now);
+        self.status.apply(event, now);
+        match event {
+            Event::ModelChanged { description } => self.model.clone_from(description),
+            Event::Cleared => {
+                self.focus = None;
+                self.viewport = Viewport::default();
+            }
+            _ => {}
+        }
+        // Items can move when a streamed answer is replaced; a focus that no longer points at
+        // a foldable item goes back to the input.
+        if let Some(f) = self.focus
+            && !self
+                .transcript
+                .items()
+                .get(f)
+                .is_some_and(|i| i.is_foldable())
+        {
+            self.focus = None;
+        }
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        self.focus = None;
+        self.composer.insert(text);
+    }
+
+    pub fn mouse(&mut self, mouse: MouseEvent, now: Instant) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.viewport.scroll_up(&self.transcript, WHEEL_ROWS, now),
+            MouseEventKind::ScrollDown => {
+                self.viewport.scroll_down(&self.transcript, WHEEL_ROWS, now)
+            }
+            _ => {}
+        }
+    }
+
+    fn page(&self) -> usize {
+        usize::from(self.viewport.area.height)
+            .saturating_sub(2)
+            .max(1)
+    }
+
+    pub fn key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if key.code != KeyCode::Char('c') || !ctrl {
+            self.quit_armed = None;
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => return self.ctrl_c(now),
+            KeyCode::Char('d') if ctrl => {
+                if self.composer.is_empty() {
+                    self.quit = true;
+                } else {
+                    self.composer.delete();
+                }
+            }
+            KeyCode::Esc if self.focus.is_some() => self.focus = None,
+            KeyCode::Esc if self.running() => return self.stop(now),
+            KeyCode::Char('r') if ctrl => return self.retry(now),
+            KeyCode::Char('t') if ctrl => self.transcript.toggle_all_reasoning(),
+            KeyCode::Char('o') if ctrl => self.transcript.toggle_all_panes(),
+            KeyCode::Tab => self.move_focus(true),
+            KeyCode::BackTab => self.move_focus(false),
+            KeyCode::PageUp => self.viewport.scroll_up(&self.transcript, self.page(), now),
+            KeyCode::PageDown => self
+                .viewport
+                .scroll_down(&self.transcript, self.page(), now),
+            KeyCode::Home if ctrl || self.focus.is_some() || self.composer.is_empty() => {
+                self.viewport.to_top()
+            }
+            KeyCode::End if ctrl || self.focus.is_some() || self.composer.is_empty() => {
+                self.viewport.to_end()
+            }
+            _ if self.focus.is_some() => return self.focused_key(key, now),
+            KeyCode::Enter if shift || alt => self.composer.insert("\n"),
+            KeyCode::Char('j') if ctrl => self.composer.insert("\n"),
+            KeyCode::Enter => return self.submit(now),
+            KeyCode::Up => {
+                if !self.composer.up()
+                    && let Some(older) = self.history.older(self.composer.text())
+                {
+                    let older = older.to_owned();
+                    self.composer.set(older);
+                }
+            }
+            KeyCode::Down => {
+                if !self.composer.down()
+                    && let Some(newer) = self.history.newer()
+                {
+                    self.composer.set(newer);
+                }
+            }
+            KeyCode::Left => self.composer.left(),
+            KeyCode::Right => self.composer.right(),
+            KeyCode::Home => self.composer.line_home(),
+            KeyCode::End => self.composer.line_end(),
+            KeyCode::Char('a') if ctrl => self.composer.line_home(),
+            KeyCode::Char('e') if ctrl => self.composer.line_end(),
+            KeyCode::Char('w') if ctrl => self.composer.delete_word(),
+            KeyCode::Char('u') if ctrl => self.composer.delete_to_line_start(),
+            KeyCode::Backspace => self.composer.backspace(),
+            KeyCode::Delete => self.composer.delete(),
+            KeyCode::Char(c) if !ctrl => self.composer.insert(c.encode_utf8(&mut [0; 4])),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Keys while a transcript item has the focus.
+    fn focused_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Enter | KeyCode::Char(' ') => {
+                if let Some(f) = self.focus {
+                    self.transcript.toggle(f);
+                }
+            }
+            KeyCode::Up => self.move_focus(true),
+            KeyCode::Down => self.move_focus(false),
+            KeyCode::Char(_) | KeyCode::Backspace => {
+                // Typing goes back to the input, keeping the key.
+                self.focus = None;
+                return self.key(key, now);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Tab (`older`) and Shift+Tab over the foldable items, newest first; past either end the
+    /// focus returns to the input.
+    fn move_focus(&mut self, older: bool) {
+        let order = self.transcript.foldable();
+        let position = self.focus.and_then(|f| order.iter().position(|&i| i == f));
+        self.focus = match (position, older) {
+            (None, true) => order.first().copied(),
+            (None, false) => order.last().copied(),
+            (Some(p), true) => order.get(p + 1).copied(),
+            (Some(p), false) => p.checked_sub(1).and_then(|p| order.get(p).copied()),
+        };
+        if let Some(f) = self.focus {
+            self.viewport.reveal(f);
+        }
+    }
+
+    fn ctrl_c(&mut self, now: Instant) -> Vec<Effect> {
+        if self.running() {
+            return self.stop(now);
+        }
+        if !self.composer.is_empty() {
+            self.composer.take();
+            return Vec::new();
+        }
+        match self.quit_armed {
+            Some(at) if now.saturating_duration_since(at) < QUIT_WINDOW => self.quit = true,
+            _ => {
+                self.quit_armed = Some(now);
+                self.say("press Ctrl+C again to quit", now);
+            }
+        }
+        Vec::new()
+    }
+
+    fn stop(&mut self, now: Instant) -> Vec<Effect> {
+        if !self.running() {
+            self.say("nothing is running", now);
+            return Vec::new();
+        }
+        self.say("stopping…", now);
+        vec![Effect::Send(Command::Stop)]
+    }
+
+    fn retry(&mut self, now: Instant) -> Vec<Effect> {
+        if self.running() {
+            self.say("a task is running: Esc stops it", now);
+            return Vec::new();
+        }
+        self.viewport.to_end();
+        vec![Effect::Send(Command::Retry)]
+    }
+
+    fn submit(&mut self, now: Instant) -> Vec<Effect> {
+        let text = self.composer.text().to_owned();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        if text.trim_start().starts_with('/') && !text.trim().contains('\n') {
+            self.composer.take();
+            let _ = self.history.push(&text);
+            return match slash::parse(&text) {
+                Ok(command) => self.slash(command, now),
+                Err(message) => {
+                    self.transcript.error(message);
+                    Vec::new()
+                }
+            };
+        }
+        if self.running() {
+            // Keep what was typed: it goes when the task ends.
+            self.say("a task is running: Esc stops it", now);
+            return Vec::new();
+        }
+        self.composer.take();
+        let mut effects = Vec::new();
+        if let Err(problem) = self.history.push(&text) {
+            effects.push(Effect::Log(problem));
+        }
+        self.viewport.to_end();
+        effects.push(Effect::Send(Command::Submit {
+            prompt: text,
+            agent: Some(self.agent),
+        }));
+        effects
+    }
+
+    fn slash(&mut self, command: Slash, now: Instant) -> Vec<Effect> {
+        self.viewport.to_end();
+        match command {
+            Slash::Help => self.transcript.notice(slash::HELP),
+            Slash::Agent(Some(agent)) => {
+                self.agent = agent;
+                self.transcript
+                    .notice(format!("agent: {agent} (from the next task on)"));
+            }
+            Slash::Agent(None) => self.transcript.notice(format!(
+                "agent: {} · /agent NAME picks one of auto, casual, coder, file",
+                self.agent
+            )),
+            Slash::Model(Some(model)) => return vec![Effect::Send(Command::SetModel { model })],
+            Slash::Model(None) => self.transcript.notice(format!(
+                "model: {} · /model NAME switches; `seek models` lists the server's models",
+                self.model
+            )),
+            Slash::Retry => return self.retry(now),
+            Slash::Stop => return self.stop(now),
+            Slash::Clear => return vec![Effect::Send(Command::Clear)],
+            Slash::Quit => self.quit = true,
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,211 @@
+//! The whole screen: header, transcript window, input box, status line, and the plain copy of
+//! the transcript printed on exit.
+//!
+//! Owns the layout of the parts; each part's look lives in its own module. It must not change
+//! anything but the viewport's scroll state and cache.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::cells;
+use super::text::{plain, width};
+use crate::tui::app::App;
+use crate::tui::status::Tone;
+
+/// Rows the input box may grow to before it scrolls.
+const MAX_INPUT_ROWS: usize = 8;
+const PROMPT: &str = " › ";
+/// Columns `PROMPT` takes.
+const PROMPT_WIDTH: usize = 3;
+
+fn dim() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+/// Draws the app. `color: false` (NO_COLOR) keeps bold and the like but drops colours.
+pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
+    let area = frame.area();
+    let input_width = usize::from(area.width)
+        .saturating_sub(PROMPT_WIDTH + 1)
+        .max(1);
+    let (input_rows, cursor) = app.composer.layout(input_width);
+    let input_height = input_rows.len().clamp(1, MAX_INPUT_ROWS) as u16;
+    let [header, rule1, transcript, rule2, input, rule3, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(input_height),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let buf = frame.buffer_mut();
+    draw_header(app, header, buf);
+    for r in [rule1, rule2, rule3] {
+        draw_rule(r, buf);
+    }
+    let focus = app.focus;
+    app.viewport
+        .draw(&app.transcript, transcript, buf, now, focus);
+    let cursor_at = draw_input(app, input, buf, &input_rows, cursor);
+    draw_status(app, status, buf, now);
+    if !color {
+        strip_colours(buf);
+    }
+    if let Some(position) = cursor_at
+        && app.focus.is_none()
+    {
+        frame.set_cursor_position(position);
+    }
+}
+
+fn draw_rule(area: Rect, buf: &mut Buffer) {
+    if area.height > 0 {
+        buf.set_string(area.x, area.y, "─".repeat(usize::from(area.width)), dim());
+    }
+}
+
+/// `left` at the start of the row and `right` at its end, `right` dropped when they collide.
+fn split_row(area: Rect, buf: &mut Buffer, left: &Line<'_>, right: &Line<'_>) {
+    if area.height == 0 {
+        return;
+    }
+    buf.set_line(area.x, area.y, left, area.width);
+    let (lw, rw) = (left.width(), right.width());
+    if lw + rw + 2 <= usize::from(area.width) {
+        let x = area.x + area.width - rw as u16;
+        buf.set_line(x, area.y, right, rw as u16);
+    }
+}
+
+fn draw_header(app: &App, area: Rect, buf: &mut Buffer) {
+    let left = Line::from(vec![
+        Span::styled(" seek", Style::new().add_modifier(Modifier::BOLD)),
+        Span::styled(format!(" · {} · ", app.agent), dim()),
+        Span::raw(app.model.clone()),
+    ]);
+    let right = Line::from(Span::styled(format!("workspace {} ", app.work_dir), dim()));
+    split_row(area, buf, &left, &right);
+}
+
+fn draw_input(
+    app: &App,
+    area: Rect,
+    buf: &mut Buffer,
+    rows: &[String],
+    cursor: (usize, usize),
+) -> Option<Position> {
+    if area.height == 0 {
+        return None;
+    }
+    let height = usize::from(area.height);
+    // Rows around the cursor when the prompt is taller than the box.
+    let first = cursor.0.saturating_sub(height - 1);
+    let prompt_style = if app.focus.is_some() {
+        dim()
+    } else {
+        Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    };
+    if app.composer.is_empty() {
+        let placeholder = if app.running() {
+            "type ahead; Esc stops the task"
+        } else {
+            "ask seek to do something · /help"
+        };
+        buf.set_line(
+            area.x,
+            area.y,
+            &Line::from(vec![
+                Span::styled(PROMPT, prompt_style),
+                Span::styled(placeholder, dim().add_modifier(Modifier::ITALIC)),
+            ]),
+            area.width,
+        );
+    } else {
+        for (i, row) in rows.iter().skip(first).take(height).enumerate() {
+            let lead = if first + i == 0 { PROMPT } else { "   " };
+            buf.set_line(
+                area.x,
+                area.y + i as u16,
+                &Line::from(vec![
+                    Span::styled(lead, prompt_style),
+                    Span::raw(row.as_str()),
+                ]),
+                area.width,
+            );
+        }
+    }
+    let x = area.x + (PROMPT_WIDTH + cursor.1) as u16;
+    let y = area.y + (cursor.0 - first) as u16;
+    (x < area.x + area.width).then_some(Position { x, y })
+}
+
+fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
+    let (text, tone) = app.status.describe(now);
+    let style = match tone {
+        Tone::Quiet => dim(),
+        Tone::Busy => Style::new().fg(Color::Yellow),
+        Tone::Good => Style::new().fg(Color::Green),
+        Tone::Warn => Style::new().fg(Color::Yellow),
+        Tone::Bad => Style::new().fg(Color::Red),
+    };
+    let left = Line::from(Span::styled(format!(" {text}"), style));
+    let hints = if let Some(hint) = app.hint(now) {
+        Span::styled(
+            format!("{hint} "),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    } else {
+        let words = if app.focus.is_some() {
+            "Enter fold · Tab older · Shift+Tab newer · Esc back"
+        } else if app.running() {
+            "Esc stop · Tab fold · Ctrl+T thoughts · Ctrl+O panes"
+        } else if !app.viewport.following() {
+            "scrolled up · End follows"
+        } else {
+            "Enter send · Esc stop · Ctrl+R retry · Tab fold · Ctrl+T thoughts · /help"
+        };
+        Span::styled(format!("{words} "), dim())
+    };
+    let mut right = Line::from(hints);
+    // Drop hint words from the left until they fit.
+    while width(&plain(&right)) + width(&plain(&left)) + 2 > usize::from(area.width) {
+        let words = plain(&right);
+        match words.trim_end().rsplit_once(" · ") {
+            Some((kept, _)) => right = Line::from(Span::styled(format!("{kept} "), dim())),
+            None => break,
+        }
+    }
+    split_row(area, buf, &left, &right);
+}
+
+fn strip_colours(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        cell.set_fg(Color::Reset);
+        cell.set_bg(Color::Reset);
+    }
+}
+
+/// The transcript as plain text at `columns`, as it looks on screen (folds included), for the
+/// normal screen after the UI closes.
+pub fn plain_transcript(app: &App, columns: u16, now: Instant) -> String {
+    let mut out = String::new();
+    let items = app
+        .transcript
+        .cleared()
+        .iter()
+        .chain(app.transcript.items());
+    for (index, item) in items.enumerate() {
+        for line in cells::render(item, index, usize::from(columns), now, false) {
+            out.push_str(plain(&line).trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
