@@ -92,3 +92,174 @@ fn a_task_shows_its_pane_which_unfolds_and_its_thoughts_unfold_too() {
     );
     assert!(printed.contains("✓ python · exit 0"), "{printed:?}");
 }
+
+fn fence(tag: &str, code: &str) -> String {
+    format!("```{tag}\n{code}\n```")
+}
+
+#[test]
+fn esc_stops_a_running_block_and_its_process_is_gone() {
+    let sb = Sandbox::new();
+    let marker = "876123";
+    let server = FakeModel::start(vec![Reply::text(format!(
+        "Waiting.\n{}\n",
+        fence("bash", &format!("echo started; sleep {marker}"))
+    ))]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("wait a while");
+    tui.send(keys::ENTER);
+    let screen = tui.wait_for_text("│ started");
+    assert!(screen.contains("Executing bash"), "{screen}");
+    assert_eq!(
+        procs::processes_with(marker, false).len(),
+        1,
+        "the block runs"
+    );
+    tui.send(keys::ESC);
+    let screen = tui.wait_for_text("■ stopped");
+    assert!(screen.contains("✗ bash · stopped by you"), "{screen}");
+    assert!(
+        procs::processes_with(marker, false).is_empty(),
+        "the block's process is gone when the UI says stopped"
+    );
+    // The shell stays usable.
+    tui.type_text("/quit");
+    tui.send(keys::ENTER);
+    assert_eq!(tui.wait_exit().0, 0);
+}
+
+#[test]
+fn ctrl_r_retries_the_last_task_with_the_same_prompt() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+    ]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("/agent casual");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("agent: casual (from the next task on)");
+    tui.type_text("say something");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("First answer.");
+    tui.send(keys::CTRL_R);
+    let screen = tui.wait_for_text("Second answer.");
+    assert_eq!(screen.matches("you  say something").count(), 2, "{screen}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let messages = |i: usize| {
+        requests[i].json()["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        messages(0).len(),
+        messages(1).len(),
+        "the retry forgets the first answer"
+    );
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+}
+
+#[test]
+fn ctrl_c_clears_the_input_then_quits_on_a_second_press() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(Vec::new());
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("half a thought");
+    tui.wait_for_text("half a thought");
+    tui.send(keys::CTRL_C);
+    tui.wait_for("the input cleared", |s| {
+        !s.contains("half a thought") && s.contains("ask seek to do something")
+    });
+    tui.send(keys::CTRL_C);
+    tui.wait_for_text("press Ctrl+C again to quit");
+    tui.send(keys::CTRL_C);
+    let (code, _) = tui.wait_exit();
+    assert_eq!(code, 0);
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn a_model_server_error_shows_in_the_transcript_and_the_shell_stays_usable() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::status(404, r#"{"error":"model 'fake-coder:7b' not found"}"#),
+        Reply::text("Recovered."),
+    ]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("hello");
+    tui.send(keys::ENTER);
+    let screen = tui.wait_for_text("! model server error");
+    assert!(
+        screen.contains(" ! "),
+        "the error is in the transcript: {screen}"
+    );
+    assert!(
+        screen.contains("check the name with `seek models`"),
+        "{screen}"
+    );
+    tui.type_text("/agent casual");
+    tui.send(keys::ENTER);
+    tui.type_text("again");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("Recovered.");
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+}
+
+#[test]
+fn prompts_are_recalled_with_up_across_runs() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![Reply::text("Hi.")]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("/agent casual");
+    tui.send(keys::ENTER);
+    tui.type_text("first line");
+    tui.send(keys::CTRL_J);
+    tui.type_text("second line");
+    tui.wait_for_text("second line");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("Hi.");
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+
+    let mut again = start(&sb, &server);
+    again.wait_for_text("ask seek to do something");
+    again.send(keys::UP);
+    let screen = again.wait_for_text("second line");
+    assert!(
+        screen.contains(" › first line"),
+        "the multi-line prompt comes back whole: {screen}"
+    );
+    again.send(keys::CTRL_C);
+    again.send(keys::CTRL_C);
+    again.send(keys::CTRL_C);
+    assert_eq!(again.wait_exit().0, 0);
+}
+
+#[test]
+fn sigterm_gives_the_terminal_back() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(Vec::new());
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    let pid = tui.pid().expect("pid") as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("signal");
+    let (code, written) = tui.wait_exit();
+    assert_eq!(code, 130);
+    let tail = written.rsplit("\x1b[?1049h").next().unwrap_or_default();
+    assert!(tail.contains("\x1b[?1049l"), "left the alternate screen");
+    assert!(tail.contains("\x1b[?1000l"), "mouse reports off");
+    assert!(tail.contains("seek: ended by SIGTERM"), "{tail:?}");
+}
