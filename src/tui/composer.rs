@@ -65,6 +65,10 @@ impl Composer {
     /// Deletes the word before the cursor (Ctrl+W).
     pub fn delete_word(&mut self) {
         let before = &self.text[..self.cursor];
+        if before.ends_with('\n') {
+            self.backspace();
+            return;
+        }
         let trimmed = before.trim_end_matches(' ');
         let start = trimmed.rfind([' ', '\n']).map(|i| i + 1).unwrap_or(0);
         self.text.drain(start..self.cursor);
@@ -243,9 +247,12 @@ mod tests {
         assert!(!c.up(), "the first line has nothing above");
         assert!(c.down() && c.down() && !c.down());
         c.delete_to_line_start();
-        assert_eq!(c.text(), "first line\nsecond\n line");
+        assert_eq!(c.text(), "first line\nsecond\nline");
         c.delete_word();
-        assert_eq!(c.text(), "first line\n line");
+        assert_eq!(c.text(), "first line\nsecondline", "at a line start it joins the lines");
+        c.line_end();
+        c.delete_word();
+        assert_eq!(c.text(), "first line\n");
     }
 
     #[test]

@@ -29,7 +29,7 @@ Keys
   Enter / Space       fold or unfold the focused item
   Ctrl+T              fold or unfold all thoughts
   Ctrl+O              collapse or expand all execution panes
-  PageUp / PageDown   scroll; Home / End too when the prompt is empty (Ctrl+Home / Ctrl+End always)
+  PageUp / PageDown   scroll; so do Home / End on an empty prompt, Ctrl+Home / Ctrl+End always
   mouse wheel         scroll
   Ctrl+C              stop a running task, else clear the prompt, else twice within 2 s to quit
   Ctrl+D              quit (on an empty prompt)

@@ -101,7 +101,7 @@ impl StatusLine {
         let span = self
             .last_piece?
             .saturating_duration_since(self.first_piece?);
-        (self.pieces >= 2 && span > Duration::from_millis(50))
+        (self.pieces >= 8 && span > Duration::from_millis(100))
             .then(|| (self.pieces - 1) as f64 / span.as_secs_f64())
     }
 
@@ -200,7 +200,7 @@ mod tests {
         );
         assert_eq!(
             s.describe(at(2500)).0,
-            "⠋ Executing python · attempt 2/5 · 2.5 s · 10 tok/s"
+            "⠴ Executing python · attempt 2/5 · 2.5 s · 10 tok/s"
         );
         s.apply(
             &Event::TurnFinished {

@@ -11,3 +11,6 @@ pub mod markdown;
 pub mod screen;
 pub mod text;
 pub mod viewport;
+
+#[cfg(test)]
+mod snapshots;

@@ -88,10 +88,18 @@ fn draw_header(app: &App, area: Rect, buf: &mut Buffer) {
     let left = Line::from(vec![
         Span::styled(" seek", Style::new().add_modifier(Modifier::BOLD)),
         Span::styled(format!(" · {} · ", app.agent), dim()),
-        Span::raw(app.model.clone()),
+        Span::raw(model_and_provider(&app.model).to_owned()),
     ]);
     let right = Line::from(Span::styled(format!("workspace {} ", app.work_dir), dim()));
     split_row(area, buf, &left, &right);
+}
+
+/// `model @ provider` without the server address (which `/model` shows).
+fn model_and_provider(description: &str) -> &str {
+    match description.rsplit_once(' ') {
+        Some((head, url)) if url.contains("://") => head,
+        _ => description,
+    }
 }
 
 fn draw_input(
