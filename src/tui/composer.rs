@@ -249,7 +249,11 @@ mod tests {
         c.delete_to_line_start();
         assert_eq!(c.text(), "first line\nsecond\nline");
         c.delete_word();
-        assert_eq!(c.text(), "first line\nsecondline", "at a line start it joins the lines");
+        assert_eq!(
+            c.text(),
+            "first line\nsecondline",
+            "at a line start it joins the lines"
+        );
         c.line_end();
         c.delete_word();
         assert_eq!(c.text(), "first line\n");

@@ -159,13 +159,16 @@ async fn event_loop(
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
+    // A frame that took long spaces the next ones out, so drawing never takes more than about a
+    // third of a core whatever the screen holds.
+    let mut interval = FRAME;
     loop {
         if app.quit {
             return Ok(Ending::Quit);
         }
         let now = Instant::now();
         let due = if dirty {
-            Some(last_frame + FRAME)
+            Some(last_frame + interval)
         } else if app.animating(now) {
             Some(last_frame + TICK)
         } else {
@@ -177,6 +180,7 @@ async fn event_loop(
                 let now = Instant::now();
                 screen.draw(|frame| screen::draw(frame, app, now, !no_color))?;
                 last_frame = now;
+                interval = FRAME.max(now.elapsed() * 3);
                 dirty = false;
             }
             read = input.recv() => {

@@ -239,7 +239,8 @@ fn pane_timed_out() {
     r.timed_out = true;
     r.exit_code = None;
     r.duration_ms = 300_000.0;
-    s.one_block("import time\ntime.sleep(1000)\n").finish_block(r);
+    s.one_block("import time\ntime.sleep(1000)\n")
+        .finish_block(r);
     insta::assert_snapshot!(s.draw(80, 20, 305_000));
 }
 
@@ -319,7 +320,10 @@ fn model_server_error_and_notices() {
 fn narrow_terminal_wraps_everything() {
     let mut s = Scene::new();
     s.one_block(CODE)
-        .finish_block(record(false, "Traceback (most recent call last): a very long error line that must wrap\n"))
+        .finish_block(record(
+            false,
+            "Traceback (most recent call last): a very long error line that must wrap\n",
+        ))
         .end(Outcome::GaveUp, Some("gave up after 5 failed attempts"));
     insta::assert_snapshot!(s.draw(40, 24, 6_000));
 }

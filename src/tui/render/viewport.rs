@@ -11,8 +11,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
-use super::cells;
-use crate::tui::transcript::Transcript;
+use super::{cells, markdown};
+use crate::tui::transcript::{Item, Transcript};
 
 /// Where the window is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,10 +32,106 @@ struct Cached {
     lines: Vec<Line<'static>>,
 }
 
+/// The answer being streamed, rendered a piece at a time: text up to the last blank line
+/// outside a code fence, or up to a run of complete lines inside one, is committed (rendered
+/// once); only the tail is rendered per frame, so a long answer costs what its last piece costs.
+struct LiveAnswer {
+    index: usize,
+    width: u16,
+    /// Bytes of the text scanned for boundaries.
+    scanned: usize,
+    /// The opening line of the fence the scan is inside, if any.
+    fence: Option<String>,
+    /// Code lines scanned since the last commit inside a fence.
+    code_lines: usize,
+    /// End of the committed text, and the fence it ends inside (its tail continues that code).
+    committed: usize,
+    committed_fence: Option<String>,
+    /// Rows of the committed text; `lines` continues with the tail's rows.
+    committed_rows: usize,
+    lines: Vec<Line<'static>>,
+}
+
+/// Code lines committed at a time inside an open fence.
+const CODE_COMMIT_LINES: usize = 32;
+
+impl LiveAnswer {
+    fn new(index: usize, width: u16) -> Self {
+        Self {
+            index,
+            width,
+            scanned: 0,
+            fence: None,
+            code_lines: 0,
+            committed: 0,
+            committed_fence: None,
+            committed_rows: 0,
+            lines: Vec::new(),
+        }
+    }
+
+    fn update(&mut self, text: &str) {
+        let mut boundary: Option<(usize, Option<String>)> = None;
+        while let Some(newline) = text[self.scanned..].find('\n') {
+            let line = &text[self.scanned..self.scanned + newline];
+            let trimmed = line.trim_start();
+            let fence_line = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+            self.scanned += newline + 1;
+            match (&self.fence, fence_line) {
+                (None, true) => {
+                    self.fence = Some(line.to_owned());
+                    self.code_lines = 0;
+                }
+                (Some(_), true) => self.fence = None,
+                (Some(opener), false) => {
+                    self.code_lines += 1;
+                    if self.code_lines >= CODE_COMMIT_LINES {
+                        self.code_lines = 0;
+                        boundary = Some((self.scanned, Some(opener.clone())));
+                    }
+                }
+                (None, false) => {
+                    if line.trim().is_empty() {
+                        boundary = Some((self.scanned, None));
+                    }
+                }
+            }
+        }
+        if let Some((end, fence)) = boundary {
+            self.lines.truncate(self.committed_rows);
+            self.append(&text[self.committed..end]);
+            self.committed = end;
+            self.committed_fence = fence;
+            self.committed_rows = self.lines.len();
+        }
+        self.lines.truncate(self.committed_rows);
+        self.append(&text[self.committed..]);
+    }
+
+    /// Renders a piece starting at `committed` and adds its rows.
+    fn append(&mut self, piece: &str) {
+        let width = usize::from(self.width).max(8);
+        let continues_code = self.committed_fence.is_some();
+        let rows = match &self.committed_fence {
+            // A piece that starts inside a code block is rendered as the rest of that block.
+            Some(opener) => markdown::render(&format!("{opener}\n{piece}"), width, " ", false),
+            None => markdown::render(piece, width, " ", false),
+        };
+        if rows.is_empty() {
+            return;
+        }
+        if !self.lines.is_empty() && !continues_code {
+            self.lines.push(Line::default());
+        }
+        self.lines.extend(rows);
+    }
+}
+
 /// The transcript window's state between frames.
 #[derive(Default)]
 pub struct Viewport {
     cache: Vec<Option<Cached>>,
+    live_answer: Option<LiveAnswer>,
     pub scroll: Scroll,
     /// The size of the last drawn window.
     pub area: Rect,
@@ -53,6 +149,23 @@ impl Viewport {
             self.cache.resize_with(t.items().len(), || None);
         }
         let live = t.is_live(index);
+        if live && let Some(Item::Answer(text)) = t.items().get(index) {
+            let reuse = self
+                .live_answer
+                .as_ref()
+                .is_some_and(|l| l.index == index && l.width == width && l.scanned <= text.len());
+            if !reuse {
+                self.live_answer = Some(LiveAnswer::new(index, width));
+            }
+            self.renders_last_frame += 1;
+            return match &mut self.live_answer {
+                Some(answer) => {
+                    answer.update(text);
+                    &answer.lines
+                }
+                None => &[],
+            };
+        }
         let stamp = t.stamp(index);
         let fresh = matches!(&self.cache[index], Some(c) if c.stamp == stamp && c.width == width
             && (!live || c.at == Some(now)));
@@ -256,5 +369,131 @@ impl Viewport {
 
     pub fn following(&self) -> bool {
         self.scroll == Scroll::Follow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::plain;
+    use super::*;
+    use crate::agent::Event;
+    use crate::config::AgentName;
+
+    fn rows(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(plain).collect()
+    }
+
+    #[test]
+    fn a_streamed_answer_renders_as_the_whole_would() {
+        let mut text = String::from("Intro *para*.\n\nSecond para with `code`.\n\n```python\n");
+        for i in 0..100 {
+            text.push_str(&format!("x{i} = {i}\n"));
+        }
+        text.push_str("```\n\n- one\n- two\n\nDone.\n");
+        let mut live = LiveAnswer::new(0, 60);
+        let mut end = 0;
+        while end < text.len() {
+            end = (end + 7).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            live.update(&text[..end]);
+        }
+        assert!(live.committed > 0, "pieces were committed");
+        assert_eq!(
+            rows(&live.lines),
+            rows(&markdown::render(&text, 60, " ", false))
+        );
+    }
+
+    fn tall_transcript(turns: usize) -> Transcript {
+        let mut t = Transcript::default();
+        let now = Instant::now();
+        for turn in 0..turns {
+            t.apply(
+                &Event::TurnStarted {
+                    turn: turn as u64,
+                    prompt: format!("prompt {turn}"),
+                    agent: AgentName::Casual,
+                },
+                now,
+            );
+            t.apply(
+                &Event::AnswerComplete {
+                    round: 1,
+                    answer: format!("answer {turn}\nsecond line\nthird line"),
+                    reasoning: None,
+                    blocks: 0,
+                    finish: "stop".into(),
+                },
+                now,
+            );
+        }
+        t
+    }
+
+    fn draw(v: &mut Viewport, t: &Transcript, now: Instant) -> Vec<String> {
+        let area = Rect::new(0, 0, 40, 10);
+        let mut buf = Buffer::empty(area);
+        v.draw(t, area, &mut buf, now, None);
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| buf[(x, y)].symbol().to_owned())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn drawing_renders_only_what_is_visible_and_caches_it() {
+        let t = tall_transcript(5_000);
+        let mut v = Viewport::default();
+        let now = Instant::now();
+        let screen = draw(&mut v, &t, now);
+        assert_eq!(screen.last().map(String::as_str), Some(" third line"));
+        assert!(
+            v.renders_last_frame <= 4,
+            "only the last items: {}",
+            v.renders_last_frame
+        );
+        draw(&mut v, &t, now);
+        assert_eq!(
+            v.renders_last_frame, 0,
+            "an unchanged frame renders nothing"
+        );
+    }
+
+    #[test]
+    fn scrolling_up_holds_the_view_and_scrolling_down_resumes_following() {
+        let mut t = tall_transcript(50);
+        let mut v = Viewport::default();
+        let now = Instant::now();
+        let bottom = draw(&mut v, &t, now);
+        v.scroll_up(&t, 8, now);
+        let up = draw(&mut v, &t, now);
+        assert_ne!(up, bottom);
+        assert!(!v.following());
+        t.apply(
+            &Event::TurnStarted {
+                turn: 99,
+                prompt: "new".into(),
+                agent: AgentName::Casual,
+            },
+            now,
+        );
+        assert_eq!(
+            draw(&mut v, &t, now),
+            up,
+            "new output does not move a scrolled view"
+        );
+        v.scroll_down(&t, 100, now);
+        assert!(v.following());
+        let screen = draw(&mut v, &t, now);
+        assert!(screen.iter().any(|l| l.contains("you  new")), "{screen:?}");
+        v.to_top();
+        assert_eq!(draw(&mut v, &t, now)[0], " you  prompt 0");
     }
 }
