@@ -263,3 +263,70 @@ fn sigterm_gives_the_terminal_back() {
     assert!(tail.contains("\x1b[?1000l"), "mouse reports off");
     assert!(tail.contains("seek: ended by SIGTERM"), "{tail:?}");
 }
+
+#[test]
+fn inline_think_tags_look_like_a_reasoning_field_and_the_log_is_written() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![Reply::text(
+        "<think>The user greets me; greet back.</think>Hello there.",
+    )]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("/agent casual");
+    tui.send(keys::ENTER);
+    tui.type_text("hi");
+    tui.send(keys::ENTER);
+    let screen = tui.wait_for_text("Hello there.");
+    assert!(screen.contains("▸ Thinking · 0 s · 6 words"), "{screen}");
+    assert!(
+        !screen.contains("<think>") && !screen.contains("greet back"),
+        "{screen}"
+    );
+    tui.send(keys::CTRL_T);
+    tui.wait_for_text("The user greets me; greet back.");
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+    let log = std::fs::read_to_string(sb.path("data/seek/seek.log")).expect("the log file");
+    assert!(
+        log.contains("INFO start: fake-coder:7b @ llama.cpp"),
+        "{log}"
+    );
+    assert!(log.contains("task 1 ended: Done"), "{log}");
+}
+
+#[test]
+fn the_screen_follows_resizes_and_the_wheel_scrolls() {
+    let sb = Sandbox::new();
+    let long: String = (1..=60)
+        .map(|i| format!("Line {i} of the answer.\n\n"))
+        .collect();
+    let server = FakeModel::start(vec![Reply::text(long)]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("/agent casual");
+    tui.send(keys::ENTER);
+    tui.type_text("talk");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("Line 60 of the answer.");
+
+    tui.resize(80, 24);
+    let screen = tui.wait_for("a redraw at 80x24", |s| {
+        let rows: Vec<&str> = s.lines().collect();
+        rows.len() == 24 && rows[23].contains("✓ done") && rows[21].starts_with(" › ")
+    });
+    assert!(screen.contains("Line 60 of the answer."), "{screen}");
+
+    for _ in 0..5 {
+        tui.send(keys::WHEEL_UP);
+    }
+    let screen = tui.wait_for_text("scrolled up · End follows");
+    assert!(!screen.contains("Line 60 of the answer."), "{screen}");
+    tui.send(keys::END);
+    tui.wait_for("following the end again", |s| {
+        s.contains("Line 60 of the answer.") && !s.contains("scrolled up")
+    });
+    tui.send(keys::PAGE_UP);
+    tui.wait_for_text("scrolled up · End follows");
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+}

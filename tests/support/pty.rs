@@ -181,6 +181,26 @@ impl Tui {
         (status.exit_code(), raw)
     }
 
+    /// Resizes the terminal (seek gets SIGWINCH). The parser takes the new size first, so
+    /// whatever seek draws after the signal lands on a screen of that size.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        {
+            let mut s = self.shared.0.lock().unwrap_or_else(|e| e.into_inner());
+            s.parser.screen_mut().set_size(
+                std::num::NonZero::new(rows).expect("rows > 0"),
+                std::num::NonZero::new(cols).expect("cols > 0"),
+            );
+        }
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.child.process_id()
     }
@@ -206,4 +226,7 @@ pub mod keys {
     pub const UP: &[u8] = b"\x1b[A";
     pub const PAGE_UP: &[u8] = b"\x1b[5~";
     pub const END: &[u8] = b"\x1b[F";
+    /// The mouse wheel, as SGR mouse reports at column 10, row 10.
+    pub const WHEEL_UP: &[u8] = b"\x1b[<64;10;10M";
+    pub const WHEEL_DOWN: &[u8] = b"\x1b[<65;10;10M";
 }
