@@ -6,6 +6,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod files;
 pub mod headless;
 pub mod llm;
 pub mod log;

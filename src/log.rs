@@ -2,34 +2,41 @@
 //! The terminal UI owns the screen, so nothing may be printed while it runs; this is where
 //! warnings and panics go.
 //!
-//! Owns the one open log file. Writing never fails loudly: a log that cannot be written is
-//! dropped, never a reason to stop.
+//! Owns where the log is. Lines are written by the background writer (`files`), so logging
+//! never waits on a disk; a log that cannot be written is dropped, never a reason to stop.
 
-use std::io::Write;
-use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-static LOG: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
+use crate::files::{FileWrite, in_background};
 
-/// Opens (appending) the log at `path`, creating its folder.
+static LOG: OnceLock<PathBuf> = OnceLock::new();
+
+/// Starts logging to `path`, checking now (before any screen is taken) that it can be written.
 pub fn open(path: &Path) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    FileWrite::Append {
+        path: path.to_owned(),
+        text: String::new(),
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    let _ = LOG.set(Mutex::new(file));
+    .perform()?;
+    let _ = LOG.set(path.to_owned());
     Ok(())
+}
+
+/// Whether `path` is the log (whose own failures are not logged).
+pub fn is_log(path: &Path) -> bool {
+    LOG.get().is_some_and(|log| log == path)
 }
 
 /// Appends one line with a UTC timestamp; a no-op before `open`.
 pub fn write(level: &str, message: &str) {
-    let Some(log) = LOG.get() else { return };
-    let Ok(mut file) = log.lock() else { return };
-    let _ = writeln!(file, "{} {level} {message}", timestamp(SystemTime::now()));
+    let Some(path) = LOG.get() else { return };
+    let text = format!("{} {level} {message}\n", timestamp(SystemTime::now()));
+    in_background(FileWrite::Append {
+        path: path.clone(),
+        text,
+    });
 }
 
 /// `2026-11-30T14:24:24.123Z`.

@@ -11,6 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use crate::agent::{Command, Event};
 use crate::config::AgentName;
+use crate::files::FileWrite;
 use crate::tui::composer::Composer;
 use crate::tui::history::History;
 use crate::tui::render::viewport::Viewport;
@@ -29,8 +30,8 @@ const WHEEL_ROWS: usize = 3;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Send(Command),
-    /// A line for the log file.
-    Log(String),
+    /// A file write (prompt history) for the background writer.
+    Write(FileWrite),
 }
 
 pub struct App {
@@ -285,14 +286,17 @@ impl App {
         }
         if text.trim_start().starts_with('/') && !text.trim().contains('\n') {
             self.composer.take();
-            let _ = self.history.push(&text);
-            return match slash::parse(&text) {
-                Ok(command) => self.slash(command, now),
-                Err(message) => {
-                    self.transcript.error(message);
-                    Vec::new()
-                }
-            };
+            let mut effects: Vec<Effect> = self
+                .history
+                .push(&text)
+                .map(Effect::Write)
+                .into_iter()
+                .collect();
+            match slash::parse(&text) {
+                Ok(command) => effects.extend(self.slash(command, now)),
+                Err(message) => self.transcript.error(message),
+            }
+            return effects;
         }
         if self.running() {
             // Keep what was typed: it goes when the task ends.
@@ -300,10 +304,12 @@ impl App {
             return Vec::new();
         }
         self.composer.take();
-        let mut effects = Vec::new();
-        if let Err(problem) = self.history.push(&text) {
-            effects.push(Effect::Log(problem));
-        }
+        let mut effects: Vec<Effect> = self
+            .history
+            .push(&text)
+            .map(Effect::Write)
+            .into_iter()
+            .collect();
         self.viewport.to_end();
         effects.push(Effect::Send(Command::Submit {
             prompt: text,

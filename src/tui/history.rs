@@ -1,11 +1,13 @@
 //! Prompt history: Up/Down recall, kept across runs in a file in seek's data dir (one JSON
 //! string per line, so multi-line prompts survive).
 //!
-//! Owns the list, the recall position and the file. A history file that cannot be read or
-//! written costs the history, never the session: errors are returned for the log.
+//! Owns the list and the recall position; it reads its file at start-up and says what to write
+//! to it, for the event loop to write off the UI thread. A history file that cannot be read or
+//! written costs the history, never the session.
 
-use std::io::Write;
 use std::path::PathBuf;
+
+use crate::files::FileWrite;
 
 /// Prompts kept.
 const LIMIT: usize = 1_000;
@@ -46,39 +48,26 @@ impl History {
         &self.entries
     }
 
-    /// Records a sent prompt (not a repeat of the last one) and ends any recall.
-    pub fn push(&mut self, prompt: &str) -> Result<(), String> {
+    /// Records a sent prompt (not a repeat of the last one), ends any recall, and returns the
+    /// write that keeps the file in step.
+    pub fn push(&mut self, prompt: &str) -> Option<FileWrite> {
         self.recall = None;
         if prompt.trim().is_empty() || self.entries.last().is_some_and(|l| l == prompt) {
-            return Ok(());
+            return None;
         }
         self.entries.push(prompt.to_owned());
-        let rewrite = self.entries.len() > LIMIT * 2;
-        if rewrite {
+        let line = |e: &str| format!("{}\n", serde_json::Value::from(e));
+        let path = self.file.clone()?;
+        // The file is appended to, and rewritten with the newest entries when it doubles.
+        if self.entries.len() > LIMIT * 2 {
             self.trim();
+            let text = self.entries.iter().map(|e| line(e)).collect();
+            return Some(FileWrite::Replace { path, text });
         }
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let result = (|| -> std::io::Result<()> {
-            if let Some(dir) = file.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            if rewrite {
-                let text: String = self
-                    .entries
-                    .iter()
-                    .map(|e| format!("{}\n", serde_json::Value::from(e.as_str())))
-                    .collect();
-                return std::fs::write(file, text);
-            }
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(file)?;
-            writeln!(f, "{}", serde_json::Value::from(prompt))
-        })();
-        result.map_err(|e| format!("history {}: {e}", file.display()))
+        Some(FileWrite::Append {
+            path,
+            text: line(prompt),
+        })
     }
 
     /// The previous prompt, given what the box holds now (kept as the draft on first recall).
@@ -125,9 +114,10 @@ mod tests {
         let file = dir.path().join("history");
         let (mut h, problem) = History::load(file.clone());
         assert!(problem.is_none());
-        h.push("one").unwrap();
-        h.push("two\nlines").unwrap();
-        h.push("two\nlines").unwrap();
+        for prompt in ["one", "two\nlines"] {
+            h.push(prompt).expect("a write").perform().unwrap();
+        }
+        assert_eq!(h.push("two\nlines"), None, "a repeat is not kept");
         assert_eq!(h.older("draft"), Some("two\nlines"));
         assert_eq!(h.older("ignored"), Some("one"));
         assert_eq!(h.older("ignored"), None);
@@ -139,12 +129,19 @@ mod tests {
     }
 
     #[test]
-    fn an_unwritable_history_is_an_error_not_a_crash() {
-        let dir = tempfile::tempdir().unwrap();
-        let blocker = dir.path().join("file");
-        std::fs::write(&blocker, "").unwrap();
-        let (mut h, _) = History::load(blocker.join("history"));
-        assert!(h.push("x").unwrap_err().contains("history"));
-        assert_eq!(h.entries(), ["x"], "kept for this session");
+    fn the_file_is_rewritten_with_the_newest_when_it_doubles() {
+        let (mut h, _) = History::load(PathBuf::from("/nonexistent/history"));
+        let mut last = None;
+        for i in 0..=LIMIT * 2 {
+            last = h.push(&format!("p{i}"));
+        }
+        assert_eq!(h.entries().len(), LIMIT);
+        match last {
+            Some(FileWrite::Replace { text, .. }) => {
+                assert_eq!(text.lines().count(), LIMIT);
+                assert!(text.ends_with(&format!("\"p{}\"\n", LIMIT * 2)));
+            }
+            other => panic!("expected a rewrite, got {other:?}"),
+        }
     }
 }

@@ -203,7 +203,7 @@ async fn event_loop(
                                 app.transcript.error("the agent stopped working (an internal error): restart seek; details in the log");
                             }
                         }
-                        Effect::Log(line) => crate::log::write("WARN", &line),
+                        Effect::Write(write) => crate::files::in_background(write),
                     }
                 }
                 dirty = true;

@@ -363,3 +363,19 @@ fn submitting_sends_the_prompt_to_the_chosen_agent() {
         })]
     );
 }
+
+#[test]
+fn tiny_terminals_draw_without_panicking() {
+    let mut s = Scene::new();
+    s.one_block(CODE)
+        .finish_block(record(false, "boom\n"))
+        .end(Outcome::GaveUp, Some("gave up"));
+    for c in "a long prompt that will not fit".chars() {
+        s.key(6_000, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    s.key(6_000, KeyCode::Tab, KeyModifiers::NONE);
+    for (w, h) in [(1, 1), (2, 3), (10, 5), (20, 7), (80, 2), (3, 40)] {
+        let screen = s.draw(w, h, 6_000);
+        assert_eq!(screen.lines().count(), usize::from(h), "{w}x{h}");
+    }
+}

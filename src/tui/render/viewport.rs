@@ -289,7 +289,11 @@ impl Viewport {
         let mut y = 0usize;
         for index in top_item..focused {
             let h = self.height(t, index, area.width, now);
-            y += if index == top_item { h - top_row } else { h };
+            y += if index == top_item {
+                h.saturating_sub(top_row)
+            } else {
+                h
+            };
         }
         if y < usize::from(area.height) {
             let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
