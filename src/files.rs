@@ -39,14 +39,26 @@ impl FileWrite {
     }
 }
 
-static WRITER: OnceLock<Mutex<Sender<FileWrite>>> = OnceLock::new();
+enum Job {
+    Write(FileWrite),
+    /// Answered once every earlier write is done.
+    Flush(Sender<()>),
+}
 
-/// Queues `write` for the writer thread (started on first use).
-pub fn in_background(write: FileWrite) {
+static WRITER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+
+fn send(job: Job) {
     let writer = WRITER.get_or_init(|| {
-        let (tx, rx) = channel::<FileWrite>();
+        let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
-            for write in rx {
+            for job in rx {
+                let write = match job {
+                    Job::Write(write) => write,
+                    Job::Flush(done) => {
+                        let _ = done.send(());
+                        continue;
+                    }
+                };
                 if let Err(e) = write.perform()
                     && !crate::log::is_log(write.path())
                 {
@@ -60,8 +72,20 @@ pub fn in_background(write: FileWrite) {
         Mutex::new(tx)
     });
     if let Ok(tx) = writer.lock() {
-        let _ = tx.send(write);
+        let _ = tx.send(job);
     }
+}
+
+/// Queues `write` for the writer thread (started on first use).
+pub fn in_background(write: FileWrite) {
+    send(Job::Write(write));
+}
+
+/// Waits (at most `bound`) until every queued write is done: before the process exits.
+pub fn flush(bound: std::time::Duration) {
+    let (done, finished) = channel();
+    send(Job::Flush(done));
+    let _ = finished.recv_timeout(bound);
 }
 
 #[cfg(test)]

@@ -330,3 +330,26 @@ fn the_screen_follows_resizes_and_the_wheel_scrolls() {
     tui.send(keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
 }
+
+#[test]
+fn quitting_during_a_running_block_kills_it_and_prints_it_stopped() {
+    let sb = Sandbox::new();
+    let marker = "765123";
+    let server = FakeModel::start(vec![Reply::text(format!(
+        "Waiting.\n{}\n",
+        fence("bash", &format!("echo started; sleep {marker}"))
+    ))]);
+    let mut tui = start(&sb, &server);
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("wait");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("│ started");
+    // Quitting while the block runs: the agent shuts down, killing it, and its last events
+    // still reach the printed transcript.
+    tui.send(keys::CTRL_D);
+    let (code, written) = tui.wait_exit();
+    assert_eq!(code, 0);
+    let printed = written.rsplit("\x1b[?1049l").next().unwrap_or_default();
+    assert!(printed.contains("✗ bash · stopped by you"), "{printed:?}");
+    assert!(procs::processes_with(marker, false).is_empty());
+}

@@ -109,6 +109,10 @@ pub async fn run(
     let _ = handle.commands.send(Command::Shutdown);
     // Shutting down stops a running task and kills its processes; bounded in case of a bug.
     let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
+    // What the stopped task reported last belongs in the printed transcript.
+    while let Ok(event) = handle.events.try_recv() {
+        app.agent_event(&event, Instant::now());
+    }
     let width = screen.size().map(|s| s.width).unwrap_or(80);
     drop(guard);
 
@@ -116,7 +120,7 @@ pub async fn run(
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(screen::plain_transcript(&app, width, Instant::now()).as_bytes());
     let _ = out.flush();
-    Ok(match ending {
+    let exit = match ending {
         Ending::Quit => Exit::Success,
         Ending::Signal(name) => {
             crate::log::write("INFO", &format!("ended by {name}"));
@@ -128,7 +132,10 @@ pub async fn run(
             eprintln!("seek: the terminal's input ended ({why})");
             Exit::TaskFailed
         }
-    })
+    };
+    // The history and the log are written off the UI thread; let them land before exiting.
+    crate::files::flush(Duration::from_secs(2));
+    Ok(exit)
 }
 
 /// Reads terminal input on a thread of its own (crossterm's reader blocks).
