@@ -285,13 +285,7 @@ impl App {
             return Vec::new();
         }
         if text.trim_start().starts_with('/') && !text.trim().contains('\n') {
-            self.composer.take();
-            let mut effects: Vec<Effect> = self
-                .history
-                .push(&text)
-                .map(Effect::Write)
-                .into_iter()
-                .collect();
+            let mut effects = self.take_into_history();
             match slash::parse(&text) {
                 Ok(command) => effects.extend(self.slash(command, now)),
                 Err(message) => self.transcript.error(message),
@@ -303,19 +297,23 @@ impl App {
             self.say("a task is running: Esc stops it", now);
             return Vec::new();
         }
-        self.composer.take();
-        let mut effects: Vec<Effect> = self
-            .history
-            .push(&text)
-            .map(Effect::Write)
-            .into_iter()
-            .collect();
+        let mut effects = self.take_into_history();
         self.viewport.to_end();
         effects.push(Effect::Send(Command::Submit {
             prompt: text,
             agent: Some(self.agent),
         }));
         effects
+    }
+
+    /// Empties the input box into the history; the effects write the history file.
+    fn take_into_history(&mut self) -> Vec<Effect> {
+        let text = self.composer.take();
+        self.history
+            .push(&text)
+            .map(Effect::Write)
+            .into_iter()
+            .collect()
     }
 
     fn slash(&mut self, command: Slash, now: Instant) -> Vec<Effect> {
