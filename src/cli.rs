@@ -73,6 +73,14 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
+    /// Continue the most recently active session.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+
+    /// Continue session ID (or the one session whose id starts with it).
+    #[arg(short = 'r', long = "resume", value_name = "ID")]
+    pub resume: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -83,9 +91,27 @@ pub enum Command {
     Config,
     /// List the models the configured server offers.
     Models,
+    /// List saved sessions, the most recently active first.
+    Sessions,
+}
+
+/// Which saved session to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    Latest,
+    Id(String),
 }
 
 impl Cli {
+    /// The session to continue, if `-c` or `-r` asked for one.
+    pub fn resume(&self) -> Option<Resume> {
+        match (&self.resume, self.continue_latest) {
+            (Some(id), _) => Some(Resume::Id(id.clone())),
+            (None, true) => Some(Resume::Latest),
+            (None, false) => None,
+        }
+    }
+
     /// The settings given as flags.
     pub fn overrides(&self) -> Overrides {
         Overrides {

@@ -11,21 +11,70 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::agent::{self, BlockRecord, Command, Event, Outcome, Status};
-use crate::cli::Exit;
+use crate::cli::{Exit, Resume};
 use crate::config::Config;
 use crate::llm::ChatModel;
 use crate::protocol::expand_placeholders;
+use crate::session::Sessions;
 
-/// Runs `prompt` to the end and returns the exit code.
+/// What a headless run is given besides the configuration and the model.
+pub struct Task {
+    pub prompt: String,
+    pub json: bool,
+    /// Where sessions are kept (`None`: nothing is saved).
+    pub sessions: Option<Sessions>,
+    pub resume: Option<Resume>,
+}
+
+/// Runs the task to the end and returns the exit code.
 pub async fn run(
     config: Arc<Config>,
     model: Arc<dyn ChatModel>,
-    prompt: String,
-    json: bool,
+    task: Task,
 ) -> std::io::Result<Exit> {
+    let Task {
+        prompt,
+        json,
+        sessions,
+        resume,
+    } = task;
     // Listen for Ctrl+C before the task starts, so an early interrupt is never lost.
     let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let mut handle = agent::spawn(Arc::clone(&config), model);
+    let mut handle = agent::spawn_with(Arc::clone(&config), model, sessions);
+    if let Some(resume) = resume {
+        let id = match resume {
+            Resume::Latest => None,
+            Resume::Id(id) => Some(id),
+        };
+        let _ = handle.commands.send(Command::Resume { id });
+        loop {
+            match handle.events.recv().await {
+                Some(Event::Resumed {
+                    id,
+                    turns,
+                    warnings,
+                    ..
+                }) => {
+                    for warning in &warnings {
+                        eprintln!("seek: warning: {warning}");
+                    }
+                    if json {
+                        let line = json!({"type": "resumed", "id": id, "turns": turns, "warnings": warnings});
+                        println!("{line}");
+                    } else {
+                        eprintln!("seek: continuing session {id} ({turns} tasks)");
+                    }
+                    break;
+                }
+                Some(Event::Error { message }) => {
+                    eprintln!("seek: {message}");
+                    return Ok(Exit::Usage);
+                }
+                Some(_) => {}
+                None => return Ok(Exit::TaskFailed),
+            }
+        }
+    }
     let _ = handle.commands.send(Command::Submit {
         prompt,
         agent: None,
@@ -193,6 +242,13 @@ fn progress(err: &mut impl Write, event: &Event) {
         Event::BlockStarted { tool, index, .. } => {
             writeln!(err, "seek: running {tool} block {index}…")
         }
+        Event::SessionStarted { id, .. } => writeln!(err, "seek: session {id}"),
+        Event::ContextTrimmed {
+            shortened, dropped, ..
+        } => writeln!(
+            err,
+            "seek: context trimmed to fit the model's window ({shortened} outputs shortened, {dropped} older messages left out)"
+        ),
         Event::BlockFinished { record } if record.skipped => writeln!(
             err,
             "  - {} block {}: not run",

@@ -11,6 +11,7 @@ pub mod headless;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod session;
 pub mod tools;
 pub mod tui;
 

@@ -54,8 +54,14 @@ fn timestamp(now: SystemTime) -> String {
     )
 }
 
+/// `2026-11-30 14:24` (UTC) for a time in milliseconds since the epoch.
+pub fn utc_minutes(ms: u64) -> String {
+    let stamp = timestamp(UNIX_EPOCH + std::time::Duration::from_millis(ms));
+    stamp.get(..16).unwrap_or(&stamp).replace('T', " ")
+}
+
 /// Days since 1970-01-01 to a calendar date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

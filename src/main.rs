@@ -6,9 +6,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use seek::cli::{Cli, Command, Exit};
+use seek::cli::{Cli, Command, Exit, Resume};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
 use seek::llm::{self, ChatModel, LlmError};
+use seek::session::{self, Sessions};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -43,12 +44,13 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Success)
         }
         Some(Command::Models) => list_models(&config, &env),
+        Some(Command::Sessions) => list_sessions(&config),
         None => {
             if let Err(err) = config.ensure_work_dir() {
                 return Ok(config_error(&err));
             }
             if let Some(prompt) = &cli.print {
-                return headless(config, &env, prompt.clone(), cli.json);
+                return headless(config, &env, prompt.clone(), cli);
             }
             if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
                 eprintln!(
@@ -56,12 +58,12 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 );
                 return Ok(Exit::Usage);
             }
-            interactive(config, &env)
+            interactive(config, &env, cli.resume())
         }
     }
 }
 
-fn headless(config: Config, env: &Env, prompt: String, json: bool) -> anyhow::Result<Exit> {
+fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
     if prompt.trim().is_empty() {
         eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);
@@ -88,16 +90,22 @@ fn headless(config: Config, env: &Env, prompt: String, json: bool) -> anyhow::Re
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let sessions = Sessions::for_config(&config, env, &model.describe());
+    let task = seek::headless::Task {
+        prompt,
+        json: cli.json,
+        sessions: Some(sessions),
+        resume: cli.resume(),
+    };
     let exit = runtime.block_on(seek::headless::run(
         std::sync::Arc::new(config),
         std::sync::Arc::new(model),
-        prompt,
-        json,
+        task,
     ))?;
     Ok(exit)
 }
 
-fn interactive(config: Config, env: &Env) -> anyhow::Result<Exit> {
+fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Result<Exit> {
     // No model yet is fine here: the UI says so and `/model NAME` sets one.
     let model = match llm::connect(&config, env) {
         Ok(model) => model,
@@ -108,6 +116,8 @@ fn interactive(config: Config, env: &Env) -> anyhow::Result<Exit> {
     };
     let options = seek::tui::Options {
         no_color: env.get("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        sessions: Some(Sessions::for_config(&config, env, &model.describe())),
+        resume,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -120,6 +130,30 @@ fn interactive(config: Config, env: &Env) -> anyhow::Result<Exit> {
     // The input thread may still be blocked reading the terminal; do not wait for it.
     runtime.shutdown_background();
     Ok(exit)
+}
+
+fn list_sessions(config: &Config) -> anyhow::Result<Exit> {
+    let sessions = match session::list(&config.data_dir) {
+        Ok(sessions) => sessions,
+        Err(err) => {
+            eprintln!("seek: {err}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if sessions.is_empty() {
+        writeln!(
+            out,
+            "no sessions yet in {}",
+            session::dir(&config.data_dir).display()
+        )?;
+        return Ok(Exit::Success);
+    }
+    writeln!(out, "{}", session::Summary::TITLES)?;
+    for s in sessions {
+        writeln!(out, "{}", s.line())?;
+    }
+    Ok(Exit::Success)
 }
 
 fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {

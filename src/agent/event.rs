@@ -24,6 +24,13 @@ pub enum Command {
     SetModel { model: String },
     /// Forget the conversation (`/clear`); the system prompt stays.
     Clear,
+    /// Continue a saved session: its memory from now on, its transcript in a `Resumed` event.
+    /// `None` is the most recently active one.
+    Resume { id: Option<String> },
+    /// Start a new session (`/new`): an empty conversation and a new session file.
+    NewSession,
+    /// List the saved sessions (answered with `SessionList`).
+    ListSessions,
     /// Stop whatever runs and end the agent task.
     Shutdown,
 }
@@ -146,8 +153,37 @@ pub enum Event {
     ModelChanged {
         description: String,
     },
-    /// The conversation was forgotten (`Clear`).
+    /// The conversation was forgotten (`Clear`, `NewSession`).
     Cleared,
+    /// The saved sessions, the most recently active first, one line each.
+    SessionList {
+        lines: Vec<String>,
+    },
+    /// A session file was started for this conversation.
+    SessionStarted {
+        id: String,
+        path: String,
+    },
+    /// A saved session was resumed. `replay` holds its transcript's events with their times (ms
+    /// since the epoch), for front ends to show; it is not serialised.
+    Resumed {
+        id: String,
+        turns: usize,
+        warnings: Vec<String>,
+        #[serde(skip)]
+        replay: Vec<(u64, Event)>,
+    },
+    /// Older parts of the conversation were shortened or left out of a request so that it fits
+    /// the model's context window.
+    ContextTrimmed {
+        /// Older execution outputs cut to their head and tail.
+        shortened: usize,
+        /// Oldest messages left out.
+        dropped: usize,
+        /// Estimated tokens of the request after trimming, and what the window allows.
+        tokens: u64,
+        budget: u64,
+    },
     TurnFinished {
         turn: u64,
         outcome: Outcome,

@@ -3,7 +3,11 @@
 //!
 //! It must not decide what happens after the round (the policy does).
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
+
+use crate::session::{SessionFile, worth_keeping};
 
 use super::event::{BlockRecord, Event, Status};
 use crate::protocol::{self, Block, Parsed};
@@ -14,14 +18,29 @@ use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 /// gigabytes and the consumer is slow.
 const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
 
-/// Where events go.
+/// Where events go: the front end, and the session file for those worth keeping.
 #[derive(Debug, Clone)]
-pub struct EventSink(pub mpsc::UnboundedSender<Event>);
+pub struct EventSink {
+    pub front: mpsc::UnboundedSender<Event>,
+    pub session: Option<Arc<SessionFile>>,
+}
 
 impl EventSink {
+    pub fn new(front: mpsc::UnboundedSender<Event>) -> Self {
+        Self {
+            front,
+            session: None,
+        }
+    }
+
     pub fn emit(&self, event: Event) {
+        if let Some(session) = &self.session
+            && worth_keeping(&event)
+        {
+            session.record_event(&event);
+        }
         // A front end that went away cannot be told anything; the turn still ends cleanly.
-        let _ = self.0.send(event);
+        let _ = self.front.send(event);
     }
 }
 

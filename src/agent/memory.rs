@@ -1,22 +1,53 @@
 //! The conversation the model sees: a system prompt and the exchanges since.
 //!
-//! Owns the message list and turn boundaries (so a retry can drop the last turn). It must not
-//! hold reasoning: `<think>` text never goes back to the model.
+//! Owns the message list and task boundaries (so a retry can drop the last task and the context
+//! budget can drop the oldest), and journals every change to the session file when it has one.
+//! It must not hold reasoning: `<think>` text never goes back to the model.
+
+use std::sync::Arc;
 
 use crate::llm::{Message, Role};
+use crate::session::{MemoryOp, SessionFile};
 
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
     messages: Vec<Message>,
-    /// Index of the first message of the last turn.
-    last_turn_start: Option<usize>,
+    /// Index of the first message (the prompt) of each task.
+    turn_starts: Vec<usize>,
+    /// The last task can be retried (once).
+    retryable: bool,
+    journal: Option<Arc<SessionFile>>,
 }
 
 impl Memory {
     pub fn new(system_prompt: impl Into<String>) -> Self {
         Self {
             messages: vec![Message::new(Role::System, system_prompt)],
-            last_turn_start: None,
+            ..Self::default()
+        }
+    }
+
+    /// A memory continued from a session: `messages` follow the system prompt and
+    /// `turn_starts` index into them.
+    pub fn restore(system_prompt: String, messages: Vec<Message>, turn_starts: Vec<usize>) -> Self {
+        let mut memory = Self::new(system_prompt);
+        memory.messages.extend(messages);
+        memory.turn_starts = turn_starts
+            .into_iter()
+            .map(|i| i + 1)
+            .filter(|&i| i < memory.messages.len())
+            .collect();
+        memory
+    }
+
+    /// Journals every change from now on to `session`.
+    pub fn journal_to(&mut self, session: Arc<SessionFile>) {
+        self.journal = Some(session);
+    }
+
+    fn record(&self, op: MemoryOp) {
+        if let Some(journal) = &self.journal {
+            journal.record_memory(op);
         }
     }
 
@@ -25,30 +56,62 @@ impl Memory {
         let message = Message::new(Role::System, prompt);
         match self.messages.first_mut() {
             Some(first) if first.role == Role::System => *first = message,
-            _ => self.messages.insert(0, message),
+            _ => {
+                self.messages.insert(0, message);
+                for start in &mut self.turn_starts {
+                    *start += 1;
+                }
+            }
         }
     }
 
-    /// Starts a turn with the user's prompt.
+    /// Starts a task with the user's prompt.
     pub fn begin_turn(&mut self, prompt: impl Into<String>) {
-        self.last_turn_start = Some(self.messages.len());
-        self.push(Role::User, prompt);
+        let prompt = prompt.into();
+        self.record(MemoryOp::BeginTurn {
+            content: prompt.clone(),
+        });
+        self.turn_starts.push(self.messages.len());
+        self.retryable = true;
+        self.messages.push(Message::new(Role::User, prompt));
     }
 
     pub fn push(&mut self, role: Role, content: impl Into<String>) {
+        let content = content.into();
+        self.record(MemoryOp::Push {
+            role,
+            content: content.clone(),
+        });
         self.messages.push(Message::new(role, content));
     }
 
-    /// Drops everything the last turn added, including its prompt. Returns the prompt.
+    /// Drops everything the last task added, including its prompt. Returns the prompt.
     pub fn forget_last_turn(&mut self) -> Option<String> {
-        let start = self.last_turn_start.take()?;
+        if !std::mem::take(&mut self.retryable) {
+            return None;
+        }
+        let start = self.turn_starts.pop()?;
+        self.record(MemoryOp::ForgetLastTurn);
         let prompt = self.messages.get(start).map(|m| m.content.clone());
         self.messages.truncate(start);
         prompt
     }
 
+    /// Forgets the conversation, keeping the system prompt.
+    pub fn clear(&mut self) {
+        self.record(MemoryOp::Clear);
+        self.messages.truncate(1);
+        self.turn_starts.clear();
+        self.retryable = false;
+    }
+
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// Where each task starts in `messages`.
+    pub fn turn_starts(&self) -> &[usize] {
+        &self.turn_starts
     }
 }
 
@@ -76,5 +139,21 @@ mod tests {
             None,
             "only one turn can be retried"
         );
+        assert_eq!(memory.turn_starts(), [1]);
+    }
+
+    #[test]
+    fn restore_puts_tasks_after_the_system_prompt() {
+        let m = Memory::restore(
+            "sys".into(),
+            vec![
+                Message::new(Role::User, "p1"),
+                Message::new(Role::Assistant, "a1"),
+                Message::new(Role::User, "p2"),
+            ],
+            vec![0, 2],
+        );
+        assert_eq!(m.turn_starts(), [1, 3]);
+        assert_eq!(m.messages()[0].content, "sys");
     }
 }

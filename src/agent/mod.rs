@@ -26,6 +26,7 @@ pub use turn::{TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
 use crate::llm::ChatModel;
+use crate::session::{self, Sessions};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -34,16 +35,25 @@ pub struct AgentHandle {
     pub task: JoinHandle<()>,
 }
 
-/// Starts the agent runtime on the current tokio runtime.
+/// Starts the agent runtime on the current tokio runtime, keeping no session file.
 pub fn spawn(config: Arc<Config>, model: Arc<dyn ChatModel>) -> AgentHandle {
+    spawn_with(config, model, None)
+}
+
+/// Starts the agent runtime; with `sessions`, every conversation is saved as it happens.
+pub fn spawn_with(
+    config: Arc<Config>,
+    model: Arc<dyn ChatModel>,
+    sessions: Option<Sessions>,
+) -> AgentHandle {
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let ctx = TurnContext {
         config,
         model,
-        events: EventSink(event_tx),
+        events: EventSink::new(event_tx),
     };
-    let task = tokio::spawn(run(ctx, command_rx));
+    let task = tokio::spawn(run(ctx, sessions, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
@@ -56,106 +66,275 @@ struct Running {
     cancel: CancellationToken,
 }
 
-async fn run(mut ctx: TurnContext, mut commands: mpsc::UnboundedReceiver<Command>) {
-    let mut agent = ctx.config.agent.value;
-    let mut memory = Some(new_memory(&ctx.config, agent));
-    let mut running: Option<Running> = None;
-    let mut turn = 0u64;
-    let mut last_prompt: Option<(String, AgentName)> = None;
+/// The runtime's state between tasks.
+struct Runtime {
+    ctx: TurnContext,
+    sessions: Option<Sessions>,
+    agent: AgentName,
+    memory: Option<Memory>,
+    running: Option<Running>,
+    turn: u64,
+    last_prompt: Option<(String, AgentName)>,
+}
+
+async fn run(
+    ctx: TurnContext,
+    sessions: Option<Sessions>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let agent = ctx.config.agent.value;
+    let mut rt = Runtime {
+        memory: Some(new_memory(&ctx.config, agent)),
+        ctx,
+        sessions,
+        agent,
+        running: None,
+        turn: 0,
+        last_prompt: None,
+    };
     loop {
         tokio::select! {
             command = commands.recv() => {
-                match command {
-                    None | Some(Command::Shutdown) => {
-                        if let Some(r) = running.take() {
-                            r.cancel.cancel();
-                            let _ = r.task.await;
-                        }
-                        return;
+                let Some(command) = command else {
+                    rt.shutdown().await;
+                    return;
+                };
+                if command == Command::Shutdown {
+                    rt.shutdown().await;
+                    return;
+                }
+                rt.command(command).await;
+            }
+            finished = async { rt.running.as_mut().map(|r| &mut r.task).expect("guarded by the select condition").await }, if rt.running.is_some() => {
+                rt.running = None;
+                rt.finished(finished);
+            }
+        }
+    }
+}
+
+impl Runtime {
+    fn error(&self, message: impl Into<String>) {
+        self.ctx.events.emit(Event::Error {
+            message: message.into(),
+        });
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.cancel.cancel();
+            // The stopped task's last events still reach the front end and the session file.
+            if let Ok((_, event)) = r.task.await {
+                self.ctx.events.emit(event);
+            }
+        }
+        self.sync_session();
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Shutdown => {}
+            Command::Stop => {
+                if let Some(r) = &self.running {
+                    r.cancel.cancel();
+                }
+            }
+            Command::Submit { prompt, agent } => {
+                if self.running.is_some() {
+                    self.error("a task is running: stop it first (Esc)");
+                    return;
+                }
+                let chosen = agent.unwrap_or(self.agent);
+                self.ensure_session(chosen);
+                let Some(mut mem) = self.memory.take() else {
+                    return;
+                };
+                if chosen != self.agent {
+                    self.agent = chosen;
+                    mem.set_system_prompt(prompt_for(&self.ctx.config, chosen));
+                }
+                self.turn += 1;
+                self.last_prompt = Some((prompt.clone(), chosen));
+                self.running = Some(start(&self.ctx, mem, self.turn, prompt, chosen));
+            }
+            Command::Retry => {
+                if self.running.is_some() {
+                    self.error("a task is running: stop it before retrying");
+                    return;
+                }
+                let Some(mut mem) = self.memory.take() else {
+                    return;
+                };
+                match (mem.forget_last_turn(), self.last_prompt.clone()) {
+                    (Some(_), Some((prompt, prompt_agent))) => {
+                        self.turn += 1;
+                        self.running = Some(start(&self.ctx, mem, self.turn, prompt, prompt_agent));
                     }
-                    Some(Command::Stop) => {
-                        if let Some(r) = &running {
-                            r.cancel.cancel();
-                        }
-                    }
-                    Some(Command::Submit { prompt, agent: requested }) => {
-                        if running.is_some() {
-                            ctx.events.emit(Event::Error { message: "a task is running: stop it first (Esc)".into() });
-                            continue;
-                        }
-                        let chosen = requested.unwrap_or(agent);
-                        let Some(mut mem) = memory.take() else { continue };
-                        if chosen != agent {
-                            agent = chosen;
-                            mem.set_system_prompt(prompt_for(&ctx.config, agent));
-                        }
-                        turn += 1;
-                        last_prompt = Some((prompt.clone(), agent));
-                        running = Some(start(&ctx, mem, turn, prompt, agent));
-                    }
-                    Some(Command::SetModel { model }) => {
-                        let model = model.trim();
-                        if model.is_empty() {
-                            ctx.events.emit(Event::Error { message: "which model? /model NAME (seek models lists them)".into() });
-                            continue;
-                        }
-                        // A running task keeps the model it started with; the next one uses this.
-                        ctx.model = ctx.model.with_model(model);
-                        ctx.events.emit(Event::ModelChanged { description: ctx.model.describe() });
-                    }
-                    Some(Command::Clear) => {
-                        if running.is_some() {
-                            ctx.events.emit(Event::Error { message: "a task is running: stop it before clearing (Esc)".into() });
-                            continue;
-                        }
-                        memory = Some(new_memory(&ctx.config, agent));
-                        last_prompt = None;
-                        ctx.events.emit(Event::Cleared);
-                    }
-                    Some(Command::Retry) => {
-                        if running.is_some() {
-                            ctx.events.emit(Event::Error { message: "a task is running: stop it before retrying".into() });
-                            continue;
-                        }
-                        let Some(mut mem) = memory.take() else { continue };
-                        match (mem.forget_last_turn(), &last_prompt) {
-                            (Some(_), Some((prompt, prompt_agent))) => {
-                                turn += 1;
-                                running = Some(start(&ctx, mem, turn, prompt.clone(), *prompt_agent));
-                            }
-                            _ => {
-                                memory = Some(mem);
-                                ctx.events.emit(Event::Error { message: "there is no task to retry".into() });
-                            }
-                        }
+                    _ => {
+                        self.memory = Some(mem);
+                        self.error("there is no task to retry");
                     }
                 }
             }
-            finished = async { running.as_mut().map(|r| &mut r.task).expect("guarded by the select condition").await }, if running.is_some() => {
-                running = None;
-                let event = match finished {
-                    Ok((mem, event)) => {
-                        memory = Some(mem);
-                        event
-                    }
-                    // The turn panicked (a bug): say so and keep going with a fresh memory.
-                    Err(error) => {
-                        memory = Some(new_memory(&ctx.config, agent));
-                        let message = format!("internal error, the task was abandoned: {error}");
-                        ctx.events.emit(Event::Error { message: message.clone() });
-                        Event::TurnFinished {
-                            turn,
-                            outcome: Outcome::GaveUp,
-                            answer: String::new(),
-                            reasoning: None,
-                            agent,
-                            rounds: 0,
-                            blocks: Vec::new(),
-                            message: Some(message),
-                        }
-                    }
+            Command::SetModel { model } => {
+                let model = model.trim();
+                if model.is_empty() {
+                    self.error("which model? /model NAME (seek models lists them)");
+                    return;
+                }
+                // A running task keeps the model it started with; the next one uses this.
+                self.ctx.model = self.ctx.model.with_model(model);
+                self.ctx.events.emit(Event::ModelChanged {
+                    description: self.ctx.model.describe(),
+                });
+            }
+            Command::Clear => {
+                if self.running.is_some() {
+                    self.error("a task is running: stop it before clearing (Esc)");
+                    return;
+                }
+                if let Some(mem) = &mut self.memory {
+                    mem.clear();
+                }
+                self.last_prompt = None;
+                self.ctx.events.emit(Event::Cleared);
+            }
+            Command::NewSession => {
+                if self.running.is_some() {
+                    self.error("a task is running: stop it before starting a new session (Esc)");
+                    return;
+                }
+                self.sync_session();
+                self.ctx.events.session = None;
+                self.memory = Some(new_memory(&self.ctx.config, self.agent));
+                self.last_prompt = None;
+                self.turn = 0;
+                self.ctx.events.emit(Event::Cleared);
+            }
+            Command::Resume { id } => self.resume(id).await,
+            Command::ListSessions => {
+                let Some(sessions) = self.sessions.clone() else {
+                    self.error("sessions are not kept in this mode");
+                    return;
                 };
-                ctx.events.emit(event);
+                let listed =
+                    tokio::task::spawn_blocking(move || session::list(&sessions.data_dir)).await;
+                match listed {
+                    Ok(Ok(list)) => {
+                        let mut lines = vec![session::Summary::TITLES.to_owned()];
+                        lines.extend(list.iter().take(20).map(session::Summary::line));
+                        if list.is_empty() {
+                            lines = vec!["no saved sessions yet".to_owned()];
+                        }
+                        self.ctx.events.emit(Event::SessionList { lines });
+                    }
+                    Ok(Err(e)) => self.error(e.to_string()),
+                    Err(e) => self.error(format!("listing sessions failed: {e}")),
+                }
+            }
+        }
+    }
+
+    /// Opens a session file for the conversation if it has none yet (at its first task, so
+    /// opening seek and leaving leaves no empty session behind).
+    fn ensure_session(&mut self, agent: AgentName) {
+        if self.ctx.events.session.is_some() {
+            return;
+        }
+        let Some(sessions) = &self.sessions else {
+            return;
+        };
+        match sessions.create(agent) {
+            Ok(file) => {
+                let file = Arc::new(file);
+                if let Some(mem) = &mut self.memory {
+                    mem.journal_to(Arc::clone(&file));
+                }
+                let (id, path) = (file.id().to_owned(), file.path().display().to_string());
+                self.ctx.events.session = Some(file);
+                self.ctx.events.emit(Event::SessionStarted { id, path });
+            }
+            Err(e) => self.error(format!("{e}: this session is not being saved")),
+        }
+    }
+
+    async fn resume(&mut self, id: Option<String>) {
+        if self.running.is_some() {
+            self.error("a task is running: stop it before resuming another session (Esc)");
+            return;
+        }
+        let Some(sessions) = self.sessions.clone() else {
+            self.error("sessions are not kept in this mode");
+            return;
+        };
+        let opened = tokio::task::spawn_blocking(move || {
+            let id = match id {
+                Some(id) => id,
+                None => session::latest(&sessions.data_dir)?.id,
+            };
+            sessions.reopen(&id)
+        })
+        .await;
+        let (loaded, file) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => return self.error(e.to_string()),
+            Err(e) => return self.error(format!("resuming failed: {e}")),
+        };
+        self.sync_session();
+        let file = Arc::new(file);
+        self.agent = loaded.agent;
+        let mut memory = loaded.memory(prompt_for(&self.ctx.config, self.agent));
+        memory.journal_to(Arc::clone(&file));
+        self.memory = Some(memory);
+        self.ctx.events.session = Some(file);
+        self.turn = loaded.last_turn;
+        self.last_prompt = None;
+        self.ctx.events.emit(Event::Resumed {
+            id: loaded.id.clone(),
+            turns: loaded.turns(),
+            warnings: loaded.warnings.clone(),
+            replay: loaded.events,
+        });
+    }
+
+    fn finished(&mut self, finished: Result<(Memory, Event), tokio::task::JoinError>) {
+        let event = match finished {
+            Ok((mem, event)) => {
+                self.memory = Some(mem);
+                event
+            }
+            // The turn panicked (a bug): say so and keep going with a fresh memory.
+            Err(error) => {
+                let mut memory = new_memory(&self.ctx.config, self.agent);
+                if let Some(file) = &self.ctx.events.session {
+                    memory.journal_to(Arc::clone(file));
+                    file.record_memory(session::MemoryOp::Clear);
+                }
+                self.memory = Some(memory);
+                let message = format!("internal error, the task was abandoned: {error}");
+                self.error(message.clone());
+                Event::TurnFinished {
+                    turn: self.turn,
+                    outcome: Outcome::GaveUp,
+                    answer: String::new(),
+                    reasoning: None,
+                    agent: self.agent,
+                    rounds: 0,
+                    blocks: Vec::new(),
+                    message: Some(message),
+                }
+            }
+        };
+        self.ctx.events.emit(event);
+        self.sync_session();
+    }
+
+    /// fsync at each task's end; a session that cannot be written is reported once.
+    fn sync_session(&self) {
+        if let Some(file) = &self.ctx.events.session {
+            file.sync();
+            if let Some(failure) = file.take_failure() {
+                self.error(failure);
             }
         }
     }

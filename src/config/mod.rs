@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 pub use model::ModelSettings;
 pub use providers::{Preset, Wire};
-pub use show::render;
+pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
 
 /// Where a setting's value came from.
@@ -168,6 +168,24 @@ impl Env {
     }
 
     /// A variable's value; an empty value counts as unset.
+    /// Values of variables that hold credentials: names ending in `_API_KEY`, `_TOKEN` or
+    /// `_SECRET`, names containing `PASSWORD`, and `extra` (the configured `api_key_env`).
+    pub fn secret_values(&self, extra: Option<&str>) -> Vec<String> {
+        self.vars
+            .iter()
+            .filter(|(name, _)| {
+                let upper = name.to_ascii_uppercase();
+                upper.ends_with("_API_KEY")
+                    || upper.ends_with("_TOKEN")
+                    || upper.ends_with("_SECRET")
+                    || upper.contains("PASSWORD")
+                    || Some(name.as_str()) == extra
+            })
+            .map(|(_, value)| value.clone())
+            .filter(|value| !value.is_empty())
+            .collect()
+    }
+
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)

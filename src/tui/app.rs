@@ -100,6 +100,13 @@ impl App {
                 self.focus = None;
                 self.viewport = Viewport::default();
             }
+            Event::Resumed {
+                id,
+                turns,
+                warnings,
+                replay,
+            } => self.replay(id, *turns, warnings, replay, now),
+            Event::SessionList { lines } => self.transcript.notice(lines.join("\n")),
             _ => {}
         }
         // Items can move when a streamed answer is replaced; a focus that no longer points at
@@ -113,6 +120,32 @@ impl App {
         {
             self.focus = None;
         }
+    }
+
+    /// Shows a resumed session: its transcript replaces the screen's, with its own times.
+    fn replay(
+        &mut self,
+        id: &str,
+        turns: usize,
+        warnings: &[String],
+        replay: &[(u64, Event)],
+        now: Instant,
+    ) {
+        let now_ms = crate::session::now_ms();
+        self.transcript.archive();
+        self.viewport = Viewport::default();
+        self.focus = None;
+        for (at_ms, event) in replay {
+            let ago = Duration::from_millis(now_ms.saturating_sub(*at_ms));
+            let at = now.checked_sub(ago).unwrap_or(now);
+            self.transcript.apply(event, at);
+        }
+        for warning in warnings {
+            self.transcript.error(format!("warning: {warning}"));
+        }
+        self.transcript.notice(format!(
+            "continuing session {id} ({turns} tasks): the model remembers them"
+        ));
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -337,6 +370,9 @@ impl App {
             Slash::Retry => return self.retry(now),
             Slash::Stop => return self.stop(now),
             Slash::Clear => return vec![Effect::Send(Command::Clear)],
+            Slash::New => return vec![Effect::Send(Command::NewSession)],
+            Slash::Resume(None) => return vec![Effect::Send(Command::ListSessions)],
+            Slash::Resume(Some(id)) => return vec![Effect::Send(Command::Resume { id: Some(id) })],
             Slash::Quit => self.quit = true,
         }
         Vec::new()

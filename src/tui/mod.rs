@@ -48,6 +48,10 @@ pub enum TuiError {
 pub struct Options {
     /// `NO_COLOR` is set: no colours, only bold/italic/dim.
     pub no_color: bool,
+    /// Where sessions are kept (`None`: nothing is saved).
+    pub sessions: Option<crate::session::Sessions>,
+    /// A saved session to continue at start.
+    pub resume: Option<crate::cli::Resume>,
 }
 
 /// Why the loop ended.
@@ -94,7 +98,14 @@ pub async fn run(
     }
 
     let (mut screen, guard) = terminal::enter()?;
-    let mut handle = agent::spawn(config, model);
+    let mut handle = agent::spawn_with(config, model, options.sessions);
+    if let Some(resume) = options.resume {
+        let id = match resume {
+            crate::cli::Resume::Latest => None,
+            crate::cli::Resume::Id(id) => Some(id),
+        };
+        let _ = handle.commands.send(Command::Resume { id });
+    }
     let input = spawn_input_reader();
     let result = event_loop(
         &mut screen,

@@ -14,6 +14,10 @@ pub enum Slash {
     Retry,
     Stop,
     Clear,
+    /// Start a new session.
+    New,
+    /// `None`: list the saved sessions.
+    Resume(Option<String>),
     Quit,
 }
 
@@ -40,6 +44,8 @@ Commands
   /model NAME         use another model of the same server from the next task on
   /retry              retry the last task          /stop   stop the running task
   /clear              forget the conversation and clear the screen
+  /new                start a new session (the current one stays saved)
+  /resume [ID]        list the saved sessions, or continue session ID
   /quit               leave (the transcript is printed to the terminal)";
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
@@ -66,6 +72,8 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "/retry" => no_argument(Slash::Retry),
         "/stop" => no_argument(Slash::Stop),
         "/clear" => no_argument(Slash::Clear),
+        "/new" => no_argument(Slash::New),
+        "/resume" => Ok(Slash::Resume(argument.map(str::to_owned))),
         "/quit" | "/exit" => no_argument(Slash::Quit),
         other => Err(format!("unknown command {other}: /help lists the commands")),
     }

@@ -247,8 +247,23 @@ impl Transcript {
                     self.push(Item::Notice(text));
                 }
             }
-            Event::Status { .. } | Event::Retrying { .. } => {}
+            // Resuming replaces the transcript (the app replays it); the others are for the
+            // status line.
+            Event::Status { .. }
+            | Event::Retrying { .. }
+            | Event::SessionStarted { .. }
+            | Event::Resumed { .. }
+            | Event::SessionList { .. }
+            | Event::ContextTrimmed { .. } => {}
         }
+    }
+
+    /// Moves everything on screen to the part printed on exit only (a resumed session takes
+    /// the screen).
+    pub fn archive(&mut self) {
+        self.end_round(Instant::now());
+        self.cleared.append(&mut self.items);
+        self.stamps.clear();
     }
 
     /// Adds a notice of seek's own (slash commands, hints).

@@ -155,6 +155,9 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
     if record.skipped {
         return ("·", dim(), "not run: an earlier block failed".into());
     }
+    if record.stopped && record.feedback == crate::session::INTERRUPTED {
+        return ("✗", red, "interrupted: seek stopped while it ran".into());
+    }
     if record.stopped {
         return ("✗", red, format!("stopped by you · {duration}"));
     }

@@ -1,0 +1,219 @@
+//! Reading a session back: the records in order (a torn or foreign line is skipped with a
+//! warning, never a failure), the model's memory rebuilt from its recorded changes, and the
+//! events a transcript replays, with a task that was cut short by a kill closed as interrupted.
+//!
+//! Owns replay. It must not write.
+
+use std::path::Path;
+
+use super::SessionError;
+use super::record::{MemoryOp, Record};
+use crate::agent::{BlockRecord, Event, Memory, Outcome};
+use crate::config::AgentName;
+use crate::llm::{Message, Role};
+
+/// The feedback of a block that was running when seek stopped (a kill, a crash).
+pub const INTERRUPTED: &str = "[interrupted] seek stopped while this block ran";
+
+/// What a session file holds.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub id: String,
+    /// The events a transcript shows, each with its time (ms since the epoch).
+    pub events: Vec<(u64, Event)>,
+    /// The conversation after the system prompt, and where each task in it starts.
+    pub messages: Vec<Message>,
+    pub turn_starts: Vec<usize>,
+    /// The agent of the last task (or of the header).
+    pub agent: AgentName,
+    /// The highest task number seen.
+    pub last_turn: u64,
+    /// What was skipped, in words.
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// The memory to continue with, under `system_prompt`.
+    pub fn memory(&self, system_prompt: String) -> Memory {
+        Memory::restore(
+            system_prompt,
+            self.messages.clone(),
+            self.turn_starts.clone(),
+        )
+    }
+
+    pub fn turns(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::TurnStarted { .. }))
+            .count()
+    }
+}
+
+pub fn load(path: &Path, id: &str) -> Result<Loaded, SessionError> {
+    let bytes = std::fs::read(path).map_err(|source| SessionError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut loaded = Loaded {
+        id: id.to_owned(),
+        events: Vec::new(),
+        messages: Vec::new(),
+        turn_starts: Vec::new(),
+        agent: AgentName::Auto,
+        last_turn: 0,
+        warnings: Vec::new(),
+    };
+    let mut header_seen = false;
+    let line_count = text.lines().count();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = match serde_json::from_str::<Record>(line) {
+            Ok(record) => record,
+            Err(_) => {
+                let last = n + 1 == line_count;
+                loaded.warnings.push(if last && !bytes.ends_with(b"\n") {
+                    format!(
+                        "{}: the last line was cut short (seek was stopped while writing it); skipped",
+                        path.display()
+                    )
+                } else {
+                    format!("{}:{}: not a session record; skipped", path.display(), n + 1)
+                });
+                continue;
+            }
+        };
+        match record {
+            Record::Header { agent, version, .. } => {
+                header_seen = true;
+                loaded.agent = agent;
+                if version > super::record::VERSION {
+                    loaded.warnings.push(format!(
+                        "{}: written by a newer seek (format {version}); what this one does not know is skipped",
+                        path.display()
+                    ));
+                }
+            }
+            Record::Event { at_ms, event } => {
+                if let Event::TurnStarted { turn, agent, .. } = &event {
+                    loaded.last_turn = loaded.last_turn.max(*turn);
+                    loaded.agent = *agent;
+                }
+                loaded.events.push((at_ms, event));
+            }
+            Record::Memory { op, .. } => apply(&mut loaded, op),
+        }
+    }
+    if !header_seen {
+        return Err(SessionError::NotASession(path.to_owned()));
+    }
+    loaded.events = for_replay(std::mem::take(&mut loaded.events));
+    Ok(loaded)
+}
+
+fn apply(loaded: &mut Loaded, op: MemoryOp) {
+    match op {
+        MemoryOp::BeginTurn { content } => {
+            loaded.turn_starts.push(loaded.messages.len());
+            loaded.messages.push(Message::new(Role::User, content));
+        }
+        MemoryOp::Push { role, content } => loaded.messages.push(Message::new(role, content)),
+        MemoryOp::ForgetLastTurn => {
+            if let Some(start) = loaded.turn_starts.pop() {
+                loaded.messages.truncate(start);
+            }
+        }
+        MemoryOp::Clear => {
+            loaded.messages.clear();
+            loaded.turn_starts.clear();
+        }
+    }
+}
+
+/// Puts back what the stream showed live (the reasoning before an answer) and closes a task the
+/// file ends in the middle of: its unfinished blocks as stopped, the task as interrupted.
+fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
+    let mut out = Vec::with_capacity(recorded.len() + 4);
+    let mut open_turn: Option<(u64, AgentName)> = None;
+    let mut running: Vec<(u32, usize, String, String, Option<String>, u64)> = Vec::new();
+    let mut last_ms = 0;
+    for (at, event) in recorded {
+        last_ms = at;
+        match &event {
+            Event::TurnStarted { turn, agent, .. } => open_turn = Some((*turn, *agent)),
+            Event::TurnFinished { .. } => {
+                open_turn = None;
+                running.clear();
+            }
+            Event::AnswerComplete {
+                reasoning: Some(reasoning),
+                ..
+            } => out.push((
+                at,
+                Event::ReasoningDelta {
+                    text: reasoning.clone(),
+                },
+            )),
+            Event::BlockStarted {
+                round,
+                index,
+                tool,
+                code,
+                save_path,
+            } => running.push((
+                *round,
+                *index,
+                tool.clone(),
+                code.clone(),
+                save_path.clone(),
+                at,
+            )),
+            Event::BlockFinished { record } => {
+                running.retain(|r| (r.0, r.1) != (record.round, record.index));
+            }
+            _ => {}
+        }
+        out.push((at, event));
+    }
+    if let Some((turn, agent)) = open_turn {
+        for (round, index, tool, code, save_path, started) in running {
+            out.push((
+                last_ms,
+                Event::BlockFinished {
+                    record: BlockRecord {
+                        round,
+                        index,
+                        tool_type: tool,
+                        block: code,
+                        save_path,
+                        feedback: INTERRUPTED.to_owned(),
+                        success: false,
+                        exit_code: None,
+                        timed_out: false,
+                        stopped: true,
+                        skipped: false,
+                        duration_ms: last_ms.saturating_sub(started) as f64,
+                        output: String::new(),
+                    },
+                },
+            ));
+        }
+        out.push((
+            last_ms,
+            Event::TurnFinished {
+                turn,
+                outcome: Outcome::Stopped,
+                answer: String::new(),
+                reasoning: None,
+                agent,
+                rounds: 0,
+                blocks: Vec::new(),
+                message: Some("interrupted: seek stopped during this task".into()),
+            },
+        ));
+    }
+    out
+}

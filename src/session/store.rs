@@ -1,0 +1,205 @@
+//! Where sessions live (`sessions/<id>.jsonl` in the data dir), their ids, listing them and
+//! finding one by id or as the latest.
+//!
+//! Owns file names and the listing summary. It must not interpret events beyond what a listing
+//! shows.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use super::SessionError;
+use super::record::Record;
+
+/// Bytes read from a file's end to find its last record.
+const TAIL: u64 = 64 * 1024;
+
+/// The sessions folder of a data dir.
+pub fn dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("sessions")
+}
+
+pub fn path_of(data_dir: &Path, id: &str) -> PathBuf {
+    dir(data_dir).join(format!("{id}.jsonl"))
+}
+
+/// A new id: the UTC time (so names sort by creation) and four random hex digits.
+pub fn new_id(now_ms: u64) -> String {
+    let secs = now_ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = crate::log::civil_from_days(days as i64);
+    let random = std::fs::read("/proc/sys/kernel/random/uuid")
+        .ok()
+        .and_then(|u| u.get(..4).map(|b| String::from_utf8_lossy(b).into_owned()))
+        .unwrap_or_else(|| format!("{:04x}", now_ms % 0xffff));
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{random}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// One line of `seek sessions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub id: String,
+    pub path: PathBuf,
+    /// Time of the last complete record (the file's mtime if none can be read).
+    pub last_activity_ms: u64,
+    pub agent: String,
+    pub turns: usize,
+    pub first_prompt: String,
+}
+
+impl Summary {
+    /// The column titles for `line`.
+    pub const TITLES: &'static str =
+        "ID                     LAST ACTIVITY (UTC)  AGENT  TASKS  FIRST PROMPT";
+
+    /// One line of a listing.
+    pub fn line(&self) -> String {
+        let prompt: String = self
+            .first_prompt
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        format!(
+            "{:<22} {:<20} {:<6} {:>5}  {prompt}",
+            self.id,
+            crate::log::utc_minutes(self.last_activity_ms),
+            self.agent,
+            self.turns
+        )
+    }
+}
+
+/// Every session in `data_dir`, the most recently active first.
+pub fn list(data_dir: &Path) -> Result<Vec<Summary>, SessionError> {
+    let folder = dir(data_dir);
+    let entries = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(SessionError::Io {
+                path: folder,
+                source,
+            });
+        }
+    };
+    let mut sessions: Vec<Summary> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| summarise(&p).ok())
+        .collect();
+    sessions.sort_by(|a, b| {
+        b.last_activity_ms
+            .cmp(&a.last_activity_ms)
+            .then_with(|| b.id.cmp(&a.id))
+    });
+    Ok(sessions)
+}
+
+/// The most recently active session.
+pub fn latest(data_dir: &Path) -> Result<Summary, SessionError> {
+    list(data_dir)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| SessionError::NoSessions(dir(data_dir)))
+}
+
+/// The session `id` names: exactly, or as the one id it starts.
+pub fn find(data_dir: &Path, id: &str) -> Result<Summary, SessionError> {
+    let exact = path_of(data_dir, id);
+    if exact.is_file() {
+        return summarise(&exact);
+    }
+    let matches: Vec<Summary> = list(data_dir)?
+        .into_iter()
+        .filter(|s| s.id.starts_with(id))
+        .collect();
+    match matches.len() {
+        1 => Ok(matches.into_iter().next().expect("one match, just counted")),
+        0 => Err(SessionError::NotFound {
+            id: id.to_owned(),
+            dir: dir(data_dir),
+        }),
+        n => Err(SessionError::Ambiguous {
+            id: id.to_owned(),
+            count: n,
+        }),
+    }
+}
+
+/// Reads what a listing shows without parsing every record: the header, a count of task
+/// starts, the first prompt, and the time of the last complete line.
+pub fn summarise(path: &Path) -> Result<Summary, SessionError> {
+    let io = |source| SessionError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let id = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    let agent = match serde_json::from_slice::<Record>(first_line) {
+        Ok(Record::Header { agent, .. }) => agent.to_string(),
+        _ => "?".into(),
+    };
+    let marker = b"\"type\":\"turn_started\"";
+    let turns = memchr::memmem::find_iter(&bytes, marker).count();
+    let first_prompt = memchr::memmem::find(&bytes, marker)
+        .and_then(|at| {
+            let line_start = bytes[..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+            let line_end = bytes[at..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(bytes.len(), |i| at + i);
+            serde_json::from_slice::<Record>(&bytes[line_start..line_end]).ok()
+        })
+        .and_then(|record| match record {
+            Record::Event {
+                event: crate::agent::Event::TurnStarted { prompt, .. },
+                ..
+            } => Some(prompt),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let last_activity_ms = last_record_ms(path)
+        .or_else(|| {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as u64)
+        })
+        .unwrap_or(0);
+    Ok(Summary {
+        id,
+        path: path.to_owned(),
+        last_activity_ms,
+        agent,
+        turns,
+        first_prompt,
+    })
+}
+
+fn last_record_ms(path: &Path) -> Option<u64> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).ok()?;
+    tail.split(|b| *b == b'\n')
+        .rev()
+        .find_map(|line| serde_json::from_slice::<Record>(line).ok())
+        .and_then(|r| r.at_ms())
+}

@@ -1,0 +1,156 @@
+//! Appending to a session file: one `write` per record with `O_APPEND`, so a kill leaves at most
+//! a torn last line; `sync` (fsync) at each turn's end. Known secrets are masked before anything
+//! reaches the disk.
+//!
+//! Owns the open file and the first write failure (reported once by the runtime). It must not
+//! read sessions or decide what is recorded.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::record::{MemoryOp, Record, now_ms};
+use crate::agent::Event;
+
+/// Secrets shorter than this are not masked (they would match ordinary text).
+const MIN_SECRET_LEN: usize = 8;
+const MASK: &str = "[redacted]";
+
+pub struct SessionFile {
+    id: String,
+    path: PathBuf,
+    file: Mutex<File>,
+    secrets: Vec<String>,
+    failure: Mutex<Option<String>>,
+    /// A failure was noted already: the user hears of it once.
+    noted: AtomicBool,
+}
+
+impl std::fmt::Debug for SessionFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionFile").field("id", &self.id).finish()
+    }
+}
+
+impl SessionFile {
+    /// Creates `path` (which must not exist) and writes its header.
+    pub fn create(
+        path: &Path,
+        id: &str,
+        header: Record,
+        secrets: Vec<String>,
+    ) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(path)?;
+        let session = Self::from_file(path, id, file, secrets);
+        session.append(&header)?;
+        Ok(session)
+    }
+
+    /// Opens an existing session to append to it. A torn last line gets a line end first, so
+    /// the next record starts on a line of its own.
+    pub fn reopen(path: &Path, id: &str, secrets: Vec<String>) -> std::io::Result<Self> {
+        let bytes = std::fs::read(path)?;
+        let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+        if bytes.last().is_some_and(|b| *b != b'\n') {
+            file.write_all(b"\n")?;
+        }
+        Ok(Self::from_file(path, id, file, secrets))
+    }
+
+    fn from_file(path: &Path, id: &str, file: File, secrets: Vec<String>) -> Self {
+        Self {
+            id: id.to_owned(),
+            path: path.to_owned(),
+            file: Mutex::new(file),
+            secrets: secrets
+                .into_iter()
+                .filter(|s| s.len() >= MIN_SECRET_LEN)
+                .collect(),
+            failure: Mutex::new(None),
+            noted: AtomicBool::new(false),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line.
+    pub fn append(&self, record: &Record) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        for secret in &self.secrets {
+            if line.contains(secret.as_str()) {
+                line = line.replace(secret.as_str(), MASK);
+            }
+        }
+        line.push('\n');
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| std::io::Error::other("session file lock poisoned"))?;
+        file.write_all(line.as_bytes())
+    }
+
+    /// Appends, remembering (not returning) a failure: recording must never stop a task.
+    fn append_or_note(&self, record: &Record) {
+        if let Err(e) = self.append(record) {
+            self.note(format!(
+                "the session file {} cannot be written ({e}): this session is not being saved",
+                self.path.display()
+            ));
+        }
+    }
+
+    fn note(&self, message: String) {
+        if !self.noted.swap(true, Ordering::SeqCst)
+            && let Ok(mut failure) = self.failure.lock()
+        {
+            *failure = Some(message);
+        }
+    }
+
+    pub fn record_event(&self, event: &Event) {
+        self.append_or_note(&Record::Event {
+            at_ms: now_ms(),
+            event: event.clone(),
+        });
+    }
+
+    pub fn record_memory(&self, op: MemoryOp) {
+        self.append_or_note(&Record::Memory {
+            at_ms: now_ms(),
+            op,
+        });
+    }
+
+    /// Forces what was written to the disk (at each turn's end).
+    pub fn sync(&self) {
+        let result = match self.file.lock() {
+            Ok(file) => file.sync_data(),
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = result {
+            self.note(format!(
+                "the session file {} cannot be synced: {e}",
+                self.path.display()
+            ));
+        }
+    }
+
+    /// The first failure, once.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+}

@@ -1,0 +1,292 @@
+//! Sessions end to end: the real binary saves every task as it happens, lists sessions, and
+//! continues one (memory and transcript), also after `kill -9`.
+
+mod support;
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+#[path = "support/procs.rs"]
+mod procs;
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use fake_model::{FakeModel, Reply};
+use support::{Sandbox, stderr, stdout};
+
+fn seek(sb: &Sandbox, server: &FakeModel, extra: &[&str]) -> Command {
+    let mut cmd = sb.seek();
+    cmd.args([
+        "--provider",
+        "llama.cpp",
+        "--base-url",
+        &server.url(),
+        "--model",
+        "fake-coder:7b",
+    ])
+    .arg("--work-dir")
+    .arg(sb.path("work"))
+    .args(extra);
+    cmd
+}
+
+fn messages(request: &fake_model::Logged) -> Vec<(String, String)> {
+    request.json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn session_files(sb: &Sandbox) -> Vec<std::path::PathBuf> {
+    let dir = sb.path("data/seek/sessions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn continue_brings_back_the_conversation_and_appends_to_the_same_file() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("The capital is Paris."),
+        Reply::text("About two million people."),
+    ]);
+    let out = seek(
+        &sb,
+        &server,
+        &["--agent", "casual", "-p", "capital of France?"],
+    )
+    .output()
+    .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("seek: session "), "{}", stderr(&out));
+    let out = seek(&sb, &server, &["-c", "-p", "how many live there?"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("continuing session"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out).trim(), "About two million people.");
+    let second = &server.chat_requests()[1];
+    let contents: Vec<String> = messages(second).into_iter().map(|(_, c)| c).collect();
+    assert_eq!(
+        contents[1..],
+        [
+            "capital of France?".to_owned(),
+            "The capital is Paris.".to_owned(),
+            "how many live there?".to_owned()
+        ],
+        "the model remembers the first task"
+    );
+    assert_eq!(session_files(&sb).len(), 1, "one session, appended to");
+    let text = std::fs::read_to_string(&session_files(&sb)[0]).expect("read");
+    assert_eq!(text.matches("\"type\":\"turn_started\"").count(), 2);
+    assert!(
+        text.contains("\"agent\":\"casual\""),
+        "the agent is remembered"
+    );
+}
+
+#[test]
+fn sessions_are_listed_most_recently_active_first() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+    ]);
+    for prompt in ["first session", "second session"] {
+        let out = seek(&sb, &server, &["--agent", "casual", "-p", prompt])
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let files = session_files(&sb);
+    assert_eq!(files.len(), 2);
+    // Continue the older one: it becomes the most recently active.
+    let older = files
+        .iter()
+        .find(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .contains("first session")
+        })
+        .expect("the first session");
+    let older_id = older.file_stem().unwrap().to_string_lossy().into_owned();
+    let out = seek(&sb, &server, &["-r", &older_id[..17], "-p", "again"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sb.seek().arg("sessions").output().expect("run");
+    let listing = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{listing}");
+    assert!(rows[0].starts_with(&older_id), "{listing}");
+    assert!(
+        rows[0].contains("first session") && rows[0].contains("    2  "),
+        "{listing}"
+    );
+    assert!(rows[1].contains("second session"), "{listing}");
+}
+
+#[test]
+fn resuming_what_does_not_exist_is_a_clear_error() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(Vec::new());
+    let out = seek(&sb, &server, &["-c", "-p", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("there is no session to continue"),
+        "{}",
+        stderr(&out)
+    );
+    let out = seek(&sb, &server, &["-r", "nope", "-p", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no session nope"), "{}", stderr(&out));
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn kill_9_during_a_block_loses_nothing_before_it() {
+    let sb = Sandbox::new();
+    let marker = "654123";
+    let server = FakeModel::start(vec![
+        Reply::text(format!(
+            "Waiting first.\n```bash\necho started; sleep {marker}\n```\n"
+        )),
+        Reply::text("Continuing."),
+    ]);
+    let mut child = seek(&sb, &server, &["--json", "-p", "wait for it"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        if line.contains("\"block_output\"") && line.contains("started") {
+            break;
+        }
+    }
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+    drop(lines);
+
+    // The session holds the task, the reply and the block's start.
+    let file = &session_files(&sb)[0];
+    let text = std::fs::read_to_string(file).expect("read");
+    assert!(text.contains("\"type\":\"block_started\""), "{text}");
+    // And a torn last line, as a kill while writing would leave, is skipped with a warning.
+    std::fs::write(file, format!("{text}{{\"kind\":\"event\",\"at_ms\":1,\"ev")).expect("tear");
+
+    let out = seek(&sb, &server, &["--agent", "casual", "-c", "-p", "go on"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the last line was cut short"),
+        "{}",
+        stderr(&out)
+    );
+    let resumed = messages(&server.chat_requests()[1]);
+    let contents: Vec<&str> = resumed.iter().map(|(_, c)| c.as_str()).collect();
+    assert_eq!(contents[1], "wait for it");
+    assert!(
+        contents[2].contains("sleep 654123"),
+        "the reply is remembered: {contents:?}"
+    );
+    assert_eq!(contents[3], "go on");
+    let text = std::fs::read_to_string(file).expect("read");
+    assert!(text.contains("\"go on\""), "appended to the same session");
+    for (n, line) in text.lines().enumerate() {
+        let torn = line.starts_with("{\"kind\":\"event\",\"at_ms\":1,\"ev") && !line.ends_with('}');
+        assert!(
+            torn || serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "line {n}: {line}"
+        );
+    }
+}
+
+#[test]
+fn no_secret_reaches_a_session_file() {
+    let sb = Sandbox::new();
+    let secret = "sk-test-0123456789-secret";
+    let server = FakeModel::start(vec![
+        Reply::text("Here.\n```bash\necho key=$SEEK_TEST_API_KEY\n```\n"),
+        Reply::text("Done."),
+    ]);
+    let out = seek(&sb, &server, &["-p", "show the key"])
+        .env("SEEK_TEST_API_KEY", secret)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&session_files(&sb)[0]).expect("read");
+    assert!(text.contains("key=[redacted]"), "{text}");
+    assert!(!text.contains(secret));
+}
+
+#[test]
+fn a_session_from_headless_continues_in_the_terminal_ui() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("Counting.\n```python\nprint(6 * 7)\n```\n"),
+        Reply::text("Still here."),
+    ]);
+    let out = seek(&sb, &server, &["-p", "multiply"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let work = sb.path("work");
+    let url = server.url();
+    let mut tui = pty::Tui::start(
+        &sb,
+        &[
+            "--provider",
+            "llama.cpp",
+            "--base-url",
+            &url,
+            "--model",
+            "fake-coder:7b",
+            "--work-dir",
+            work.to_str().expect("utf-8"),
+            "-c",
+        ],
+        120,
+        30,
+    );
+    let screen = tui.wait_for_text("continuing session");
+    assert!(screen.contains("you  multiply"), "{screen}");
+    assert!(screen.contains("✓ python · exit 0"), "{screen}");
+    assert!(screen.contains("│ 42"), "{screen}");
+    tui.type_text("/agent casual");
+    tui.send(pty::keys::ENTER);
+    tui.type_text("are you there?");
+    tui.send(pty::keys::ENTER);
+    tui.wait_for_text("Still here.");
+    tui.send(pty::keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+    let second = messages(&server.chat_requests()[1]);
+    assert_eq!(second[1].1, "multiply");
+    assert_eq!(second.last().map(|m| m.1.as_str()), Some("are you there?"));
+    assert_eq!(session_files(&sb).len(), 1);
+}
