@@ -290,3 +290,81 @@ fn a_session_from_headless_continues_in_the_terminal_ui() {
     assert_eq!(second.last().map(|m| m.1.as_str()), Some("are you there?"));
     assert_eq!(session_files(&sb).len(), 1);
 }
+
+/// seek's own estimate (budget.rs): a third of the bytes, plus four per message.
+fn estimated_tokens(request: &fake_model::Logged) -> u64 {
+    messages(request)
+        .iter()
+        .map(|(_, c)| (c.len() as u64).div_ceil(3) + 4)
+        .sum()
+}
+
+#[test]
+fn a_long_session_stays_inside_the_window_and_keeps_the_current_task() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(Vec::new());
+    // llama.cpp reports a 1,024-token window: 768 for the prompt, a quarter for the reply.
+    server.set_context_length(1024);
+    let filler = "lorem ipsum dolor sit amet ".repeat(20);
+    for task in 0..10 {
+        server.push(Reply::text(format!("Answer {task}: {filler}")));
+        let prompt = format!("task {task}: {filler}");
+        let mut args = vec!["--agent", "casual", "-p", &prompt];
+        if task > 0 {
+            args.insert(0, "-c");
+        }
+        let out = seek(&sb, &server, &args).output().expect("run");
+        assert!(out.status.success(), "task {task}: {}", stderr(&out));
+        if task == 9 {
+            assert!(stderr(&out).contains("context trimmed"), "{}", stderr(&out));
+        }
+    }
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 10);
+    for (task, request) in requests.iter().enumerate() {
+        let sent = messages(request);
+        assert!(
+            estimated_tokens(request) <= 768,
+            "task {task}: {} tokens",
+            estimated_tokens(request)
+        );
+        assert_eq!(sent[0].0, "system");
+        assert_eq!(
+            sent.last().map(|m| m.1.as_str()),
+            Some(format!("task {task}: {filler}").as_str()),
+            "the current task is always sent whole"
+        );
+    }
+    assert!(
+        messages(&requests[9]).len() < 2 * 10 + 1,
+        "older tasks were left out"
+    );
+    let text = std::fs::read_to_string(&session_files(&sb)[0]).expect("read");
+    assert!(
+        text.contains("\"type\":\"context_trimmed\""),
+        "the session records the trimming"
+    );
+    assert_eq!(
+        text.matches("\"op\":\"begin_turn\"").count(),
+        10,
+        "the session keeps everything"
+    );
+}
+
+#[test]
+fn a_task_bigger_than_the_window_is_not_sent() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(Vec::new());
+    server.set_context_length(1024);
+    let prompt = "x".repeat(10_000);
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", &prompt])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not fit the model's context window"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.chat_requests().is_empty(), "nothing was sent");
+}

@@ -4,6 +4,7 @@
 //! token). The TUI and the headless mode are two consumers of the same events. It must not draw
 //! anything or read the keyboard.
 
+mod budget;
 mod event;
 mod execute;
 mod memory;
@@ -52,6 +53,7 @@ pub fn spawn_with(
         config,
         model,
         events: EventSink::new(event_tx),
+        context_window: None,
     };
     let task = tokio::spawn(run(ctx, sessions, command_rx));
     AgentHandle {
@@ -146,6 +148,7 @@ impl Runtime {
                 }
                 let chosen = agent.unwrap_or(self.agent);
                 self.ensure_session(chosen);
+                self.learn_context_window().await;
                 let Some(mut mem) = self.memory.take() else {
                     return;
                 };
@@ -184,6 +187,7 @@ impl Runtime {
                 }
                 // A running task keeps the model it started with; the next one uses this.
                 self.ctx.model = self.ctx.model.with_model(model);
+                self.ctx.context_window = None;
                 self.ctx.events.emit(Event::ModelChanged {
                     description: self.ctx.model.describe(),
                 });
@@ -233,6 +237,42 @@ impl Runtime {
                 }
             }
         }
+    }
+
+    /// Asks the server for the model's context window once per model (bounded: a server that
+    /// cannot say leaves the configured window).
+    async fn learn_context_window(&mut self) {
+        if self.ctx.context_window.is_some() {
+            return;
+        }
+        let configured = &self.ctx.config.model_settings.context_window;
+        let reported = tokio::time::timeout(
+            std::time::Duration::from_secs(3),
+            self.ctx.model.context_window(),
+        )
+        .await
+        .ok()
+        .flatten();
+        let window = match reported {
+            // Ollama's window is the `num_ctx` seek sends, up to what the model allows; other
+            // servers fix theirs at start-up, so theirs is the truth unless the user asked for less.
+            Some(reported)
+                if self.ctx.config.provider.value.wire == crate::config::Wire::OpenAi
+                    && configured.origin == crate::config::Origin::Default =>
+            {
+                reported
+            }
+            Some(reported) => reported.min(configured.value),
+            None => configured.value,
+        };
+        crate::log::write(
+            "INFO",
+            &format!(
+                "context window: {window} tokens (configured {}, the server said {reported:?})",
+                configured.value
+            ),
+        );
+        self.ctx.context_window = Some(window);
     }
 
     /// Opens a session file for the conversation if it has none yet (at its first task, so

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::budget;
 use super::event::{BlockRecord, Event, Outcome, Status};
 use super::execute::{EventSink, execute_reply, repetition_feedback};
 use super::memory::Memory;
@@ -23,6 +24,8 @@ pub struct TurnContext {
     pub config: Arc<Config>,
     pub model: Arc<dyn ChatModel>,
     pub events: EventSink,
+    /// The model's context window in tokens, once known (the server's word or the config's).
+    pub context_window: Option<u64>,
 }
 
 /// One round's reply.
@@ -261,8 +264,31 @@ async fn stream_reply(
     memory: &Memory,
     cancel: &CancellationToken,
 ) -> Result<Reply, (ReplyError, Reply)> {
+    let events = &ctx.events;
+    let settings = &ctx.config.model_settings;
+    let window = ctx.context_window.unwrap_or(settings.context_window.value);
+    let budget = budget::prompt_budget(window, settings.max_tokens.value);
+    let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
+        Ok(fitted) => fitted,
+        Err(too_big) => {
+            let empty = Reply {
+                answer: String::new(),
+                reasoning: String::new(),
+                finish: None,
+            };
+            return Err((ReplyError::Model(too_big.to_string()), empty));
+        }
+    };
+    if fitted.trimmed() {
+        events.emit(Event::ContextTrimmed {
+            shortened: fitted.shortened,
+            dropped: fitted.dropped,
+            tokens: fitted.tokens,
+            budget,
+        });
+    }
     let request = ChatRequest {
-        messages: memory.messages().to_vec(),
+        messages: fitted.messages,
         options: GenerationOptions::from_config(&ctx.config),
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
@@ -271,7 +297,6 @@ async fn stream_reply(
         reasoning: String::new(),
         finish: None,
     };
-    let events = &ctx.events;
     loop {
         let item = tokio::select! {
             () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),

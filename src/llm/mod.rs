@@ -209,6 +209,12 @@ pub trait ChatModel: Send + Sync {
 
     /// The same server and settings with another model (`/model NAME`).
     fn with_model(&self, model: &str) -> std::sync::Arc<dyn ChatModel>;
+
+    /// The model's context window in tokens, if the server says (best effort: `None` when it
+    /// cannot or will not).
+    fn context_window(&self) -> client::BoxFuture<'_, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 /// Builds the configured provider's client. The API key is read from the environment now and is

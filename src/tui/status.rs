@@ -30,6 +30,8 @@ pub struct StatusLine {
     /// Failed rounds so far and the cap.
     attempt: u32,
     max_attempts: u32,
+    /// The last request left older messages out or shortened them (context budget).
+    trimmed: bool,
 }
 
 impl Default for StatusLine {
@@ -43,6 +45,7 @@ impl Default for StatusLine {
             last_piece: None,
             attempt: 0,
             max_attempts: 0,
+            trimmed: false,
         }
     }
 }
@@ -88,6 +91,7 @@ impl StatusLine {
             } => {
                 self.phase = Phase::Retrying(format!("retrying ({attempt}): {reason}"));
             }
+            Event::ContextTrimmed { .. } => self.trimmed = true,
             Event::TurnFinished { outcome, .. } => {
                 self.phase = Phase::Finished(*outcome);
                 self.ended = Some(now);
@@ -149,6 +153,9 @@ impl StatusLine {
         }
         if let Some(rate) = self.rate() {
             parts.push(format!("{rate:.0} tok/s"));
+        }
+        if self.trimmed {
+            parts.push("context trimmed".into());
         }
         (parts.join(" · "), tone)
     }

@@ -86,6 +86,8 @@ struct State {
     replies: VecDeque<Reply>,
     log: Vec<Logged>,
     models: Vec<String>,
+    /// What `/api/show` and `/props` report as the context window (`None`: 404).
+    context_length: Option<u64>,
 }
 
 /// The running server. It stops when dropped (its listener thread ends with the test process).
@@ -104,6 +106,7 @@ impl FakeModel {
             replies: replies.into(),
             log: Vec::new(),
             models: vec!["fake-coder:7b".into(), "fake-chat:1b".into()],
+            context_length: None,
         }));
         let (hangup_tx, hangup_rx) = mpsc::channel();
         let (arrival_tx, arrival_rx) = mpsc::channel();
@@ -130,6 +133,11 @@ impl FakeModel {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// Makes the server report a context window of `n` tokens.
+    pub fn set_context_length(&self, n: u64) {
+        self.lock().context_length = Some(n);
+    }
+
     pub fn push(&self, reply: Reply) {
         self.lock().replies.push_back(reply);
     }
@@ -139,7 +147,7 @@ impl FakeModel {
         self.lock()
             .log
             .iter()
-            .filter(|r| r.method == "POST")
+            .filter(|r| r.method == "POST" && r.path != "/api/show")
             .cloned()
             .collect()
     }
@@ -214,6 +222,25 @@ fn serve(
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     lock().log.push(request.clone());
     let ollama = request.path.starts_with("/api/");
+    // The model's context window, as Ollama (`/api/show`) and llama.cpp (`/props`) report it.
+    if request.path == "/api/show" || request.path == "/props" {
+        let body = match lock().context_length {
+            Some(n) if ollama => serde_json::json!({"model_info": {"llama.context_length": n}}),
+            Some(n) => serde_json::json!({"default_generation_settings": {"n_ctx": n}}),
+            None => {
+                let _ = respond(
+                    &mut stream,
+                    404,
+                    "application/json",
+                    &[],
+                    r#"{"error":"not found"}"#,
+                );
+                return;
+            }
+        };
+        let _ = respond(&mut stream, 200, "application/json", &[], &body.to_string());
+        return;
+    }
     if request.method == "GET" {
         let models = lock().models.clone();
         let body = if ollama {
