@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::session::{SessionFile, worth_keeping};
+use crate::session::SessionFile;
 
 use super::event::{BlockRecord, Event, Status};
 use crate::protocol::{self, Block, Parsed};
@@ -34,9 +34,7 @@ impl EventSink {
     }
 
     pub fn emit(&self, event: Event) {
-        if let Some(session) = &self.session
-            && worth_keeping(&event)
-        {
+        if let Some(session) = &self.session {
             session.record_event(&event);
         }
         // A front end that went away cannot be told anything; the turn still ends cleanly.

@@ -66,14 +66,13 @@ pub fn load(path: &Path, id: &str) -> Result<Loaded, SessionError> {
         warnings: Vec::new(),
     };
     let mut header_seen = false;
-    let line_count = text.lines().count();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record = match serde_json::from_str::<Record>(line) {
-            Ok(record) => record,
-            Err(_) => {
+    let lines: Vec<&str> = text.lines().collect();
+    let line_count = lines.len();
+    for (n, parsed) in parse_all(&lines).into_iter().enumerate() {
+        let record = match parsed {
+            Some(Ok(record)) => record,
+            None => continue,
+            Some(Err(())) => {
                 let last = n + 1 == line_count;
                 loaded.warnings.push(if last && !bytes.ends_with(b"\n") {
                     format!(
@@ -112,6 +111,35 @@ pub fn load(path: &Path, id: &str) -> Result<Loaded, SessionError> {
     }
     loaded.events = for_replay(std::mem::take(&mut loaded.events));
     Ok(loaded)
+}
+
+/// Parses every line (`None` for blank ones), spread over the machine's cores: long sessions are
+/// mostly JSON decoding.
+fn parse_all(lines: &[&str]) -> Vec<Option<Result<Record, ()>>> {
+    let parse = |line: &&str| {
+        (!line.trim().is_empty()).then(|| serde_json::from_str::<Record>(line).map_err(|_| ()))
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || lines.len() < 1_000 {
+        return lines.iter().map(parse).collect();
+    }
+    let chunk = lines.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = lines
+            .chunks(chunk)
+            .map(|part| {
+                let worker = scope.spawn(move || part.iter().map(parse).collect::<Vec<_>>());
+                (part.len(), worker)
+            })
+            .collect();
+        workers
+            .into_iter()
+            // A worker only parses; if one panicked (a bug) its lines count as unreadable.
+            .flat_map(|(len, w)| w.join().unwrap_or_else(|_| vec![Some(Err(())); len]))
+            .collect()
+    })
 }
 
 fn apply(loaded: &mut Loaded, op: MemoryOp) {

@@ -96,3 +96,6 @@ impl Sessions {
         Ok((loaded, file))
     }
 }
+
+#[cfg(test)]
+mod tests;

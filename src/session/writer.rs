@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::record::{MemoryOp, Record, now_ms};
+use super::record::{MemoryOp, Record, now_ms, worth_keeping};
 use crate::agent::Event;
 
 /// Secrets shorter than this are not masked (they would match ordinary text).
@@ -121,10 +121,19 @@ impl SessionFile {
         }
     }
 
+    /// Records `event` if it is worth keeping (`worth_keeping`). A task's end is kept without its block list: each block's result is
+    /// already in the file (`block_finished`), and writing it twice would double long sessions.
     pub fn record_event(&self, event: &Event) {
+        if !worth_keeping(event) {
+            return;
+        }
+        let mut event = event.clone();
+        if let Event::TurnFinished { blocks, .. } = &mut event {
+            blocks.clear();
+        }
         self.append_or_note(&Record::Event {
             at_ms: now_ms(),
-            event: event.clone(),
+            event,
         });
     }
 

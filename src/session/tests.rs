@@ -1,0 +1,154 @@
+//! Tests of writing, reading, replaying and listing sessions.
+
+use super::*;
+use crate::agent::{Event, Outcome};
+use crate::config::AgentName;
+use crate::llm::Role;
+
+fn sessions(dir: &std::path::Path) -> Sessions {
+    Sessions {
+        data_dir: dir.to_owned(),
+        secrets: vec!["sk-very-secret-value".into(), "short".into()],
+        model: "m @ p http://x".into(),
+        work_dir: "/w".into(),
+    }
+}
+
+fn started(turn: u64, prompt: &str) -> Event {
+    Event::TurnStarted {
+        turn,
+        prompt: prompt.into(),
+        agent: AgentName::Casual,
+    }
+}
+
+fn finished(turn: u64) -> Event {
+    Event::TurnFinished {
+        turn,
+        outcome: Outcome::Done,
+        answer: "ok".into(),
+        reasoning: None,
+        agent: AgentName::Casual,
+        rounds: 1,
+        blocks: Vec::new(),
+        message: None,
+    }
+}
+
+#[test]
+fn a_written_session_loads_back_with_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sessions(dir.path()).create(AgentName::Coder).unwrap();
+    file.record_event(&started(1, "first"));
+    file.record_memory(MemoryOp::BeginTurn {
+        content: "first".into(),
+    });
+    file.record_memory(MemoryOp::Push {
+        role: Role::Assistant,
+        content: "short reply with sk-very-secret-value".into(),
+    });
+    file.record_event(&Event::AnswerDelta {
+        text: "not kept".into(),
+    });
+    file.record_event(&finished(1));
+    file.record_event(&started(2, "second"));
+    file.record_memory(MemoryOp::BeginTurn {
+        content: "second".into(),
+    });
+    file.record_memory(MemoryOp::ForgetLastTurn);
+    file.sync();
+    assert_eq!(file.take_failure(), None);
+
+    let loaded = load(file.path(), file.id()).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.agent, AgentName::Casual, "the last task's agent");
+    assert_eq!(loaded.last_turn, 2);
+    let contents: Vec<&str> = loaded.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(contents, ["first", "short reply with [redacted]"]);
+    assert_eq!(loaded.turn_starts, [0]);
+    assert!(
+        !loaded
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::AnswerDelta { .. })),
+        "deltas are not kept"
+    );
+    // The second task never finished: it is closed as interrupted.
+    assert!(matches!(
+        loaded.events.last(),
+        Some((_, Event::TurnFinished { outcome: Outcome::Stopped, message: Some(m), .. })) if m.contains("interrupted")
+    ));
+    let text = std::fs::read_to_string(file.path()).unwrap();
+    assert!(!text.contains("sk-very-secret-value"));
+    assert!(
+        text.contains("short"),
+        "short secrets are not masked (they would match words)"
+    );
+}
+
+#[test]
+fn torn_and_foreign_lines_are_skipped_with_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sessions(dir.path()).create(AgentName::Coder).unwrap();
+    file.record_event(&started(1, "p"));
+    let path = file.path().to_owned();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("not json at all\n");
+    std::fs::write(&path, &text).unwrap();
+    file.record_event(&finished(1));
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"kind\":\"event\",\"at");
+    std::fs::write(&path, &text).unwrap();
+    let loaded = load(&path, "x").unwrap();
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert!(loaded.warnings[0].contains(":3: not a session record"));
+    assert!(loaded.warnings[1].contains("cut short"));
+    assert_eq!(loaded.turns(), 1);
+    // Appending after a torn line starts a new line.
+    let reopened = SessionFile::reopen(&path, "x", Vec::new()).unwrap();
+    reopened.record_event(&started(2, "q"));
+    let loaded = load(&path, "x").unwrap();
+    assert_eq!(loaded.turns(), 2);
+}
+
+#[test]
+fn a_file_without_a_header_is_not_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, "{}\n").unwrap();
+    assert!(matches!(
+        load(&path, "x"),
+        Err(SessionError::NotASession(_))
+    ));
+}
+
+#[test]
+fn listing_summarises_and_finds_by_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sessions(dir.path());
+    let a = s.create(AgentName::Coder).unwrap();
+    a.record_event(&started(1, "alpha task\nsecond line"));
+    a.record_event(&started(2, "beta"));
+    let list = list(dir.path()).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].turns, 2);
+    assert_eq!(list[0].first_prompt, "alpha task\nsecond line");
+    assert_eq!(list[0].agent, "coder");
+    assert!(list[0].line().contains("alpha task") && !list[0].line().contains("second line"));
+    assert_eq!(find(dir.path(), &a.id()[..10]).unwrap().id, a.id());
+    assert!(matches!(
+        find(dir.path(), "zzz"),
+        Err(SessionError::NotFound { .. })
+    ));
+    assert!(matches!(
+        latest(tempfile::tempdir().unwrap().path()),
+        Err(SessionError::NoSessions(_))
+    ));
+}
+
+#[test]
+fn ids_sort_by_creation_time() {
+    let id = new_id(1_796_049_864_123);
+    assert!(id.starts_with("20261130-144424-"), "{id}");
+    assert_eq!(id.len(), "20261130-144424-abcd".len());
+}
