@@ -368,3 +368,57 @@ fn a_task_bigger_than_the_window_is_not_sent() {
     );
     assert!(server.chat_requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn resume_and_new_in_the_terminal_ui() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![Reply::text("Saved answer.")]);
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "remember this"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = session_files(&sb)[0]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    let work = sb.path("work");
+    let url = server.url();
+    let mut tui = pty::Tui::start(
+        &sb,
+        &[
+            "--provider",
+            "llama.cpp",
+            "--base-url",
+            &url,
+            "--model",
+            "fake-coder:7b",
+            "--work-dir",
+            work.to_str().expect("utf-8"),
+        ],
+        120,
+        30,
+    );
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("/resume");
+    tui.send(pty::keys::ENTER);
+    let screen = tui.wait_for_text(&id);
+    assert!(
+        screen.contains("remember this"),
+        "the listing shows the first prompt: {screen}"
+    );
+    tui.type_text(&format!("/resume {}", &id[..15]));
+    tui.send(pty::keys::ENTER);
+    let screen = tui.wait_for_text("continuing session");
+    assert!(
+        screen.contains("you  remember this") && screen.contains("Saved answer."),
+        "{screen}"
+    );
+    tui.type_text("/new");
+    tui.send(pty::keys::ENTER);
+    tui.wait_for("a fresh screen", |s| {
+        s.contains("conversation cleared") && !s.contains("Saved answer.")
+    });
+    tui.send(pty::keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+}
