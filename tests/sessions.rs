@@ -172,7 +172,7 @@ fn kill_9_during_a_block_loses_nothing_before_it() {
     let marker = "654123";
     let server = FakeModel::start(vec![
         Reply::text(format!(
-            "Waiting first.\n```bash\necho started; sleep {marker}\n```\n"
+            "Two steps.\n```bash\necho first step done\n```\n```bash\necho started; sleep {marker}\n```\n"
         )),
         Reply::text("Continuing."),
     ]);
@@ -192,10 +192,18 @@ fn kill_9_during_a_block_loses_nothing_before_it() {
     child.wait().expect("reap");
     drop(lines);
 
-    // The session holds the task, the reply and the block's start.
+    // The session holds the task, the reply, the finished first block and the second's start.
     let file = &session_files(&sb)[0];
     let text = std::fs::read_to_string(file).expect("read");
-    assert!(text.contains("\"type\":\"block_started\""), "{text}");
+    assert!(
+        text.contains("\"type\":\"block_finished\"") && text.contains("first step done"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\"type\":\"block_started\"").count(),
+        2,
+        "{text}"
+    );
     // And a torn last line, as a kill while writing would leave, is skipped with a warning.
     std::fs::write(file, format!("{text}{{\"kind\":\"event\",\"at_ms\":1,\"ev")).expect("tear");
 
