@@ -147,32 +147,38 @@ pub fn summarise(path: &Path) -> Result<Summary, SessionError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    let agent = match serde_json::from_slice::<Record>(first_line) {
+    let header_agent = match serde_json::from_slice::<Record>(first_line) {
         Ok(Record::Header { agent, .. }) => agent.to_string(),
         _ => "?".into(),
     };
     let marker = b"\"type\":\"turn_started\"";
     let turns = memchr::memmem::find_iter(&bytes, marker).count();
-    let first_prompt = memchr::memmem::find(&bytes, marker)
-        .and_then(|at| {
-            let line_start = bytes[..at]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i + 1);
-            let line_end = bytes[at..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(bytes.len(), |i| at + i);
-            serde_json::from_slice::<Record>(&bytes[line_start..line_end]).ok()
-        })
-        .and_then(|record| match record {
-            Record::Event {
-                event: crate::agent::Event::TurnStarted { prompt, .. },
+    // The task whose record's line holds byte `at`: (prompt, agent).
+    let task_at = |at: usize| {
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line_end = bytes[at..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| at + i);
+        match serde_json::from_slice::<Record>(&bytes[line_start..line_end]) {
+            Ok(Record::Event {
+                event: crate::agent::Event::TurnStarted { prompt, agent, .. },
                 ..
-            } => Some(prompt),
+            }) => Some((prompt, agent.to_string())),
             _ => None,
-        })
+        }
+    };
+    let first_prompt = memchr::memmem::find(&bytes, marker)
+        .and_then(task_at)
+        .map(|(prompt, _)| prompt)
         .unwrap_or_default();
+    // The agent of the last task (the header has the configured one, `auto` perhaps).
+    let agent = memchr::memmem::rfind(&bytes, marker)
+        .and_then(task_at)
+        .map_or(header_agent, |(_, agent)| agent);
     let last_activity_ms = last_record_ms(path)
         .or_else(|| {
             std::fs::metadata(path)

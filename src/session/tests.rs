@@ -133,7 +133,10 @@ fn listing_summarises_and_finds_by_prefix() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].turns, 2);
     assert_eq!(list[0].first_prompt, "alpha task\nsecond line");
-    assert_eq!(list[0].agent, "coder");
+    assert_eq!(
+        list[0].agent, "casual",
+        "the last task's agent, not the header's"
+    );
     assert!(list[0].line().contains("alpha task") && !list[0].line().contains("second line"));
     assert_eq!(find(dir.path(), &a.id()[..10]).unwrap().id, a.id());
     assert!(matches!(
