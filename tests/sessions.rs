@@ -360,21 +360,51 @@ fn a_long_session_stays_inside_the_window_and_keeps_the_current_task() {
 }
 
 #[test]
-fn a_task_bigger_than_the_window_is_not_sent() {
-    let sb = Sandbox::new();
-    let server = FakeModel::start(Vec::new());
-    server.set_context_length(1024);
-    let prompt = "x".repeat(10_000);
-    let out = seek(&sb, &server, &["--agent", "casual", "-p", &prompt])
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("does not fit the model's context window"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(server.chat_requests().is_empty(), "nothing was sent");
+fn a_task_bigger_than_the_window_the_server_reports_is_not_sent() {
+    // llama.cpp reports its window at /props, Ollama the model's at /api/show.
+    for provider in ["llama.cpp", "ollama"] {
+        let sb = Sandbox::new();
+        let server = FakeModel::start(Vec::new());
+        server.set_context_length(1024);
+        let prompt = "x".repeat(10_000);
+        let mut cmd = sb.seek();
+        cmd.args([
+            "--provider",
+            provider,
+            "--base-url",
+            &server.url(),
+            "--model",
+            "m",
+        ])
+        .args(["--agent", "casual", "-p", &prompt]);
+        let out = cmd.output().expect("run");
+        assert_eq!(out.status.code(), Some(3), "{provider}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("does not fit the model's context window"),
+            "{provider}: {}",
+            stderr(&out)
+        );
+        assert!(
+            server.chat_requests().is_empty(),
+            "{provider}: nothing was sent"
+        );
+
+        // A server that does not say leaves the configured 8,192 tokens: the prompt goes.
+        let quiet = FakeModel::start(vec![Reply::text("Fine.")]);
+        let mut cmd = sb.seek();
+        cmd.args([
+            "--provider",
+            provider,
+            "--base-url",
+            &quiet.url(),
+            "--model",
+            "m",
+        ])
+        .args(["--agent", "casual", "-p", &prompt]);
+        let out = cmd.output().expect("run");
+        assert!(out.status.success(), "{provider}: {}", stderr(&out));
+        assert_eq!(quiet.chat_requests().len(), 1);
+    }
 }
 
 #[test]
