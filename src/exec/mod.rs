@@ -8,6 +8,7 @@
 
 mod capture;
 mod reaper;
+pub mod sandbox;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -38,6 +39,10 @@ pub struct RunRequest {
     pub timeout: Duration,
     /// Bytes of output kept (head and tail).
     pub output_limit: usize,
+    /// Confinement (`None`: runs with seek's own rights).
+    pub sandbox: Option<std::sync::Arc<sandbox::Sandbox>>,
+    /// Inherited variables the program must not see (credentials).
+    pub env_remove: Vec<OsString>,
 }
 
 impl RunRequest {
@@ -49,6 +54,8 @@ impl RunRequest {
             env: Vec::new(),
             timeout: Duration::from_secs(300),
             output_limit: 64 * 1024,
+            sandbox: None,
+            env_remove: Vec::new(),
         }
     }
 
@@ -176,7 +183,20 @@ pub async fn run(
         source,
     })?;
 
+    let confinement = match &request.sandbox {
+        Some(sandbox) => Some(sandbox.prepare().map_err(|source| ExecError::Spawn {
+            program: program.clone(),
+            source,
+        })?),
+        None => None,
+    };
     let mut command = tokio::process::Command::new(&request.program);
+    for name in &request.env_remove {
+        command.env_remove(name);
+    }
+    if let Some(sandbox) = &request.sandbox {
+        command.envs(sandbox.child_env());
+    }
     command
         .args(&request.args)
         .current_dir(&request.cwd)
@@ -187,13 +207,16 @@ pub async fn run(
         .stderr(Stdio::from(writer_for_stderr))
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
-    // system calls (setsid, prctl).
+    // system calls (setsid, prctl, capset, landlock_restrict_self); it allocates nothing.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             nix::unistd::setsid().map_err(std::io::Error::from)?;
             #[cfg(target_os = "linux")]
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
                 .map_err(std::io::Error::from)?;
+            if let Some(confinement) = &confinement {
+                confinement.apply_in_child()?;
+            }
             Ok(())
         });
     }

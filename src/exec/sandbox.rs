@@ -1,0 +1,234 @@
+//! Confining a block's processes with the kernel: Landlock (writes only in the work dir, a
+//! private temp dir and seek's cache dir; or only the temp dir in `read-only`), and no
+//! privileges (`no_new_privs`, every capability dropped, so even as root a block cannot set the
+//! clock, mount, load modules or touch other users' files).
+//!
+//! Owns the policy and its two halves: the ruleset built in seek (which may allocate) and the
+//! few raw system calls made in the forked child before `exec` (which must not). Applied to the
+//! child only, inherited by everything it starts. It must not decide whether a block runs.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    path_beneath_rules,
+};
+
+/// The Landlock access rights seek handles (ABI 3: files, directories, links, truncation).
+const ABI_USED: ABI = ABI::V3;
+
+/// What blocks may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read everything, write the work dir, the private temp dir and seek's cache dir.
+    WorkspaceWrite,
+    /// Read everything, write only the private temp dir.
+    ReadOnly,
+    /// No confinement and no privilege dropping.
+    Off,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "read-only" => Ok(Self::ReadOnly),
+            "off" => Ok(Self::Off),
+            _ => Err("expected one of: workspace-write, read-only, off".into()),
+        }
+    }
+}
+
+/// The Landlock ABI the kernel offers (0: none), asked once.
+pub fn landlock_abi() -> i32 {
+    static ABI_SEEN: OnceLock<i32> = OnceLock::new();
+    *ABI_SEEN.get_or_init(|| {
+        // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the VERSION flag
+        // only returns the ABI version (or -1); it reads no memory.
+        let version = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                1u32,
+            )
+        };
+        i32::try_from(version).unwrap_or(0).max(0)
+    })
+}
+
+/// Whether file confinement is available here.
+pub fn supported() -> bool {
+    landlock_abi() >= 1
+}
+
+/// A block's confinement.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub mode: SandboxMode,
+    pub work_dir: PathBuf,
+    /// Private to this seek process; blocks get it as `TMPDIR`.
+    pub temp_dir: PathBuf,
+    /// Where compilers and package managers keep caches (`GOCACHE`, pip's, `XDG_CACHE_HOME`).
+    pub cache_dir: PathBuf,
+}
+
+impl Sandbox {
+    /// Variables that point blocks' temp files and toolchain caches at writable places.
+    pub fn child_env(&self) -> Vec<(OsString, OsString)> {
+        let cache = |sub: &str| self.cache_dir.join(sub).into_os_string();
+        vec![
+            ("TMPDIR".into(), self.temp_dir.clone().into_os_string()),
+            ("XDG_CACHE_HOME".into(), self.cache_dir.clone().into_os_string()),
+            ("GOCACHE".into(), cache("go-build")),
+            ("GOPATH".into(), cache("go")),
+            ("GOMODCACHE".into(), cache("go/pkg/mod")),
+            ("PIP_CACHE_DIR".into(), cache("pip")),
+            ("npm_config_cache".into(), cache("npm")),
+            ("PYTHONPYCACHEPREFIX".into(), cache("pycache")),
+        ]
+    }
+
+    /// Folders blocks may write, created if missing.
+    fn writable(&self) -> Vec<PathBuf> {
+        match self.mode {
+            SandboxMode::WorkspaceWrite => vec![
+                self.work_dir.clone(),
+                self.temp_dir.clone(),
+                self.cache_dir.clone(),
+            ],
+            SandboxMode::ReadOnly => vec![self.temp_dir.clone()],
+            SandboxMode::Off => Vec::new(),
+        }
+    }
+
+    /// Builds what the child applies (in seek, before forking).
+    pub(crate) fn prepare(&self) -> std::io::Result<Prepared> {
+        if self.mode == SandboxMode::Off {
+            return Ok(Prepared {
+                confine: false,
+                ruleset: None,
+            });
+        }
+        for dir in self.writable() {
+            std::fs::create_dir_all(&dir)?;
+        }
+        let ruleset = if supported() {
+            Some(self.ruleset()?)
+        } else {
+            None
+        };
+        Ok(Prepared {
+            confine: true,
+            ruleset,
+        })
+    }
+
+    fn ruleset(&self) -> std::io::Result<OwnedFd> {
+        let devices = ["/dev/null", "/dev/zero", "/dev/full"];
+        let sandbox_error = |e: landlock::RulesetError| std::io::Error::other(format!("the sandbox: {e}"));
+        let created = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(ABI_USED))
+            .and_then(|r| r.create())
+            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_USED))))
+            .and_then(|r| {
+                r.add_rules(path_beneath_rules(
+                    self.writable(),
+                    AccessFs::from_all(ABI_USED),
+                ))
+            })
+            .map_err(sandbox_error)?
+            .add_rules(path_beneath_rules(devices, AccessFs::from_file(ABI_USED)))
+            .map_err(sandbox_error)?;
+        let fd: Option<OwnedFd> = created.into();
+        fd.ok_or_else(|| std::io::Error::other("the sandbox: Landlock is not available"))
+    }
+}
+
+/// The child's half: applied after `fork`, before `exec`.
+pub(crate) struct Prepared {
+    confine: bool,
+    ruleset: Option<OwnedFd>,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+impl Prepared {
+    /// Drops every privilege and enters the Landlock domain. Only raw system calls: this runs
+    /// in the forked child of a multi-threaded process, where allocating could deadlock.
+    pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
+        if !self.confine {
+            return Ok(());
+        }
+        let check = |result: libc::c_long| {
+            if result < 0 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY: prctl and capset with plain integer arguments and pointers to live stack
+        // values; landlock_restrict_self with a ruleset fd this process owns.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into())?;
+            // Without CAP_SETPCAP (not root) there is nothing to drop: errors are expected.
+            for cap in 0..64 {
+                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            }
+            libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+            let mut header = CapHeader {
+                version: CAPABILITY_VERSION_3,
+                pid: 0,
+            };
+            let data = [CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            }; 2];
+            check(libc::syscall(
+                libc::SYS_capset,
+                &mut header as *mut CapHeader,
+                data.as_ptr(),
+            ))?;
+            if let Some(fd) = &self.ruleset {
+                check(libc::syscall(
+                    libc::SYS_landlock_restrict_self,
+                    fd.as_raw_fd(),
+                    0u32,
+                ))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,152 @@
+//! The sandbox with the real kernel: Landlock confines writes, privileges are dropped even as
+//! root, secrets stay out of children's environments.
+//!
+//! These tests need Landlock. Where the kernel lacks it they fail, saying so, unless
+//! `SEEK_TEST_NO_LANDLOCK=1` says the machine is known not to have it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use seek::exec::sandbox::{Sandbox, SandboxMode, supported};
+use seek::exec::{self, RunRequest};
+use tokio_util::sync::CancellationToken;
+
+fn landlock_required() -> bool {
+    if supported() {
+        return true;
+    }
+    assert!(
+        std::env::var("SEEK_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
+        "this kernel has no Landlock (needs Linux 5.13+ with landlock in the LSM list); set SEEK_TEST_NO_LANDLOCK=1 only on a machine known to lack it"
+    );
+    false
+}
+
+struct Place {
+    _root: tempfile::TempDir,
+    work: std::path::PathBuf,
+    outside: std::path::PathBuf,
+    sandbox: Sandbox,
+}
+
+fn place(mode: SandboxMode) -> Place {
+    let root = tempfile::tempdir().expect("temp dir");
+    let work = root.path().join("work");
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::create_dir_all(&outside).expect("outside");
+    let sandbox = Sandbox {
+        mode,
+        work_dir: work.clone(),
+        temp_dir: root.path().join("tmp"),
+        cache_dir: root.path().join("cache"),
+    };
+    Place {
+        _root: root,
+        work,
+        outside,
+        sandbox,
+    }
+}
+
+async fn bash(place: &Place, script: &str) -> (bool, String) {
+    let mut request = RunRequest::new("bash", &place.work).args(["-c", script]);
+    request.sandbox = Some(Arc::new(place.sandbox.clone()));
+    let result = exec::run(&request, &CancellationToken::new(), |_| {})
+        .await
+        .expect("bash runs");
+    (result.success(), result.output)
+}
+
+fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+#[tokio::test]
+async fn workspace_write_allows_the_work_dir_and_nothing_else() {
+    if !landlock_required() {
+        return;
+    }
+    let p = place(SandboxMode::WorkspaceWrite);
+    let (ok, out) = bash(&p, "echo hi > inside.txt && mkdir d && mv inside.txt d/ && cat d/inside.txt").await;
+    assert!(ok, "{out}");
+    let target = p.outside.join("escaped.txt");
+    let (ok, out) = bash(&p, &format!("echo x > {}", target.display())).await;
+    assert!(!ok && out.contains("Permission denied"), "{out}");
+    assert!(!exists(&target));
+    // A grandchild through another shell is confined too.
+    let (ok, _) = bash(&p, &format!("sh -c 'python3 -c \"open(\\\"{}\\\", \\\"w\\\")\"'", target.display())).await;
+    assert!(!ok && !exists(&target));
+    // /tmp outside the private temp dir, the home dir and /etc.
+    for path in ["/tmp/seek-sandbox-escape", "/root/seek-sandbox-escape", "/etc/seek-sandbox-escape"] {
+        let (ok, _) = bash(&p, &format!("touch {path}")).await;
+        assert!(!ok && !exists(Path::new(path)), "{path} was writable");
+    }
+    // The private temp dir and the devices programs need work.
+    let (ok, out) = bash(&p, "t=$(mktemp) && echo y > \"$t\" && cat \"$t\" > /dev/null && echo ok > /dev/stdout").await;
+    assert!(ok && out.contains("ok"), "{out}");
+    // Reading the system still works.
+    let (ok, out) = bash(&p, "head -1 /etc/passwd").await;
+    assert!(ok && out.contains("root"), "{out}");
+}
+
+#[tokio::test]
+async fn read_only_allows_only_the_temp_dir() {
+    if !landlock_required() {
+        return;
+    }
+    let p = place(SandboxMode::ReadOnly);
+    let (ok, _) = bash(&p, "touch inside.txt").await;
+    assert!(!ok && !exists(&p.work.join("inside.txt")));
+    let (ok, out) = bash(&p, "echo y > \"$TMPDIR/x\" && cat \"$TMPDIR/x\"").await;
+    assert!(ok && out.contains('y'), "{out}");
+}
+
+#[tokio::test]
+async fn off_allows_writes_anywhere_seek_can() {
+    let p = place(SandboxMode::Off);
+    let target = p.outside.join("allowed.txt");
+    let (ok, out) = bash(&p, &format!("echo x > {}", target.display())).await;
+    assert!(ok, "{out}");
+    assert!(exists(&target));
+}
+
+#[tokio::test]
+async fn no_privileges_even_as_root() {
+    let p = place(SandboxMode::WorkspaceWrite);
+    let (_, out) = bash(&p, "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status").await;
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    let (ok, out) = bash(&p, "date -s '2023-01-01 00:00:00'").await;
+    assert!(!ok, "setting the clock must fail: {out}");
+    assert!(out.contains("Operation not permitted") || out.contains("cannot set date"), "{out}");
+    let (ok, out) = bash(&p, "mkdir -p m && mount -t tmpfs none m").await;
+    assert!(!ok, "mounting must fail: {out}");
+    // The clock is untouched.
+    let year: i32 = chrono_year();
+    assert!(year >= 2026, "the clock was changed: {year}");
+}
+
+fn chrono_year() -> i32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    1970 + (secs / 31_556_952) as i32
+}
+
+#[tokio::test]
+async fn secrets_are_not_inherited() {
+    let p = place(SandboxMode::Off);
+    let mut request = RunRequest::new("bash", &p.work).args(["-c", "env"]);
+    request.env_remove = vec!["SEEK_SANDBOX_TEST_API_KEY".into()];
+    // SAFETY: tests in this file do not read this variable concurrently; it is only for the
+    // child's inherited environment.
+    unsafe { std::env::set_var("SEEK_SANDBOX_TEST_API_KEY", "sk-should-not-leak") };
+    let result = exec::run(&request, &CancellationToken::new(), |_| {})
+        .await
+        .expect("runs");
+    assert!(!result.output.contains("sk-should-not-leak"), "{}", result.output);
+    assert!(result.output.contains("PATH="));
+}
