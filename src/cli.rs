@@ -73,6 +73,18 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
+    /// Where blocks may write: workspace-write (default), read-only, off.
+    #[arg(long, value_name = "MODE", global = true)]
+    pub sandbox: Option<String>,
+
+    /// Whether blocks run without asking: auto, ask, never.
+    #[arg(long, value_name = "POLICY", global = true, conflicts_with = "yes")]
+    pub approval: Option<String>,
+
+    /// Run blocks without asking (the same as --approval auto).
+    #[arg(short = 'y', long, global = true)]
+    pub yes: bool,
+
     /// Continue the most recently active session.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
@@ -121,6 +133,12 @@ impl Cli {
             model: self.model.clone(),
             agent: self.agent.clone(),
             work_dir: self.work_dir.clone(),
+            sandbox: self.sandbox.clone(),
+            approval: if self.yes {
+                Some("auto".into())
+            } else {
+                self.approval.clone()
+            },
         }
     }
 }

@@ -64,6 +64,16 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
 }
 
 fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
+    if config.safety.approval.value == seek::config::Approval::Ask {
+        eprintln!(
+            "seek: approval is ask ({}), and -p has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
+            config.safety.approval.origin
+        );
+        return Ok(Exit::Usage);
+    }
+    if let Some(warning) = config.safety.warning() {
+        eprintln!("seek: warning: {warning}");
+    }
     if prompt.trim().is_empty() {
         eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);

@@ -68,22 +68,41 @@ async fn workspace_write_allows_the_work_dir_and_nothing_else() {
         return;
     }
     let p = place(SandboxMode::WorkspaceWrite);
-    let (ok, out) = bash(&p, "echo hi > inside.txt && mkdir d && mv inside.txt d/ && cat d/inside.txt").await;
+    let (ok, out) = bash(
+        &p,
+        "echo hi > inside.txt && mkdir d && mv inside.txt d/ && cat d/inside.txt",
+    )
+    .await;
     assert!(ok, "{out}");
     let target = p.outside.join("escaped.txt");
     let (ok, out) = bash(&p, &format!("echo x > {}", target.display())).await;
     assert!(!ok && out.contains("Permission denied"), "{out}");
     assert!(!exists(&target));
     // A grandchild through another shell is confined too.
-    let (ok, _) = bash(&p, &format!("sh -c 'python3 -c \"open(\\\"{}\\\", \\\"w\\\")\"'", target.display())).await;
+    let (ok, _) = bash(
+        &p,
+        &format!(
+            "sh -c 'python3 -c \"open(\\\"{}\\\", \\\"w\\\")\"'",
+            target.display()
+        ),
+    )
+    .await;
     assert!(!ok && !exists(&target));
     // /tmp outside the private temp dir, the home dir and /etc.
-    for path in ["/tmp/seek-sandbox-escape", "/root/seek-sandbox-escape", "/etc/seek-sandbox-escape"] {
+    for path in [
+        "/tmp/seek-sandbox-escape",
+        "/root/seek-sandbox-escape",
+        "/etc/seek-sandbox-escape",
+    ] {
         let (ok, _) = bash(&p, &format!("touch {path}")).await;
         assert!(!ok && !exists(Path::new(path)), "{path} was writable");
     }
     // The private temp dir and the devices programs need work.
-    let (ok, out) = bash(&p, "t=$(mktemp) && echo y > \"$t\" && cat \"$t\" > /dev/null && echo ok > /dev/stdout").await;
+    let (ok, out) = bash(
+        &p,
+        "t=$(mktemp) && echo y > \"$t\" && cat \"$t\" > /dev/null && echo ok > /dev/stdout",
+    )
+    .await;
     assert!(ok && out.contains("ok"), "{out}");
     // Reading the system still works.
     let (ok, out) = bash(&p, "head -1 /etc/passwd").await;
@@ -114,13 +133,20 @@ async fn off_allows_writes_anywhere_seek_can() {
 #[tokio::test]
 async fn no_privileges_even_as_root() {
     let p = place(SandboxMode::WorkspaceWrite);
-    let (_, out) = bash(&p, "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status").await;
+    let (_, out) = bash(
+        &p,
+        "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status",
+    )
+    .await;
     assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
     assert!(out.contains("CapBnd:\t0000000000000000"), "{out}");
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
     let (ok, out) = bash(&p, "date -s '2023-01-01 00:00:00'").await;
     assert!(!ok, "setting the clock must fail: {out}");
-    assert!(out.contains("Operation not permitted") || out.contains("cannot set date"), "{out}");
+    assert!(
+        out.contains("Operation not permitted") || out.contains("cannot set date"),
+        "{out}"
+    );
     let (ok, out) = bash(&p, "mkdir -p m && mount -t tmpfs none m").await;
     assert!(!ok, "mounting must fail: {out}");
     // The clock is untouched.
@@ -147,6 +173,10 @@ async fn secrets_are_not_inherited() {
     let result = exec::run(&request, &CancellationToken::new(), |_| {})
         .await
         .expect("runs");
-    assert!(!result.output.contains("sk-should-not-leak"), "{}", result.output);
+    assert!(
+        !result.output.contains("sk-should-not-leak"),
+        "{}",
+        result.output
+    );
     assert!(result.output.contains("PATH="));
 }

@@ -243,6 +243,9 @@ fn no_secret_reaches_a_session_file() {
         Reply::text("Here.\n```bash\necho key=$SEEK_TEST_API_KEY\n```\n"),
         Reply::text("Done."),
     ]);
+    // Blocks do not see credentials unless `pass_env` lets one through; even then the session
+    // file never holds it.
+    sb.write_config("[exec]\npass_env = [\"SEEK_TEST_API_KEY\"]\n");
     let out = seek(&sb, &server, &["-p", "show the key"])
         .env("SEEK_TEST_API_KEY", secret)
         .output()

@@ -31,6 +31,11 @@ pub enum Command {
     NewSession,
     /// List the saved sessions (answered with `SessionList`).
     ListSessions,
+    /// The answer to an `ApprovalRequested` event.
+    Approve {
+        #[serde(flatten)]
+        decision: super::approval::Decision,
+    },
     /// Stop whatever runs and end the agent task.
     Shutdown,
 }
@@ -155,6 +160,18 @@ pub enum Event {
     },
     /// The conversation was forgotten (`Clear`, `NewSession`).
     Cleared,
+    /// A block waits for the user's decision (approval = ask): answer with `Approve`.
+    ApprovalRequested {
+        round: u32,
+        index: usize,
+        tool: String,
+        code: String,
+        save_path: Option<String>,
+    },
+    /// The approval policy changed (the user chose "always").
+    ApprovalChanged {
+        approval: crate::config::Approval,
+    },
     /// The saved sessions, the most recently active first, one line each.
     SessionList {
         lines: Vec<String>,

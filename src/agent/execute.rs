@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::session::SessionFile;
 
+use super::approval::{ApprovalGate, SHOWN_ONLY, Verdict};
 use super::event::{BlockRecord, Event, Status};
 use crate::protocol::{self, Block, Parsed};
 use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
@@ -50,15 +51,18 @@ pub struct Executed {
     pub feedback: String,
     pub all_succeeded: bool,
     pub last_tool: Option<String>,
+    /// Blocks were shown but not run (approval = never): the task ends with this reply.
+    pub held: bool,
 }
 
-/// Runs the blocks of `parsed` with `toolbox`.
+/// Runs the blocks of `parsed` with `toolbox`, each once `gate` lets it.
 pub async fn execute_reply(
     parsed: &Parsed,
     round: u32,
     toolbox: &Toolbox,
     base: &ToolContext,
     events: &EventSink,
+    gate: &ApprovalGate,
     status: impl Fn(Status),
 ) -> Executed {
     let mut ctx = base.clone();
@@ -88,6 +92,45 @@ pub async fn execute_reply(
             executed.records.push(record);
             continue;
         }
+        let block = &match gate.verdict(round, block, events, &ctx.cancel).await {
+            Verdict::Run(code) if code == block.code => block.clone(),
+            Verdict::Run(code) => Block {
+                code,
+                ..block.clone()
+            },
+            Verdict::Stopped => {
+                // The loop's next pass reports this and the later blocks as not run.
+                feedback_parts.push(format!(
+                    "Block {} ({}) was not run because the task was stopped.",
+                    block.index, block.tag
+                ));
+                let mut outcome = ToolOutcome::failed_without_process(String::new());
+                outcome.feedback = "not run: the task was stopped".into();
+                let record = block_record(round, block, outcome, true);
+                events.emit(Event::BlockFinished {
+                    record: record.clone(),
+                });
+                executed.records.push(record);
+                executed.all_succeeded = false;
+                continue;
+            }
+            Verdict::Refused(reason) => {
+                let held = reason == SHOWN_ONLY;
+                executed.held |= held;
+                let mut outcome = ToolOutcome::failed_without_process(String::new());
+                outcome.feedback = protocol::feedback(false, &reason);
+                feedback_parts.push(outcome.feedback.clone());
+                let record = block_record(round, block, outcome, held);
+                events.emit(Event::BlockFinished {
+                    record: record.clone(),
+                });
+                executed.records.push(record);
+                if !held {
+                    executed.all_succeeded = false;
+                }
+                continue;
+            }
+        };
         status(Status::Executing {
             tool: block.tag.clone(),
         });

@@ -4,6 +4,7 @@
 //! token). The TUI and the headless mode are two consumers of the same events. It must not draw
 //! anything or read the keyboard.
 
+mod approval;
 mod budget;
 mod event;
 mod execute;
@@ -26,8 +27,10 @@ pub use prompts::{agent_tools, available_tools, on_path, resolve_agent, system_p
 pub use turn::{TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
+use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::session::{self, Sessions};
+pub use approval::{ApprovalGate, Decision as ApprovalDecision};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -49,13 +52,32 @@ pub fn spawn_with(
 ) -> AgentHandle {
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let (approvals, decisions) = ApprovalGate::new(config.safety.approval.value);
+    let safety = &config.safety;
+    let temp = PrivateTemp::new();
+    let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
+        Arc::new(Sandbox {
+            mode: safety.sandbox.value,
+            work_dir: config.work_dir.value.clone(),
+            temp_dir: temp.0.clone(),
+            cache_dir: config.data_dir.join("cache"),
+        })
+    });
+    let env_remove = crate::config::Env::from_process()
+        .secret_names(config.api_key_env.value.as_deref(), &safety.pass_env.value)
+        .into_iter()
+        .map(std::ffi::OsString::from)
+        .collect();
     let ctx = TurnContext {
         config,
         model,
         events: EventSink::new(event_tx),
         context_window: None,
+        approvals,
+        sandbox,
+        env_remove: Arc::new(env_remove),
     };
-    let task = tokio::spawn(run(ctx, sessions, command_rx));
+    let task = tokio::spawn(run(ctx, sessions, decisions, temp, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
@@ -70,6 +92,8 @@ struct Running {
 
 /// The runtime's state between tasks.
 struct Runtime {
+    /// Where the user's approval decisions go (to the task waiting for one).
+    decisions: mpsc::UnboundedSender<approval::Decision>,
     ctx: TurnContext,
     sessions: Option<Sessions>,
     agent: AgentName,
@@ -79,13 +103,33 @@ struct Runtime {
     last_prompt: Option<(String, AgentName)>,
 }
 
+/// A temp dir private to this runtime (blocks' `TMPDIR`), removed when it ends.
+struct PrivateTemp(std::path::PathBuf);
+
+impl PrivateTemp {
+    fn new() -> Self {
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self(std::env::temp_dir().join(format!("seek-{}-{n}", std::process::id())))
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 async fn run(
     ctx: TurnContext,
     sessions: Option<Sessions>,
+    decisions: mpsc::UnboundedSender<approval::Decision>,
+    _temp: PrivateTemp,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let agent = ctx.config.agent.value;
     let mut rt = Runtime {
+        decisions,
         memory: Some(new_memory(&ctx.config, agent)),
         ctx,
         sessions,
@@ -216,6 +260,13 @@ impl Runtime {
                 self.ctx.events.emit(Event::Cleared);
             }
             Command::Resume { id } => self.resume(id).await,
+            Command::Approve { decision } => {
+                if self.running.is_none() {
+                    self.error("no block is waiting for approval");
+                    return;
+                }
+                let _ = self.decisions.send(decision);
+            }
             Command::ListSessions => {
                 let Some(sessions) = self.sessions.clone() else {
                     self.error("sessions are not kept in this mode");

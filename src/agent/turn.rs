@@ -26,6 +26,12 @@ pub struct TurnContext {
     pub events: EventSink,
     /// The model's context window in tokens, once known (the server's word or the config's).
     pub context_window: Option<u64>,
+    /// Whether blocks run without asking, and the user's answers when they do not.
+    pub approvals: super::approval::ApprovalGate,
+    /// The confinement of blocks (`None`: sandbox off).
+    pub sandbox: Option<Arc<crate::exec::sandbox::Sandbox>>,
+    /// Credential-like variables blocks must not inherit.
+    pub env_remove: Arc<Vec<std::ffi::OsString>>,
 }
 
 /// One round's reply.
@@ -60,6 +66,8 @@ pub async fn run_turn(
     let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
     tool_ctx.output_limit = usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
     tool_ctx.cancel = cancel.clone();
+    tool_ctx.sandbox = ctx.sandbox.clone();
+    tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;
 
@@ -185,14 +193,22 @@ pub async fn run_turn(
             last_error = Some("the reply kept repeating itself".into());
         } else if report.had_blocks && !report.clarification {
             let status_events = events.clone();
-            let executed = execute_reply(&parsed, rounds, &toolbox, &tool_ctx, events, |status| {
-                status_events.emit(Event::Status {
-                    status,
-                    round: rounds,
-                    attempt: failures,
-                    max_attempts,
-                });
-            })
+            let executed = execute_reply(
+                &parsed,
+                rounds,
+                &toolbox,
+                &tool_ctx,
+                events,
+                &ctx.approvals,
+                |status| {
+                    status_events.emit(Event::Status {
+                        status,
+                        round: rounds,
+                        attempt: failures,
+                        max_attempts,
+                    });
+                },
+            )
             .await;
             report.all_succeeded = executed.all_succeeded;
             report.last_tool = executed.last_tool.clone();
@@ -201,6 +217,16 @@ pub async fn run_turn(
             }
             records.extend(executed.records);
             memory.push(Role::User, executed.feedback);
+            if executed.held {
+                return finish(
+                    Outcome::Done,
+                    last_answer,
+                    last_reasoning,
+                    rounds,
+                    records,
+                    Some(super::approval::SHOWN_ONLY.into()),
+                );
+            }
             if cancel.is_cancelled() {
                 return finish(
                     Outcome::Stopped,

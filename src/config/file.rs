@@ -32,6 +32,9 @@ pub struct FileConfig {
     pub stream_idle_timeout_secs: FileValue<i64>,
     pub connect_timeout_secs: FileValue<i64>,
     pub max_retries: FileValue<i64>,
+    pub sandbox: FileValue<String>,
+    pub approval: FileValue<String>,
+    pub safe_mode: FileValue<bool>,
     #[serde(default)]
     pub exec: ExecFile,
     #[serde(default)]
@@ -42,6 +45,7 @@ pub struct FileConfig {
 #[serde(deny_unknown_fields)]
 pub struct ExecFile {
     pub output_limit_bytes: FileValue<i64>,
+    pub pass_env: FileValue<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -7,6 +7,7 @@
 mod file;
 mod model;
 pub mod providers;
+mod safety;
 mod show;
 mod tools;
 
@@ -17,6 +18,7 @@ use std::str::FromStr;
 
 pub use model::ModelSettings;
 pub use providers::{Preset, Wire};
+pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
 
@@ -130,6 +132,8 @@ pub struct Overrides {
     pub model: Option<String>,
     pub agent: Option<String>,
     pub work_dir: Option<PathBuf>,
+    pub sandbox: Option<String>,
+    pub approval: Option<String>,
 }
 
 /// A snapshot of the environment variables seek reads.
@@ -168,21 +172,25 @@ impl Env {
     }
 
     /// A variable's value; an empty value counts as unset.
-    /// Values of variables that hold credentials: names ending in `_API_KEY`, `_TOKEN` or
-    /// `_SECRET`, names containing `PASSWORD`, and `extra` (the configured `api_key_env`).
+    /// Values of variables that hold credentials (`is_credential_name`, or `extra`: the
+    /// configured `api_key_env`).
     pub fn secret_values(&self, extra: Option<&str>) -> Vec<String> {
         self.vars
             .iter()
-            .filter(|(name, _)| {
-                let upper = name.to_ascii_uppercase();
-                upper.ends_with("_API_KEY")
-                    || upper.ends_with("_TOKEN")
-                    || upper.ends_with("_SECRET")
-                    || upper.contains("PASSWORD")
-                    || Some(name.as_str()) == extra
-            })
+            .filter(|(name, _)| is_credential_name(name) || Some(name.as_str()) == extra)
             .map(|(_, value)| value.clone())
             .filter(|value| !value.is_empty())
+            .collect()
+    }
+
+    /// Names of the credential variables blocks must not inherit: `is_credential_name` or
+    /// `extra`, unless listed in `pass`.
+    pub fn secret_names(&self, extra: Option<&str>, pass: &[String]) -> Vec<String> {
+        self.vars
+            .keys()
+            .filter(|name| is_credential_name(name) || Some(name.as_str()) == extra)
+            .filter(|name| !pass.iter().any(|p| p == *name))
+            .cloned()
             .collect()
     }
 
@@ -248,6 +256,7 @@ pub struct Config {
     pub output_limit_bytes: Sourced<u64>,
     pub model_settings: ModelSettings,
     pub tools: Vec<ToolConfig>,
+    pub safety: Safety,
 }
 
 /// Default number of failed rounds before an agent gives up (AgenticSeek's 5).
@@ -462,6 +471,7 @@ impl Resolver<'_> {
             max_retries: c.max_retries.as_ref(),
         });
         let model_settings = model::resolve(&model_file, &|span| self.file_origin(span))?;
+        let safety = safety::resolve(self, cfg)?;
 
         Ok(Config {
             file,
@@ -477,6 +487,7 @@ impl Resolver<'_> {
             output_limit_bytes,
             model_settings,
             tools,
+            safety,
         })
     }
 
@@ -585,6 +596,17 @@ fn invalid<T: fmt::Debug>(value: &Sourced<T>, key: &str, expected: &str) -> Conf
         value: format!("{:?}", value.value),
         expected: expected.to_owned(),
     }
+}
+
+/// Names that look like credentials: ending in `_API_KEY`, `_TOKEN`, `_SECRET` or `_KEY`
+/// after `API`, or containing `PASSWORD` (any case).
+pub fn is_credential_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.ends_with("_API_KEY")
+        || upper == "API_KEY"
+        || upper.ends_with("_TOKEN")
+        || upper.ends_with("_SECRET")
+        || upper.contains("PASSWORD")
 }
 
 fn is_env_var_name(name: &str) -> bool {

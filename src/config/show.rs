@@ -135,6 +135,32 @@ pub fn render(config: &Config, env: &Env) -> String {
         }
     }
 
+    let safety = &config.safety;
+    let note = (!safety.confined()
+        && safety.sandbox.value != crate::exec::sandbox::SandboxMode::Off)
+        .then_some("this kernel has no Landlock: blocks are not confined");
+    line(
+        &mut out,
+        "sandbox",
+        &toml_str(safety.sandbox.value.as_str()),
+        &safety.sandbox.origin,
+        note,
+    );
+    line(
+        &mut out,
+        "approval",
+        &toml_str(safety.approval.value.as_str()),
+        &safety.approval.origin,
+        None,
+    );
+    line(
+        &mut out,
+        "safe_mode",
+        &safety.safe_mode.value.to_string(),
+        &safety.safe_mode.origin,
+        None,
+    );
+
     let _ = writeln!(out, "\n[exec]");
     let limit = &config.output_limit_bytes;
     line(
@@ -142,6 +168,14 @@ pub fn render(config: &Config, env: &Env) -> String {
         "output_limit_bytes",
         &limit.value.to_string(),
         &limit.origin,
+        None,
+    );
+    let pass_env: Vec<String> = safety.pass_env.value.iter().map(|v| toml_str(v)).collect();
+    line(
+        &mut out,
+        "pass_env",
+        &format!("[{}]", pass_env.join(", ")),
+        &safety.pass_env.origin,
         None,
     );
 

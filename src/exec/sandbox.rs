@@ -94,7 +94,10 @@ impl Sandbox {
         let cache = |sub: &str| self.cache_dir.join(sub).into_os_string();
         vec![
             ("TMPDIR".into(), self.temp_dir.clone().into_os_string()),
-            ("XDG_CACHE_HOME".into(), self.cache_dir.clone().into_os_string()),
+            (
+                "XDG_CACHE_HOME".into(),
+                self.cache_dir.clone().into_os_string(),
+            ),
             ("GOCACHE".into(), cache("go-build")),
             ("GOPATH".into(), cache("go")),
             ("GOMODCACHE".into(), cache("go/pkg/mod")),
@@ -141,7 +144,8 @@ impl Sandbox {
 
     fn ruleset(&self) -> std::io::Result<OwnedFd> {
         let devices = ["/dev/null", "/dev/zero", "/dev/full"];
-        let sandbox_error = |e: landlock::RulesetError| std::io::Error::other(format!("the sandbox: {e}"));
+        let sandbox_error =
+            |e: landlock::RulesetError| std::io::Error::other(format!("the sandbox: {e}"));
         let created = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(ABI_USED))
@@ -206,7 +210,13 @@ impl Prepared {
             for cap in 0..64 {
                 libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
             }
-            libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            );
             let mut header = CapHeader {
                 version: CAPABILITY_VERSION_3,
                 pid: 0,

@@ -61,6 +61,7 @@ pub fn worth_keeping(event: &Event) -> bool {
             | Event::Resumed { .. }
             | Event::SessionList { .. }
             | Event::SessionStarted { .. }
+            | Event::ApprovalRequested { .. }
     )
 }
 

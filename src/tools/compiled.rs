@@ -115,7 +115,7 @@ impl Compiled {
     ) -> ToolOutcome {
         let settings = &self.settings;
         let plan = self.language.plan(code, settings);
-        let (folder, _) = match source_in_temp_dir(&plan.source_name, code) {
+        let (folder, _) = match source_in_temp_dir(&plan.source_name, code, ctx.temp_parent()) {
             Ok(written) => written,
             Err(outcome) => return outcome,
         };

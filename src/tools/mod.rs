@@ -38,6 +38,10 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// `:path` files saved by earlier blocks of the same reply (as written in the fence).
     pub saved_this_reply: Vec<String>,
+    /// The confinement every process of a block runs under (`None`: sandbox off).
+    pub sandbox: Option<std::sync::Arc<crate::exec::sandbox::Sandbox>>,
+    /// Credential-like variables blocks must not inherit.
+    pub env_remove: std::sync::Arc<Vec<std::ffi::OsString>>,
 }
 
 impl ToolContext {
@@ -47,7 +51,14 @@ impl ToolContext {
             output_limit: crate::config::DEFAULT_OUTPUT_LIMIT as usize,
             cancel: CancellationToken::new(),
             saved_this_reply: Vec::new(),
+            sandbox: None,
+            env_remove: std::sync::Arc::default(),
         }
+    }
+
+    /// Where blocks' own temporary folders go: the sandbox's private one, if any.
+    pub fn temp_parent(&self) -> Option<&std::path::Path> {
+        self.sandbox.as_deref().map(|s| s.temp_dir.as_path())
     }
 }
 
@@ -243,10 +254,51 @@ pub(crate) async fn run_process(
     failure_context: Option<&str>,
     install_hint: &str,
 ) -> ToolOutcome {
-    match exec::run(request, &ctx.cancel, |chunk| on_output(chunk)).await {
-        Ok(result) => ToolOutcome::from_run(result, failure_context),
+    let mut request = request.clone();
+    request.sandbox = ctx.sandbox.clone();
+    request.env_remove = ctx.env_remove.to_vec();
+    match exec::run(&request, &ctx.cancel, |chunk| on_output(chunk)).await {
+        Ok(result) => {
+            let mut outcome = ToolOutcome::from_run(result, failure_context);
+            if !outcome.success
+                && let Some(sandbox) = ctx.sandbox.as_deref()
+                && looks_refused(&outcome.output)
+            {
+                outcome.feedback.push_str(&sandbox_note(sandbox));
+            }
+            outcome
+        }
         Err(err) => ToolOutcome::failed_without_process(start_failure(&err, install_hint)),
     }
+}
+
+/// Whether output reads like the sandbox said no.
+fn looks_refused(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "EACCES",
+        "EPERM",
+    ]
+    .iter()
+    .any(|needle| output.contains(needle))
+}
+
+/// What the model is told when a block may have hit the sandbox.
+fn sandbox_note(sandbox: &crate::exec::sandbox::Sandbox) -> String {
+    use crate::exec::sandbox::SandboxMode;
+    let writable = match sandbox.mode {
+        SandboxMode::WorkspaceWrite => format!(
+            "the work dir {} (and $TMPDIR) is the only writable place",
+            sandbox.work_dir.display()
+        ),
+        SandboxMode::ReadOnly => "only $TMPDIR is writable (read-only sandbox)".to_owned(),
+        SandboxMode::Off => return String::new(),
+    };
+    format!(
+        "\n[sandbox] blocks run confined: {writable}, and without administrator rights (no sudo, no clock, no mounts). Write files inside the work dir with relative paths."
+    )
 }
 
 /// The message for a program that could not start, naming what to install.
@@ -264,13 +316,18 @@ pub(crate) fn start_failure(err: &ExecError, install_hint: &str) -> String {
 pub(crate) fn source_in_temp_dir(
     file_name: &str,
     code: &str,
+    parent: Option<&std::path::Path>,
 ) -> Result<(tempfile::TempDir, PathBuf), ToolOutcome> {
-    let dir = tempfile::Builder::new()
-        .prefix("seek-block-")
-        .tempdir()
-        .map_err(|e| {
-            ToolOutcome::failed_without_process(format!("cannot create a temporary folder: {e}"))
-        })?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("seek-block-");
+    let dir = match parent {
+        // Under the sandbox, compilers write their output here: it must be the writable one.
+        Some(parent) => std::fs::create_dir_all(parent).and_then(|()| builder.tempdir_in(parent)),
+        None => builder.tempdir(),
+    }
+    .map_err(|e| {
+        ToolOutcome::failed_without_process(format!("cannot create a temporary folder: {e}"))
+    })?;
     let path = dir.path().join(file_name);
     std::fs::write(&path, code).map_err(|e| {
         ToolOutcome::failed_without_process(format!("cannot write {}: {e}", path.display()))
@@ -294,7 +351,7 @@ impl CodeSource {
         if code.len() <= INLINE_CODE_LIMIT {
             return Ok(Self::Inline);
         }
-        let (folder, path) = source_in_temp_dir(file_name, code)?;
+        let (folder, path) = source_in_temp_dir(file_name, code, None)?;
         Ok(Self::File {
             path,
             _folder: folder,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::agent::{Command, Event};
+use crate::agent::{ApprovalDecision, Command, Event};
 use crate::config::AgentName;
 use crate::files::FileWrite;
 use crate::tui::composer::Composer;
@@ -32,6 +32,11 @@ pub enum Effect {
     Send(Command),
     /// A file write (prompt history) for the background writer.
     Write(FileWrite),
+    /// Open the awaiting block's code in the user's editor, then answer with the result.
+    Edit {
+        tool: String,
+        code: String,
+    },
 }
 
 pub struct App {
@@ -47,6 +52,10 @@ pub struct App {
     /// `model @ provider url`.
     pub model: String,
     pub work_dir: String,
+    /// `sandbox … · approval …`, for the header.
+    pub safety: String,
+    /// The block waiting for the user's decision: (round, index, tool, code).
+    pub awaiting: Option<(u32, usize, String, String)>,
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
@@ -64,6 +73,8 @@ impl App {
             agent,
             model,
             work_dir,
+            safety: String::new(),
+            awaiting: None,
             hint: None,
             quit_armed: None,
             quit: false,
@@ -95,6 +106,21 @@ impl App {
         self.transcript.apply(event, now);
         self.status.apply(event, now);
         match event {
+            Event::ApprovalRequested {
+                round,
+                index,
+                tool,
+                code,
+                ..
+            } => self.awaiting = Some((*round, *index, tool.clone(), code.clone())),
+            Event::BlockStarted { .. }
+            | Event::BlockFinished { .. }
+            | Event::TurnFinished { .. } => self.awaiting = None,
+            Event::ApprovalChanged { approval } => {
+                if let Some((head, _)) = self.safety.rsplit_once(" · approval ") {
+                    self.safety = format!("{head} · approval {approval}");
+                }
+            }
             Event::ModelChanged { description } => self.model.clone_from(description),
             Event::Cleared => {
                 self.focus = None;
@@ -179,6 +205,9 @@ impl App {
         if key.code != KeyCode::Char('c') || !ctrl {
             self.quit_armed = None;
         }
+        if let Some(effects) = self.approval_key(key.code, ctrl || alt) {
+            return effects;
+        }
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(now),
             KeyCode::Char('d') if ctrl => {
@@ -238,6 +267,28 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// y, n, a and e answer a waiting approval while the input box is empty.
+    fn approval_key(&mut self, code: KeyCode, modified: bool) -> Option<Vec<Effect>> {
+        let (_, _, tool, block) = self.awaiting.as_ref()?;
+        if modified || !self.composer.is_empty() {
+            return None;
+        }
+        let decision = match code {
+            KeyCode::Char('y') => ApprovalDecision::Run,
+            KeyCode::Char('n') => ApprovalDecision::Decline,
+            KeyCode::Char('a') => ApprovalDecision::Always,
+            KeyCode::Char('e') => {
+                return Some(vec![Effect::Edit {
+                    tool: tool.clone(),
+                    code: block.clone(),
+                }]);
+            }
+            _ => return None,
+        };
+        self.awaiting = None;
+        Some(vec![Effect::Send(Command::Approve { decision })])
     }
 
     /// Keys while a transcript item has the focus.

@@ -8,7 +8,9 @@
 
 pub mod app;
 pub mod composer;
+pub mod editor;
 pub mod history;
+pub mod input;
 pub mod render;
 pub mod slash;
 pub mod status;
@@ -85,6 +87,10 @@ pub async fn run(
         short_path(&config.work_dir.value),
         history,
     );
+    app.safety = config.safety.describe();
+    if let Some(warning) = config.safety.warning() {
+        app.transcript.error(format!("warning: {warning}"));
+    }
     if config
         .model
         .value
@@ -106,13 +112,13 @@ pub async fn run(
         };
         let _ = handle.commands.send(Command::Resume { id });
     }
-    let input = spawn_input_reader();
+    let (input, input_control) = input::spawn();
     let result = event_loop(
         &mut screen,
         &mut app,
         &mut handle.events,
         &handle.commands,
-        input,
+        (input, input_control),
         options.no_color,
     )
     .await;
@@ -149,27 +155,15 @@ pub async fn run(
     Ok(exit)
 }
 
-/// Reads terminal input on a thread of its own (crossterm's reader blocks).
-fn spawn_input_reader() -> mpsc::UnboundedReceiver<std::io::Result<TermEvent>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        loop {
-            let event = crossterm::event::read();
-            let failed = event.is_err();
-            if tx.send(event).is_err() || failed {
-                return;
-            }
-        }
-    });
-    rx
-}
-
 async fn event_loop(
     screen: &mut terminal::Screen,
     app: &mut App,
     events: &mut mpsc::UnboundedReceiver<agent::Event>,
     commands: &mpsc::UnboundedSender<Command>,
-    mut input: mpsc::UnboundedReceiver<std::io::Result<TermEvent>>,
+    (mut input, input_control): (
+        mpsc::UnboundedReceiver<std::io::Result<TermEvent>>,
+        input::InputControl,
+    ),
     no_color: bool,
 ) -> Result<Ending, TuiError> {
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -222,6 +216,22 @@ async fn event_loop(
                             }
                         }
                         Effect::Write(write) => crate::files::in_background(write),
+                        Effect::Edit { tool, code } => {
+                            // The editor gets the terminal and every key until it exits.
+                            input_control.pause();
+                            terminal::restore();
+                            let edited = editor::edit(&tool, &code, &std::env::temp_dir());
+                            terminal::resume(screen)?;
+                            input_control.resume();
+                            match edited {
+                                Ok(code) => {
+                                    app.awaiting = None;
+                                    let decision = agent::ApprovalDecision::Edit { code };
+                                    let _ = commands.send(Command::Approve { decision });
+                                }
+                                Err(message) => app.transcript.error(message),
+                            }
+                        }
                     }
                 }
                 dirty = true;

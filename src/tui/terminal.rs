@@ -55,6 +55,20 @@ pub fn enter() -> std::io::Result<(Screen, Guard)> {
     Ok((screen, guard))
 }
 
+/// Takes the terminal again after `restore` (the editor ran in it); the next frame redraws all.
+pub fn resume(screen: &mut Screen) -> std::io::Result<()> {
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+    )?;
+    screen.clear()
+}
+
 /// Gives the terminal back (idempotent).
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {

@@ -18,6 +18,8 @@ const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
 pub enum PaneState {
     /// Found in the answer, not started yet.
     Pending,
+    /// Waiting for the user to allow it (approval = ask).
+    AwaitingApproval,
     Running {
         since: Instant,
     },
@@ -225,6 +227,27 @@ impl Transcript {
                     self.touch(at);
                 }
             }
+            Event::ApprovalRequested {
+                round,
+                index,
+                tool,
+                code,
+                save_path,
+            } => {
+                if let Some(at) = self.pane_index(*round, *index) {
+                    if let Item::Pane(p) = &mut self.items[at] {
+                        p.tool.clone_from(tool);
+                        p.code.clone_from(code);
+                        p.save_path.clone_from(save_path);
+                        p.state = PaneState::AwaitingApproval;
+                        p.expanded = true;
+                    }
+                    self.touch(at);
+                }
+            }
+            Event::ApprovalChanged { approval } => self.push(Item::Notice(format!(
+                "approval: {approval} for the rest of this session"
+            ))),
             Event::Error { message } => self.push(Item::Error(message.clone())),
             Event::ModelChanged { description } => {
                 self.push(Item::Notice(format!("model: {description}")))

@@ -190,6 +190,12 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
             header.push(Span::styled(format!("· {tool} · waiting"), dim()));
             0
         }
+        PaneState::AwaitingApproval => {
+            let ask = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            header.push(Span::styled(format!("? run this {tool} block?"), ask));
+            header.push(Span::raw("  y run · n decline · a always · e edit"));
+            0
+        }
         PaneState::Running { since } => {
             let elapsed = now.saturating_duration_since(*since);
             header.push(Span::styled(
@@ -228,7 +234,7 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
                 Span::styled(format!("→ {path}"), dim()),
             ]));
         }
-        if !matches!(pane.state, PaneState::Pending) {
+        if !matches!(pane.state, PaneState::Pending | PaneState::AwaitingApproval) {
             rows.push(Line::from(vec![
                 gutter[0].clone(),
                 Span::styled("─────", dim()),

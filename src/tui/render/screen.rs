@@ -90,7 +90,11 @@ fn draw_header(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(format!(" · {} · ", app.agent), dim()),
         Span::raw(model_and_provider(&app.model).to_owned()),
     ]);
-    let right = Line::from(Span::styled(format!("workspace {} ", app.work_dir), dim()));
+    let mut right = format!("workspace {} ", app.work_dir);
+    if !app.safety.is_empty() {
+        right = format!("{} · {right}", app.safety);
+    }
+    let right = Line::from(Span::styled(right, dim()));
     split_row(area, buf, &left, &right);
 }
 
@@ -170,7 +174,9 @@ fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
             Style::new().add_modifier(Modifier::BOLD),
         )
     } else {
-        let words = if app.focus.is_some() {
+        let words = if app.awaiting.is_some() {
+            "y run · n decline · a always · e edit · Esc stop"
+        } else if app.focus.is_some() {
             "Enter fold · Tab older · Shift+Tab newer · Esc back"
         } else if app.running() {
             "Esc stop · Tab fold · Ctrl+T thoughts · Ctrl+O panes"

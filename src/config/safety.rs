@@ -1,0 +1,139 @@
+//! The safety settings: the sandbox mode, the approval policy, the optional command blocklist and
+//! which credential-like variables blocks may still see.
+//!
+//! Owns their keys, flags, variables and defaults. The default approval depends on whether
+//! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::file::FileConfig;
+use super::{ConfigError, Origin, Resolver, Sourced, invalid};
+use crate::exec::sandbox::{self, SandboxMode};
+
+/// Whether blocks run without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// Run blocks as they come.
+    Auto,
+    /// Show each block and wait for y (run), n (decline), a (always), e (edit).
+    Ask,
+    /// Show blocks, never run them.
+    Never,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Ask => "ask",
+            Self::Never => "never",
+        }
+    }
+}
+
+impl fmt::Display for Approval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Approval {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "ask" => Ok(Self::Ask),
+            "never" => Ok(Self::Never),
+            _ => Err("expected one of: auto, ask, never".into()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Safety {
+    pub sandbox: Sourced<SandboxMode>,
+    pub approval: Sourced<Approval>,
+    /// The shell-parsing command blocklist (a guard rail, not a sandbox).
+    pub safe_mode: Sourced<bool>,
+    /// Credential-like variables blocks may see anyway.
+    pub pass_env: Sourced<Vec<String>>,
+}
+
+impl Safety {
+    /// Whether blocks are confined by the kernel here.
+    pub fn confined(&self) -> bool {
+        self.sandbox.value != SandboxMode::Off && sandbox::supported()
+    }
+
+    /// What to say once at start-up when blocks are not confined as configured.
+    pub fn warning(&self) -> Option<String> {
+        (self.sandbox.value != SandboxMode::Off && !sandbox::supported()).then(|| {
+            format!(
+                "this kernel has no Landlock: blocks cannot be confined to the work dir (they still run without administrator rights); approval is {} — see docs/safety.md",
+                self.approval.value
+            )
+        })
+    }
+
+    /// `sandbox workspace-write · approval auto`, for status lines.
+    pub fn describe(&self) -> String {
+        let sandbox = if self.sandbox.value == SandboxMode::Off {
+            "sandbox off".to_owned()
+        } else if sandbox::supported() {
+            format!("sandbox {}", self.sandbox.value.as_str())
+        } else {
+            "sandbox unavailable".to_owned()
+        };
+        format!("{sandbox} · approval {}", self.approval.value)
+    }
+}
+
+pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safety, ConfigError> {
+    let sandbox = match r.pick_string(
+        r.overrides.sandbox.as_deref(),
+        "--sandbox",
+        "SEEK_SANDBOX",
+        cfg.and_then(|c| c.sandbox.as_ref()),
+    ) {
+        Some(s) => {
+            let mode = s
+                .value
+                .parse::<SandboxMode>()
+                .map_err(|expected| invalid(&s, "sandbox", &expected))?;
+            Sourced::new(mode, s.origin)
+        }
+        None => Sourced::new(SandboxMode::WorkspaceWrite, Origin::Default),
+    };
+    let confined = sandbox.value != SandboxMode::Off && sandbox::supported();
+    let approval = match r.pick_string(
+        r.overrides.approval.as_deref(),
+        "--approval",
+        "SEEK_APPROVAL",
+        cfg.and_then(|c| c.approval.as_ref()),
+    ) {
+        Some(s) => {
+            let approval = s
+                .value
+                .parse::<Approval>()
+                .map_err(|expected| invalid(&s, "approval", &expected))?;
+            Sourced::new(approval, s.origin)
+        }
+        // Unconfined blocks are shown before they run.
+        None if confined => Sourced::new(Approval::Auto, Origin::Default),
+        None => Sourced::new(Approval::Ask, Origin::Default),
+    };
+    let safe_mode = r
+        .file_value(cfg.and_then(|c| c.safe_mode.as_ref()))
+        .unwrap_or_else(|| Sourced::new(false, Origin::Default));
+    let pass_env = r
+        .file_value(cfg.and_then(|c| c.exec.pass_env.as_ref()))
+        .unwrap_or_else(|| Sourced::new(Vec::new(), Origin::Default));
+    Ok(Safety {
+        sandbox,
+        approval,
+        safe_mode,
+        pass_env,
+    })
+}

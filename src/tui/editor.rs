@@ -1,0 +1,48 @@
+//! Editing a block in the user's editor (`$VISUAL`, `$EDITOR`, else `vi`) before it runs.
+//!
+//! Owns the temporary file and the editor's run; the caller hands the terminal over first and
+//! takes it back after. It must not draw.
+
+use std::path::Path;
+
+/// The file extension that gives the editor the right syntax.
+fn extension(tool: &str) -> &'static str {
+    match tool {
+        "python" => "py",
+        "bash" => "sh",
+        "c" => "c",
+        "go" => "go",
+        "java" => "java",
+        _ => "txt",
+    }
+}
+
+/// Opens `code` in the editor and returns the edited text, or why there is none.
+pub fn edit(tool: &str, code: &str, temp_parent: &Path) -> Result<String, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("seek-edit-")
+        .tempdir_in(temp_parent)
+        .or_else(|_| tempfile::tempdir())
+        .map_err(|e| format!("cannot create a file to edit: {e}"))?;
+    let path = dir.path().join(format!("block.{}", extension(tool)));
+    std::fs::write(&path, code).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .ok()
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_owned());
+    // Through the shell, so `EDITOR="code --wait"` works.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("cannot start the editor `{editor}`: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "the editor `{editor}` ended with {status}: the block was not changed"
+        ));
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read the edited block: {e}"))
+}
