@@ -36,6 +36,14 @@ impl Bash {
                 commands.join("; ")
             ));
         }
+        if ctx.safe_mode
+            && let Some(command) = super::guard::refused(&block.code)
+        {
+            // AgenticSeek's refusal, word for word, with the command found.
+            return ToolOutcome::failed_without_process(format!(
+                "Unsafe command: {command}. Execution aborted. This is beyond allowed capabilities report to user. (safe_mode is on: the whole block was refused before anything ran.)"
+            ));
+        }
         let source = match CodeSource::for_code(&block.code, "block.sh") {
             Ok(source) => source,
             Err(outcome) => return outcome,

@@ -6,6 +6,7 @@
 mod bash;
 mod compiled;
 mod file_finder;
+mod guard;
 mod python;
 mod rerun;
 mod save;
@@ -42,6 +43,8 @@ pub struct ToolContext {
     pub sandbox: Option<std::sync::Arc<crate::exec::sandbox::Sandbox>>,
     /// Credential-like variables blocks must not inherit.
     pub env_remove: std::sync::Arc<Vec<std::ffi::OsString>>,
+    /// Refuse shell blocks that run a blocklisted command (`safe_mode`).
+    pub safe_mode: bool,
 }
 
 impl ToolContext {
@@ -53,6 +56,7 @@ impl ToolContext {
             saved_this_reply: Vec::new(),
             sandbox: None,
             env_remove: std::sync::Arc::default(),
+            safe_mode: false,
         }
     }
 

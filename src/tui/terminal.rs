@@ -66,7 +66,15 @@ pub fn resume(screen: &mut Screen) -> std::io::Result<()> {
         EnableBracketedPaste,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
     )?;
-    screen.clear()
+    // Not `Terminal::clear`, which asks the terminal where the cursor is: clear the screen
+    // here and drop both of ratatui's buffers, so the next frame draws every cell.
+    execute!(
+        std::io::stdout(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    screen.swap_buffers();
+    screen.swap_buffers();
+    Ok(())
 }
 
 /// Gives the terminal back (idempotent).
