@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use seek::exec::sandbox::{Sandbox, SandboxMode};
 use seek::exec::{RunRequest, run};
 use tokio_util::sync::CancellationToken;
 
@@ -72,6 +73,34 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // What the sandbox adds: the same bash block run by seek with and without it, interleaved.
+    let mut plain = RunRequest::new("bash", dir.path()).args(["-c", "true"]);
+    plain.sandbox = None;
+    let mut confined = plain.clone();
+    confined.sandbox = Some(std::sync::Arc::new(Sandbox {
+        mode: SandboxMode::WorkspaceWrite,
+        work_dir: dir.path().to_owned(),
+        temp_dir: dir.path().join("tmp"),
+        cache_dir: dir.path().join("cache"),
+    }));
+    group.bench_function("sandbox-added/bash -c true", |b| {
+        b.iter_custom(|iters| {
+            let (mut plain_total, mut confined_total) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..iters {
+                let started = Instant::now();
+                let result = runtime.block_on(run(&plain, &cancel, |_| {}));
+                plain_total += started.elapsed();
+                assert!(result.is_ok_and(|r| r.success()));
+                let started = Instant::now();
+                let result = runtime.block_on(run(&confined, &cancel, |_| {}));
+                confined_total += started.elapsed();
+                assert!(result.is_ok_and(|r| r.success()));
+            }
+            confined_total
+                .saturating_sub(plain_total)
+                .max(Duration::from_nanos(iters))
+        })
+    });
     group.finish();
 }
 

@@ -388,3 +388,103 @@ fn ollama_host_is_the_default_ollama_address() {
         .expect("file wins");
     assert_eq!(config.base_url.value, "http://gpu-box:11434");
 }
+
+#[test]
+fn safety_settings_resolve_with_their_origins() {
+    let f = Fixture::new();
+    let config = f.resolve(&Overrides::default(), &[]).expect("defaults");
+    let safety = &config.safety;
+    assert_eq!(
+        safety.sandbox.value,
+        crate::exec::sandbox::SandboxMode::WorkspaceWrite
+    );
+    // Blocks are shown before they run wherever the sandbox cannot confine them.
+    let expected = if crate::exec::sandbox::supported() {
+        Approval::Auto
+    } else {
+        Approval::Ask
+    };
+    assert_eq!(safety.approval.value, expected);
+    assert!(!safety.safe_mode.value);
+
+    f.write_config(
+        "sandbox = \"read-only\"\napproval = \"never\"\nsafe_mode = true\n[exec]\npass_env = [\"GH_TOKEN\"]\n",
+    );
+    let config = f
+        .resolve(&Overrides::default(), &[("SEEK_APPROVAL", "ask")])
+        .expect("file");
+    let safety = &config.safety;
+    assert_eq!(
+        safety.sandbox.value,
+        crate::exec::sandbox::SandboxMode::ReadOnly
+    );
+    assert!(matches!(
+        safety.sandbox.origin,
+        Origin::File { line: 1, .. }
+    ));
+    assert_eq!(safety.approval.value, Approval::Ask, "env beats the file");
+    assert!(safety.safe_mode.value);
+    assert_eq!(safety.pass_env.value, ["GH_TOKEN"]);
+
+    let flags = Overrides {
+        sandbox: Some("off".into()),
+        approval: Some("auto".into()),
+        ..Overrides::default()
+    };
+    let config = f
+        .resolve(&flags, &[("SEEK_APPROVAL", "ask")])
+        .expect("flags");
+    assert_eq!(
+        config.safety.sandbox.value,
+        crate::exec::sandbox::SandboxMode::Off
+    );
+    assert_eq!(config.safety.approval.value, Approval::Auto);
+    assert_eq!(config.safety.approval.origin, Origin::Flag("--approval"));
+}
+
+#[test]
+fn bad_safety_values_are_named() {
+    let f = Fixture::new();
+    f.write_config("sandbox = \"strict\"\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("sandbox") && err.contains("workspace-write, read-only, off"),
+        "{err}"
+    );
+    f.write_config("approval = \"maybe\"\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("approval") && err.contains("auto, ask, never"),
+        "{err}"
+    );
+}
+
+#[test]
+fn credential_variables_are_recognised_and_pass_env_lets_one_through() {
+    let env = Env::from_pairs([
+        ("OPENAI_API_KEY", "a"),
+        ("GITHUB_TOKEN", "b"),
+        ("AWS_SECRET", "c"),
+        ("DB_PASSWORD_FILE", "d"),
+        ("MY_KEY_VAR", "e"),
+        ("PATH", "/bin"),
+        ("HOME", "/root"),
+    ]);
+    let mut names = env.secret_names(Some("MY_KEY_VAR"), &["GITHUB_TOKEN".to_owned()]);
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "AWS_SECRET",
+            "DB_PASSWORD_FILE",
+            "MY_KEY_VAR",
+            "OPENAI_API_KEY"
+        ]
+    );
+}

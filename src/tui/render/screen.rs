@@ -167,7 +167,23 @@ fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
         Tone::Warn => Style::new().fg(Color::Yellow),
         Tone::Bad => Style::new().fg(Color::Red),
     };
-    let left = Line::from(Span::styled(format!(" {text}"), style));
+    let mut spans = vec![Span::styled(format!(" {text}"), style)];
+    // A policy other than auto matters for every block: keep it in sight.
+    if let Some((_, approval)) = app.safety.rsplit_once("approval ")
+        && approval != "auto"
+    {
+        spans.push(Span::styled(
+            format!(" · approval {approval}"),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    if app.awaiting.is_some() {
+        spans.push(Span::styled(
+            " · waiting for you",
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let left = Line::from(spans);
     let hints = if let Some(hint) = app.hint(now) {
         Span::styled(
             format!("{hint} "),

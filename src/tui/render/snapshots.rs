@@ -379,3 +379,37 @@ fn tiny_terminals_draw_without_panicking() {
         assert_eq!(screen.lines().count(), usize::from(h), "{w}x{h}");
     }
 }
+
+#[test]
+fn a_block_waiting_for_approval() {
+    let mut s = Scene::new();
+    s.app.safety = "sandbox workspace-write · approval ask".into();
+    s.start("clean the build folder").event(
+        200,
+        Event::AnswerComplete {
+            round: 1,
+            answer: "I'll remove it.\nblock:0\n".into(),
+            reasoning: None,
+            blocks: 1,
+            finish: "stop".into(),
+        },
+    );
+    s.event(
+        300,
+        Event::ApprovalRequested {
+            round: 1,
+            index: 0,
+            tool: "bash".into(),
+            code: "rm -rf build/\nls\n".into(),
+            save_path: None,
+        },
+    );
+    insta::assert_snapshot!(s.draw(100, 14, 1_000));
+    assert_eq!(
+        s.key(1_000, KeyCode::Char('y'), KeyModifiers::NONE),
+        [Effect::Send(Command::Approve {
+            decision: crate::agent::ApprovalDecision::Run
+        })]
+    );
+    assert!(s.app.awaiting.is_none());
+}
