@@ -128,7 +128,19 @@ fn sessions_are_listed_most_recently_active_first() {
         })
         .expect("the first session");
     let older_id = older.file_stem().unwrap().to_string_lossy().into_owned();
-    let out = seek(&sb, &server, &["-r", &older_id[..17], "-p", "again"])
+    let other_id = files
+        .iter()
+        .find(|f| *f != older)
+        .and_then(|f| f.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .expect("the other session");
+    // The shortest prefix that names only the older session.
+    let unique = older_id
+        .chars()
+        .zip(other_id.chars())
+        .position(|(a, b)| a != b)
+        .map_or(older_id.len(), |at| at + 1);
+    let out = seek(&sb, &server, &["-r", &older_id[..unique], "-p", "again"])
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
