@@ -133,7 +133,10 @@ impl ChatModel for HttpChatModel {
     }
 
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
-        Box::pin(self.inner.context_window())
+        Box::pin(async {
+            let client = self.inner.client().ok()?;
+            super::window::context_window(client, &self.inner.settings).await
+        })
     }
 
     fn with_model(&self, model: &str) -> Arc<dyn ChatModel> {
@@ -545,58 +548,6 @@ impl Inner {
             error,
             retryable: code == 429 || status.is_server_error(),
             retry_after,
-        }
-    }
-
-    /// Ollama: `/api/show`'s `<arch>.context_length`; llama.cpp: `/props`' `n_ctx`; vLLM:
-    /// `/v1/models`' `max_model_len` for the model.
-    async fn context_window(&self) -> Option<u64> {
-        let client = self.client().ok()?;
-        let model = self.settings.model.clone()?;
-        let get_json = |request: reqwest::RequestBuilder| async move {
-            let response = request.send().await.ok()?;
-            if !response.status().is_success() {
-                return None;
-            }
-            response.json::<serde_json::Value>().await.ok()
-        };
-        let with_key = |request: reqwest::RequestBuilder| match &self.settings.api_key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        };
-        match self.settings.wire {
-            Wire::Ollama => {
-                let url = self.settings.url.endpoint("/api/show");
-                let body = serde_json::json!({ "model": model });
-                let info = get_json(with_key(client.post(&url).json(&body))).await?;
-                info.get("model_info")?
-                    .as_object()?
-                    .iter()
-                    .find(|(key, _)| key.ends_with(".context_length"))
-                    .and_then(|(_, v)| v.as_u64())
-            }
-            Wire::OpenAi => {
-                let base = &self.settings.url.base;
-                let root = base.strip_suffix("/v1").unwrap_or(base);
-                if let Some(props) = get_json(with_key(client.get(format!("{root}/props")))).await {
-                    let n_ctx = props
-                        .pointer("/default_generation_settings/n_ctx")
-                        .or_else(|| props.get("n_ctx"))
-                        .and_then(|v| v.as_u64());
-                    if n_ctx.is_some() {
-                        return n_ctx;
-                    }
-                }
-                let models =
-                    get_json(with_key(client.get(self.settings.url.endpoint("/models")))).await?;
-                models
-                    .get("data")?
-                    .as_array()?
-                    .iter()
-                    .find(|m| m.get("id").and_then(|id| id.as_str()) == Some(model.as_str()))?
-                    .get("max_model_len")?
-                    .as_u64()
-            }
         }
     }
 

@@ -12,6 +12,7 @@ mod outbox;
 mod repetition;
 mod retry;
 mod url;
+mod window;
 mod wire;
 
 use std::time::Duration;
