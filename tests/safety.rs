@@ -15,19 +15,7 @@ use fake_model::{FakeModel, Reply};
 use support::{Sandbox, stderr, stdout};
 
 fn seek(sb: &Sandbox, server: &FakeModel, extra: &[&str]) -> Command {
-    let mut cmd = sb.seek();
-    cmd.args([
-        "--provider",
-        "llama.cpp",
-        "--base-url",
-        &server.url(),
-        "--model",
-        "fake-coder:7b",
-    ])
-    .arg("--work-dir")
-    .arg(sb.path("work"))
-    .args(extra);
-    cmd
+    sb.seek_at(&server.url(), extra)
 }
 
 fn fence(tag: &str, code: &str) -> String {
@@ -213,20 +201,9 @@ fn safe_mode_refuses_a_blocklisted_command_anywhere_in_the_block() {
 }
 
 fn tui(sb: &Sandbox, server: &FakeModel, editor: Option<&std::path::Path>) -> pty::Tui {
-    let work = sb.path("work");
-    let url = server.url();
-    let args = [
-        "--provider",
-        "llama.cpp",
-        "--base-url",
-        &url,
-        "--model",
-        "fake-coder:7b",
-        "--work-dir",
-        work.to_str().expect("utf-8"),
-        "--approval",
-        "ask",
-    ];
+    let mut args = sb.model_args(&server.url());
+    args.extend(["--approval".to_owned(), "ask".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match editor {
         Some(editor) => pty::Tui::start_with_env(sb, &args, 120, 30, &[("EDITOR", editor)]),
         None => pty::Tui::start(sb, &args, 120, 30),

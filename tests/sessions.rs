@@ -17,19 +17,7 @@ use fake_model::{FakeModel, Reply};
 use support::{Sandbox, stderr, stdout};
 
 fn seek(sb: &Sandbox, server: &FakeModel, extra: &[&str]) -> Command {
-    let mut cmd = sb.seek();
-    cmd.args([
-        "--provider",
-        "llama.cpp",
-        "--base-url",
-        &server.url(),
-        "--model",
-        "fake-coder:7b",
-    ])
-    .arg("--work-dir")
-    .arg(sb.path("work"))
-    .args(extra);
-    cmd
+    sb.seek_at(&server.url(), extra)
 }
 
 fn messages(request: &fake_model::Logged) -> Vec<(String, String)> {
@@ -279,24 +267,10 @@ fn a_session_from_headless_continues_in_the_terminal_ui() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let work = sb.path("work");
-    let url = server.url();
-    let mut tui = pty::Tui::start(
-        &sb,
-        &[
-            "--provider",
-            "llama.cpp",
-            "--base-url",
-            &url,
-            "--model",
-            "fake-coder:7b",
-            "--work-dir",
-            work.to_str().expect("utf-8"),
-            "-c",
-        ],
-        120,
-        30,
-    );
+    let mut args = sb.model_args(&server.url());
+    args.push("-c".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = pty::Tui::start(&sb, &args, 120, 30);
     let screen = tui.wait_for_text("continuing session");
     assert!(screen.contains("you  multiply"), "{screen}");
     assert!(screen.contains("✓ python · exit 0"), "{screen}");
@@ -435,23 +409,9 @@ fn resume_and_new_in_the_terminal_ui() {
         .expect("stem")
         .to_string_lossy()
         .into_owned();
-    let work = sb.path("work");
-    let url = server.url();
-    let mut tui = pty::Tui::start(
-        &sb,
-        &[
-            "--provider",
-            "llama.cpp",
-            "--base-url",
-            &url,
-            "--model",
-            "fake-coder:7b",
-            "--work-dir",
-            work.to_str().expect("utf-8"),
-        ],
-        120,
-        30,
-    );
+    let args = sb.model_args(&server.url());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = pty::Tui::start(&sb, &args, 120, 30);
     tui.wait_for_text("ask seek to do something");
     tui.type_text("/resume");
     tui.send(pty::keys::ENTER);

@@ -15,23 +15,9 @@ use pty::{Tui, keys};
 use support::Sandbox;
 
 fn start(sb: &Sandbox, server: &FakeModel) -> Tui {
-    let work = sb.path("work");
-    let work = work.to_str().expect("utf-8 path");
-    Tui::start(
-        sb,
-        &[
-            "--provider",
-            "llama.cpp",
-            "--base-url",
-            &server.url(),
-            "--model",
-            "fake-coder:7b",
-            "--work-dir",
-            work,
-        ],
-        120,
-        30,
-    )
+    let args = sb.model_args(&server.url());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Tui::start(sb, &args, 120, 30)
 }
 
 fn reasoning_reply(reasoning: &str, answer: &str) -> Reply {

@@ -50,6 +50,31 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// The flags that point seek at a model server on `url` (llama.cpp's wire, the fake model's
+    /// name) and at the sandbox's work dir.
+    pub fn model_args(&self, url: &str) -> Vec<String> {
+        let work = self.path("work");
+        vec![
+            "--provider".into(),
+            "llama.cpp".into(),
+            "--base-url".into(),
+            url.into(),
+            "--model".into(),
+            "fake-coder:7b".into(),
+            "--work-dir".into(),
+            work.to_string_lossy().into_owned(),
+        ]
+    }
+
+    /// `seek` with `model_args(url)` and then `extra`.
+    pub fn seek_at(&self, url: &str, extra: &[&str]) -> Command {
+        let mut cmd = self.seek();
+        cmd.args(self.model_args(url)).args(extra);
+        cmd
+    }
+}
+
 /// Runs a command and returns its output.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run seek")
