@@ -90,6 +90,8 @@ pub struct Transcript {
     streaming_answer: Option<usize>,
     /// Index of this round's reasoning panel.
     streaming_reasoning: Option<usize>,
+    /// Counts streamed answers (see `streaming_answer_id`).
+    answer_generation: u64,
     /// Whether new reasoning panels start unfolded (Ctrl+T).
     pub reasoning_expanded: bool,
     /// Whether finished panes are unfolded (Ctrl+O); a failed pane always starts unfolded.
@@ -375,7 +377,14 @@ impl Transcript {
         self.push(Item::Answer(String::new()));
         let index = self.items.len() - 1;
         self.streaming_answer = Some(index);
+        self.answer_generation += 1;
         index
+    }
+
+    /// An id of the answer being streamed at `index`, new for every streamed answer: within
+    /// one, the text only grows at its end.
+    pub fn streaming_answer_id(&self, index: usize) -> Option<u64> {
+        (self.streaming_answer == Some(index)).then_some(self.answer_generation)
     }
 
     /// Replaces the streamed answer with its text segments and a pending pane per placeholder.

@@ -14,3 +14,6 @@ pub mod viewport;
 
 #[cfg(test)]
 mod snapshots;
+
+#[cfg(test)]
+mod robustness;

@@ -36,7 +36,8 @@ struct Cached {
 /// outside a code fence, or up to a run of complete lines inside one, is committed (rendered
 /// once); only the tail is rendered per frame, so a long answer costs what its last piece costs.
 struct LiveAnswer {
-    index: usize,
+    /// The streamed answer's id (`Transcript::streaming_answer_id`).
+    id: u64,
     width: u16,
     /// Bytes of the text scanned for boundaries.
     scanned: usize,
@@ -56,9 +57,9 @@ struct LiveAnswer {
 const CODE_COMMIT_LINES: usize = 32;
 
 impl LiveAnswer {
-    fn new(index: usize, width: u16) -> Self {
+    fn new(id: u64, width: u16) -> Self {
         Self {
-            index,
+            id,
             width,
             scanned: 0,
             fence: None,
@@ -149,13 +150,16 @@ impl Viewport {
             self.cache.resize_with(t.items().len(), || None);
         }
         let live = t.is_live(index);
-        if live && let Some(Item::Answer(text)) = t.items().get(index) {
+        if let Some(id) = t.streaming_answer_id(index)
+            && let Some(Item::Answer(text)) = t.items().get(index)
+        {
+            // Offsets into the text stay valid only for the same answer, which only grows.
             let reuse = self
                 .live_answer
                 .as_ref()
-                .is_some_and(|l| l.index == index && l.width == width && l.scanned <= text.len());
+                .is_some_and(|l| l.id == id && l.width == width && l.scanned <= text.len());
             if !reuse {
-                self.live_answer = Some(LiveAnswer::new(index, width));
+                self.live_answer = Some(LiveAnswer::new(id, width));
             }
             self.renders_last_frame += 1;
             return match &mut self.live_answer {
