@@ -256,7 +256,8 @@ fn approvals_in_the_terminal_ui() {
     tui.send(pty::keys::ENTER);
     tui.wait_for_text("? run this bash block?");
     tui.type_text("n");
-    tui.wait_for_text("Fine, I will not.");
+    let screen = tui.wait_for_text("Fine, I will not.");
+    assert!(screen.contains("✗ bash · declined by you"), "{screen}");
     assert!(!sb.path("work/declined.txt").exists());
     let told = last_user_message(&server.chat_requests()[3]);
     assert!(told.contains("the user declined"), "{told}");

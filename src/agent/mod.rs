@@ -30,7 +30,7 @@ use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::session::{self, Sessions};
-pub use approval::{ApprovalGate, Decision as ApprovalDecision};
+pub use approval::{ApprovalGate, DECLINED, Decision as ApprovalDecision, SHOWN_ONLY};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {

@@ -152,8 +152,19 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
     let duration = format_duration(Duration::from_secs_f64(
         record.duration_ms.max(0.0) / 1000.0,
     ));
+    if record.feedback.contains(crate::agent::SHOWN_ONLY) {
+        return ("·", dim(), "shown, not run (approval = never)".into());
+    }
+    if record.feedback.contains(crate::agent::DECLINED) {
+        return ("✗", red, "declined by you".into());
+    }
     if record.skipped {
-        return ("·", dim(), "not run: an earlier block failed".into());
+        let why = if record.feedback.starts_with("not run") {
+            record.feedback.clone()
+        } else {
+            "not run: an earlier block failed".into()
+        };
+        return ("·", dim(), why);
     }
     if record.stopped && record.feedback == crate::session::INTERRUPTED {
         return ("✗", red, "interrupted: seek stopped while it ran".into());
@@ -266,6 +277,38 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn header_of(feedback: &str, skipped: bool) -> String {
+        let record = BlockRecord {
+            round: 1,
+            index: 0,
+            tool_type: "bash".into(),
+            block: "ls".into(),
+            save_path: None,
+            feedback: feedback.into(),
+            success: false,
+            exit_code: None,
+            timed_out: false,
+            stopped: false,
+            skipped,
+            duration_ms: 0.0,
+            output: String::new(),
+        };
+        outcome(&record).2
+    }
+
+    #[test]
+    fn blocks_that_did_not_run_say_why() {
+        let never = crate::protocol::feedback(false, crate::agent::SHOWN_ONLY);
+        assert_eq!(header_of(&never, true), "shown, not run (approval = never)");
+        let declined = crate::protocol::feedback(false, crate::agent::DECLINED);
+        assert_eq!(header_of(&declined, false), "declined by you");
+        assert_eq!(
+            header_of("not run: the task was stopped", true),
+            "not run: the task was stopped"
+        );
+        assert_eq!(header_of("", true), "not run: an earlier block failed");
+    }
 
     #[test]
     fn durations_read_naturally() {
