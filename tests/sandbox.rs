@@ -1,5 +1,6 @@
 //! The sandbox with the real kernel: Landlock confines writes, privileges are dropped even as
-//! root, secrets stay out of children's environments.
+//! root. (Credentials kept from children are tested through the binary in `safety.rs`, which
+//! sets them on the child rather than in this multi-threaded test process.)
 //!
 //! These tests need Landlock. Where the kernel lacks it they fail, saying so, unless
 //! `SEEK_TEST_NO_LANDLOCK=1` says the machine is known not to have it.
@@ -165,23 +166,4 @@ fn chrono_year() -> i32 {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     1970 + (secs / 31_556_952) as i32
-}
-
-#[tokio::test]
-async fn secrets_are_not_inherited() {
-    let p = place(SandboxMode::Off);
-    let mut request = RunRequest::new("bash", &p.work).args(["-c", "env"]);
-    request.env_remove = vec!["SEEK_SANDBOX_TEST_API_KEY".into()];
-    // SAFETY: tests in this file do not read this variable concurrently; it is only for the
-    // child's inherited environment.
-    unsafe { std::env::set_var("SEEK_SANDBOX_TEST_API_KEY", "sk-should-not-leak") };
-    let result = exec::run(&request, &CancellationToken::new(), |_| {})
-        .await
-        .expect("runs");
-    assert!(
-        !result.output.contains("sk-should-not-leak"),
-        "{}",
-        result.output
-    );
-    assert!(result.output.contains("PATH="));
 }
