@@ -24,6 +24,7 @@ fn block(turn: u64) -> BlockRecord {
         skipped: false,
         duration_ms: 31.0,
         output: "212\n".repeat(50),
+        not_run: None,
     }
 }
 

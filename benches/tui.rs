@@ -68,6 +68,7 @@ fn transcript(turns: usize) -> (App, Instant) {
                     skipped: false,
                     duration_ms: 31.0,
                     output: "212\nline two\nline three\nline four\n".into(),
+                    not_run: None,
                 },
             },
             Event::TurnFinished {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::event::Event;
+use super::event::{Event, NotRun};
 use super::execute::EventSink;
 use crate::config::Approval;
 use crate::protocol::Block;
@@ -33,8 +33,8 @@ pub enum Decision {
 pub enum Verdict {
     /// Run this code (the block's own or the user's edit).
     Run(String),
-    /// Do not run it; the words say why (for the model and the pane).
-    Refused(String),
+    /// Do not run it: `Declined` or `ShownOnly`.
+    Refused(NotRun),
     /// Stopped while waiting.
     Stopped,
 }
@@ -77,7 +77,7 @@ impl ApprovalGate {
     ) -> Verdict {
         match self.policy() {
             Approval::Auto => return Verdict::Run(block.code.clone()),
-            Approval::Never => return Verdict::Refused(SHOWN_ONLY.into()),
+            Approval::Never => return Verdict::Refused(NotRun::ShownOnly),
             Approval::Ask => {}
         }
         let mut decisions = self.decisions.lock().await;
@@ -106,7 +106,7 @@ impl ApprovalGate {
                 });
                 Verdict::Run(block.code.clone())
             }
-            Some(Decision::Decline) | None => Verdict::Refused(DECLINED.into()),
+            Some(Decision::Decline) | None => Verdict::Refused(NotRun::Declined),
         }
     }
 }

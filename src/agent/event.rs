@@ -86,11 +86,31 @@ pub struct BlockRecord {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub stopped: bool,
-    /// The block was not run because an earlier block of the same reply failed.
+    /// The block was not run because an earlier block of the same reply failed (or it was only
+    /// shown, under approval = never).
     pub skipped: bool,
     /// Milliseconds, with microsecond precision.
     pub duration_ms: f64,
     pub output: String,
+    /// Why the block did not run, or did not run to its end, when that is not its exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<NotRun>,
+}
+
+/// Why a block did not run (or, `Interrupted`, did not finish).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotRun {
+    /// An earlier block of the same reply failed.
+    EarlierFailure,
+    /// The task was stopped before the block's turn.
+    Stopped,
+    /// The user said no (approval = ask).
+    Declined,
+    /// Blocks are shown, not run (approval = never).
+    ShownOnly,
+    /// seek itself stopped while the block ran (found on resuming a session).
+    Interrupted,
 }
 
 /// Something that happened.

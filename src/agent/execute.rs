@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 
 use crate::session::SessionFile;
 
-use super::approval::{ApprovalGate, SHOWN_ONLY, Verdict};
-use super::event::{BlockRecord, Event, Status};
+use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
+use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
 use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 
@@ -55,6 +55,58 @@ pub struct Executed {
     pub held: bool,
 }
 
+impl Executed {
+    /// Reports `block` as not run: to the front end, in the records, and to the model.
+    fn not_run(
+        &mut self,
+        round: u32,
+        block: &Block,
+        why: NotRun,
+        events: &EventSink,
+        feedback_parts: &mut Vec<String>,
+    ) {
+        let (for_model, record_feedback, skipped) = match why {
+            NotRun::Declined => {
+                let feedback = protocol::feedback(false, DECLINED);
+                (feedback.clone(), feedback, false)
+            }
+            NotRun::ShownOnly => {
+                let feedback = protocol::feedback(false, SHOWN_ONLY);
+                (feedback.clone(), feedback, true)
+            }
+            NotRun::EarlierFailure | NotRun::Stopped | NotRun::Interrupted => {
+                let reason = if why == NotRun::EarlierFailure {
+                    "an earlier block failed"
+                } else {
+                    "the task was stopped"
+                };
+                (
+                    format!(
+                        "Block {} ({}) was not run because {reason}.",
+                        block.index, block.tag
+                    ),
+                    format!("not run: {reason}"),
+                    true,
+                )
+            }
+        };
+        feedback_parts.push(for_model);
+        let mut outcome = ToolOutcome::failed_without_process(String::new());
+        outcome.feedback = record_feedback;
+        let mut record = block_record(round, block, outcome, skipped);
+        record.not_run = Some(why);
+        events.emit(Event::BlockFinished {
+            record: record.clone(),
+        });
+        self.records.push(record);
+        if why == NotRun::ShownOnly {
+            self.held = true;
+        } else {
+            self.all_succeeded = false;
+        }
+    }
+}
+
 /// Runs the blocks of `parsed` with `toolbox`, each once `gate` lets it.
 pub async fn execute_reply(
     parsed: &Parsed,
@@ -74,22 +126,12 @@ pub async fn execute_reply(
     let several = parsed.blocks.len() > 1;
     for block in &parsed.blocks {
         if !executed.all_succeeded || ctx.cancel.is_cancelled() {
-            let reason = if ctx.cancel.is_cancelled() {
-                "the task was stopped"
+            let why = if ctx.cancel.is_cancelled() {
+                NotRun::Stopped
             } else {
-                "an earlier block failed"
+                NotRun::EarlierFailure
             };
-            feedback_parts.push(format!(
-                "Block {} ({}) was not run because {reason}.",
-                block.index, block.tag
-            ));
-            let mut outcome = ToolOutcome::failed_without_process(String::new());
-            outcome.feedback = format!("not run: {reason}");
-            let record = block_record(round, block, outcome, true);
-            events.emit(Event::BlockFinished {
-                record: record.clone(),
-            });
-            executed.records.push(record);
+            executed.not_run(round, block, why, events, &mut feedback_parts);
             continue;
         }
         let block = &match gate.verdict(round, block, events, &ctx.cancel).await {
@@ -99,35 +141,11 @@ pub async fn execute_reply(
                 ..block.clone()
             },
             Verdict::Stopped => {
-                // The loop's next pass reports this and the later blocks as not run.
-                feedback_parts.push(format!(
-                    "Block {} ({}) was not run because the task was stopped.",
-                    block.index, block.tag
-                ));
-                let mut outcome = ToolOutcome::failed_without_process(String::new());
-                outcome.feedback = "not run: the task was stopped".into();
-                let record = block_record(round, block, outcome, true);
-                events.emit(Event::BlockFinished {
-                    record: record.clone(),
-                });
-                executed.records.push(record);
-                executed.all_succeeded = false;
+                executed.not_run(round, block, NotRun::Stopped, events, &mut feedback_parts);
                 continue;
             }
-            Verdict::Refused(reason) => {
-                let held = reason == SHOWN_ONLY;
-                executed.held |= held;
-                let mut outcome = ToolOutcome::failed_without_process(String::new());
-                outcome.feedback = protocol::feedback(false, &reason);
-                feedback_parts.push(outcome.feedback.clone());
-                let record = block_record(round, block, outcome, held);
-                events.emit(Event::BlockFinished {
-                    record: record.clone(),
-                });
-                executed.records.push(record);
-                if !held {
-                    executed.all_succeeded = false;
-                }
+            Verdict::Refused(why) => {
+                executed.not_run(round, block, why, events, &mut feedback_parts);
                 continue;
             }
         };
@@ -204,6 +222,7 @@ fn block_record(round: u32, block: &Block, outcome: ToolOutcome, skipped: bool) 
         duration_ms: outcome.duration.as_secs_f64() * 1000.0,
         feedback: outcome.feedback,
         output: outcome.output,
+        not_run: None,
     }
 }
 

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{BlockRecord, Command, Event, Outcome, Status};
+pub use event::{BlockRecord, Command, Event, NotRun, Outcome, Status};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
@@ -30,7 +30,7 @@ use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::session::{self, Sessions};
-pub use approval::{ApprovalGate, DECLINED, Decision as ApprovalDecision, SHOWN_ONLY};
+pub use approval::{ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {

@@ -8,12 +8,12 @@ use std::path::Path;
 
 use super::SessionError;
 use super::record::{MemoryOp, Record};
-use crate::agent::{BlockRecord, Event, Memory, Outcome};
+use crate::agent::{BlockRecord, Event, Memory, NotRun, Outcome};
 use crate::config::AgentName;
 use crate::llm::{Message, Role};
 
 /// The feedback of a block that was running when seek stopped (a kill, a crash).
-pub const INTERRUPTED: &str = "[interrupted] seek stopped while this block ran";
+const INTERRUPTED: &str = "[interrupted] seek stopped while this block ran";
 
 /// What a session file holds.
 #[derive(Debug, Clone)]
@@ -225,6 +225,7 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
                         skipped: false,
                         duration_ms: last_ms.saturating_sub(started) as f64,
                         output: String::new(),
+                        not_run: Some(NotRun::Interrupted),
                     },
                 },
             ));

@@ -11,7 +11,7 @@ mod writer;
 
 use std::path::PathBuf;
 
-pub use load::{INTERRUPTED, Loaded, load};
+pub use load::{Loaded, load};
 pub use record::{MemoryOp, Record, VERSION, now_ms, worth_keeping};
 pub use store::{Summary, dir, find, latest, list, new_id, path_of, summarise};
 pub use writer::SessionFile;

@@ -23,6 +23,7 @@ fn record(round: u32, index: usize, success: bool) -> BlockRecord {
         skipped: false,
         duration_ms: 3.0,
         output: "1\n".into(),
+        not_run: None,
     }
 }
 

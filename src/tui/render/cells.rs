@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use super::highlight::highlight;
 use super::markdown;
 use super::text::{sanitize, wrap};
-use crate::agent::BlockRecord;
+use crate::agent::{BlockRecord, NotRun};
 use crate::tui::transcript::{Item, Pane, PaneState, Reasoning};
 
 /// Output lines a running pane shows (its live tail).
@@ -152,22 +152,21 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
     let duration = format_duration(Duration::from_secs_f64(
         record.duration_ms.max(0.0) / 1000.0,
     ));
-    if record.feedback.contains(crate::agent::SHOWN_ONLY) {
-        return ("·", dim(), "shown, not run (approval = never)".into());
-    }
-    if record.feedback.contains(crate::agent::DECLINED) {
-        return ("✗", red, "declined by you".into());
-    }
-    if record.skipped {
-        let why = if record.feedback.starts_with("not run") {
-            record.feedback.clone()
-        } else {
-            "not run: an earlier block failed".into()
-        };
-        return ("·", dim(), why);
-    }
-    if record.stopped && record.feedback == crate::session::INTERRUPTED {
-        return ("✗", red, "interrupted: seek stopped while it ran".into());
+    match record.not_run {
+        Some(NotRun::ShownOnly) => return ("·", dim(), "shown, not run (approval = never)".into()),
+        Some(NotRun::Declined) => return ("✗", red, "declined by you".into()),
+        Some(NotRun::Stopped) => return ("·", dim(), "not run: the task was stopped".into()),
+        Some(NotRun::Interrupted) => {
+            return ("✗", red, "interrupted: seek stopped while it ran".into());
+        }
+        Some(NotRun::EarlierFailure) => {
+            return ("·", dim(), "not run: an earlier block failed".into());
+        }
+        // Older session files say only `skipped`.
+        None if record.skipped => {
+            return ("·", dim(), "not run: an earlier block failed".into());
+        }
+        None => {}
     }
     if record.stopped {
         return ("✗", red, format!("stopped by you · {duration}"));
@@ -278,14 +277,14 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
 mod tests {
     use super::*;
 
-    fn header_of(feedback: &str, skipped: bool) -> String {
+    fn header_of(not_run: Option<NotRun>, skipped: bool) -> String {
         let record = BlockRecord {
             round: 1,
             index: 0,
             tool_type: "bash".into(),
             block: "ls".into(),
             save_path: None,
-            feedback: feedback.into(),
+            feedback: String::new(),
             success: false,
             exit_code: None,
             timed_out: false,
@@ -293,21 +292,23 @@ mod tests {
             skipped,
             duration_ms: 0.0,
             output: String::new(),
+            not_run,
         };
         outcome(&record).2
     }
 
     #[test]
     fn blocks_that_did_not_run_say_why() {
-        let never = crate::protocol::feedback(false, crate::agent::SHOWN_ONLY);
-        assert_eq!(header_of(&never, true), "shown, not run (approval = never)");
-        let declined = crate::protocol::feedback(false, crate::agent::DECLINED);
-        assert_eq!(header_of(&declined, false), "declined by you");
         assert_eq!(
-            header_of("not run: the task was stopped", true),
+            header_of(Some(NotRun::ShownOnly), true),
+            "shown, not run (approval = never)"
+        );
+        assert_eq!(header_of(Some(NotRun::Declined), false), "declined by you");
+        assert_eq!(
+            header_of(Some(NotRun::Stopped), true),
             "not run: the task was stopped"
         );
-        assert_eq!(header_of("", true), "not run: an earlier block failed");
+        assert_eq!(header_of(None, true), "not run: an earlier block failed");
     }
 
     #[test]

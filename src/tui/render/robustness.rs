@@ -46,6 +46,7 @@ fn record(round: u32, index: usize, success: bool, output: String) -> BlockRecor
         skipped: false,
         duration_ms: 1.0,
         output,
+        not_run: None,
     }
 }
 

@@ -160,6 +160,7 @@ fn record(success: bool, output: &str) -> BlockRecord {
         skipped: false,
         duration_ms: 40.0,
         output: output.into(),
+        not_run: None,
     }
 }
 
