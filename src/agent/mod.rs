@@ -361,7 +361,7 @@ impl Runtime {
         let opened = tokio::task::spawn_blocking(move || {
             let id = match id {
                 Some(id) => id,
-                None => session::latest(&sessions.data_dir)?.id,
+                None => session::latest(&sessions.data_dir)?.0,
             };
             sessions.reopen(&id)
         })

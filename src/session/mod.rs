@@ -85,14 +85,10 @@ impl Sessions {
 
     /// Opens session `id` to continue it.
     pub fn reopen(&self, id: &str) -> Result<(Loaded, SessionFile), SessionError> {
-        let summary = find(&self.data_dir, id)?;
-        let loaded = load(&summary.path, &summary.id)?;
-        let file = SessionFile::reopen(&summary.path, &summary.id, self.secrets.clone()).map_err(
-            |source| SessionError::Io {
-                path: summary.path.clone(),
-                source,
-            },
-        )?;
+        let (id, path) = find(&self.data_dir, id)?;
+        let loaded = load(&path, &id)?;
+        let file = SessionFile::reopen(&path, &id, self.secrets.clone())
+            .map_err(|source| SessionError::Io { path, source })?;
         Ok((loaded, file))
     }
 }

@@ -76,8 +76,8 @@ impl Summary {
     }
 }
 
-/// Every session in `data_dir`, the most recently active first.
-pub fn list(data_dir: &Path) -> Result<Vec<Summary>, SessionError> {
+/// The session files in `data_dir`: (id, path), by name only.
+fn files(data_dir: &Path) -> Result<Vec<(String, PathBuf)>, SessionError> {
     let folder = dir(data_dir);
     let entries = match std::fs::read_dir(&folder) {
         Ok(entries) => entries,
@@ -89,40 +89,54 @@ pub fn list(data_dir: &Path) -> Result<Vec<Summary>, SessionError> {
             });
         }
     };
-    let mut sessions: Vec<Summary> = entries
+    Ok(entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|p| summarise(&p).ok())
+        .filter_map(|p| {
+            let id = p.file_stem()?.to_string_lossy().into_owned();
+            Some((id, p))
+        })
+        .collect())
+}
+
+/// Newest activity first, then the newer id.
+fn by_activity(a: (u64, &str), b: (u64, &str)) -> std::cmp::Ordering {
+    b.0.cmp(&a.0).then_with(|| b.1.cmp(a.1))
+}
+
+/// Every session in `data_dir`, the most recently active first.
+pub fn list(data_dir: &Path) -> Result<Vec<Summary>, SessionError> {
+    let mut sessions: Vec<Summary> = files(data_dir)?
+        .into_iter()
+        .filter_map(|(_, path)| summarise(&path).ok())
         .collect();
-    sessions.sort_by(|a, b| {
-        b.last_activity_ms
-            .cmp(&a.last_activity_ms)
-            .then_with(|| b.id.cmp(&a.id))
-    });
+    sessions.sort_by(|a, b| by_activity((a.last_activity_ms, &a.id), (b.last_activity_ms, &b.id)));
     Ok(sessions)
 }
 
-/// The most recently active session.
-pub fn latest(data_dir: &Path) -> Result<Summary, SessionError> {
-    list(data_dir)?
+/// The most recently active session: (id, path). Reads only each file's tail.
+pub fn latest(data_dir: &Path) -> Result<(String, PathBuf), SessionError> {
+    files(data_dir)?
         .into_iter()
-        .next()
+        .map(|(id, path)| (last_activity(&path), id, path))
+        .min_by(|a, b| by_activity((a.0, &a.1), (b.0, &b.1)))
+        .map(|(_, id, path)| (id, path))
         .ok_or_else(|| SessionError::NoSessions(dir(data_dir)))
 }
 
-/// The session `id` names: exactly, or as the one id it starts.
-pub fn find(data_dir: &Path, id: &str) -> Result<Summary, SessionError> {
+/// The session `id` names, exactly or as the one id it starts: (id, path). Reads no file.
+pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError> {
     let exact = path_of(data_dir, id);
     if exact.is_file() {
-        return summarise(&exact);
+        return Ok((id.to_owned(), exact));
     }
-    let matches: Vec<Summary> = list(data_dir)?
+    let mut matches: Vec<(String, PathBuf)> = files(data_dir)?
         .into_iter()
-        .filter(|s| s.id.starts_with(id))
+        .filter(|(name, _)| name.starts_with(id))
         .collect();
     match matches.len() {
-        1 => Ok(matches.into_iter().next().expect("one match, just counted")),
+        1 => Ok(matches.remove(0)),
         0 => Err(SessionError::NotFound {
             id: id.to_owned(),
             dir: dir(data_dir),
@@ -179,15 +193,8 @@ pub fn summarise(path: &Path) -> Result<Summary, SessionError> {
     let agent = memchr::memmem::rfind(&bytes, marker)
         .and_then(task_at)
         .map_or(header_agent, |(_, agent)| agent);
-    let last_activity_ms = last_record_ms(path)
-        .or_else(|| {
-            std::fs::metadata(path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as u64)
-        })
-        .unwrap_or(0);
+    let tail = &bytes[bytes.len().saturating_sub(TAIL as usize)..];
+    let last_activity_ms = last_record_ms(tail).unwrap_or_else(|| modified_ms(path));
     Ok(Summary {
         id,
         path: path.to_owned(),
@@ -198,14 +205,32 @@ pub fn summarise(path: &Path) -> Result<Summary, SessionError> {
     })
 }
 
-fn last_record_ms(path: &Path) -> Option<u64> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail).ok()?;
+/// The time of the last complete record in `tail` (a file's last bytes).
+fn last_record_ms(tail: &[u8]) -> Option<u64> {
     tail.split(|b| *b == b'\n')
         .rev()
         .find_map(|line| serde_json::from_slice::<Record>(line).ok())
         .and_then(|r| r.at_ms())
+}
+
+fn modified_ms(path: &Path) -> u64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The time of a session's last record, reading only the file's tail.
+fn last_activity(path: &Path) -> u64 {
+    let tail = (|| -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)?;
+        Ok(tail)
+    })()
+    .unwrap_or_default();
+    last_record_ms(&tail).unwrap_or_else(|| modified_ms(path))
 }

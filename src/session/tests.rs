@@ -138,7 +138,7 @@ fn listing_summarises_and_finds_by_prefix() {
         "the last task's agent, not the header's"
     );
     assert!(list[0].line().contains("alpha task") && !list[0].line().contains("second line"));
-    assert_eq!(find(dir.path(), &a.id()[..10]).unwrap().id, a.id());
+    assert_eq!(find(dir.path(), &a.id()[..10]).unwrap().0, a.id());
     assert!(matches!(
         find(dir.path(), "zzz"),
         Err(SessionError::NotFound { .. })

@@ -6,7 +6,7 @@
 //! read sessions or decide what is recorded.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,9 +57,16 @@ impl SessionFile {
     /// Opens an existing session to append to it. A torn last line gets a line end first, so
     /// the next record starts on a line of its own.
     pub fn reopen(path: &Path, id: &str, secrets: Vec<String>) -> std::io::Result<Self> {
-        let bytes = std::fs::read(path)?;
-        let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
-        if bytes.last().is_some_and(|b| *b != b'\n') {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)?;
+        let mut last = [b'\n'];
+        if file.metadata()?.len() > 0 {
+            file.seek(SeekFrom::End(-1))?;
+            file.read_exact(&mut last)?;
+        }
+        if last[0] != b'\n' {
             file.write_all(b"\n")?;
         }
         Ok(Self::from_file(path, id, file, secrets))
