@@ -62,14 +62,9 @@ pub struct Safety {
 }
 
 impl Safety {
-    /// Whether blocks are confined by the kernel here.
-    pub fn confined(&self) -> bool {
-        self.sandbox.value != SandboxMode::Off && sandbox::supported()
-    }
-
     /// What to say once at start-up when blocks are not confined as configured.
     pub fn warning(&self) -> Option<String> {
-        (self.sandbox.value != SandboxMode::Off && !sandbox::supported()).then(|| {
+        (self.sandbox.value != SandboxMode::Off && !confines(self.sandbox.value)).then(|| {
             format!(
                 "this kernel has no Landlock: blocks cannot be confined to the work dir (they still run without administrator rights); approval is {} — see docs/safety.md",
                 self.approval.value
@@ -77,17 +72,21 @@ impl Safety {
         })
     }
 
-    /// `sandbox workspace-write · approval auto`, for status lines.
-    pub fn describe(&self) -> String {
-        let sandbox = if self.sandbox.value == SandboxMode::Off {
+    /// `sandbox workspace-write`, `sandbox off` or `sandbox unavailable`, for headers.
+    pub fn sandbox_label(&self) -> String {
+        if self.sandbox.value == SandboxMode::Off {
             "sandbox off".to_owned()
         } else if sandbox::supported() {
             format!("sandbox {}", self.sandbox.value.as_str())
         } else {
             "sandbox unavailable".to_owned()
-        };
-        format!("{sandbox} · approval {}", self.approval.value)
+        }
     }
+}
+
+/// Whether blocks are confined by the kernel in `mode` here.
+fn confines(mode: SandboxMode) -> bool {
+    mode != SandboxMode::Off && sandbox::supported()
 }
 
 pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safety, ConfigError> {
@@ -106,7 +105,6 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
         }
         None => Sourced::new(SandboxMode::WorkspaceWrite, Origin::Default),
     };
-    let confined = sandbox.value != SandboxMode::Off && sandbox::supported();
     let approval = match r.pick_string(
         r.overrides.approval.as_deref(),
         "--approval",
@@ -121,7 +119,7 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
             Sourced::new(approval, s.origin)
         }
         // Unconfined blocks are shown before they run.
-        None if confined => Sourced::new(Approval::Auto, Origin::Default),
+        None if confines(sandbox.value) => Sourced::new(Approval::Auto, Origin::Default),
         None => Sourced::new(Approval::Ask, Origin::Default),
     };
     let safe_mode = r

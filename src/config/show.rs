@@ -136,9 +136,9 @@ pub fn render(config: &Config, env: &Env) -> String {
     }
 
     let safety = &config.safety;
-    let note = (!safety.confined()
-        && safety.sandbox.value != crate::exec::sandbox::SandboxMode::Off)
-        .then_some("this kernel has no Landlock: blocks are not confined");
+    let note = safety
+        .warning()
+        .map(|_| "this kernel has no Landlock: blocks are not confined");
     line(
         &mut out,
         "sandbox",

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use crate::agent::{ApprovalDecision, Command, Event};
-use crate::config::AgentName;
+use crate::config::{AgentName, Approval};
 use crate::files::FileWrite;
 use crate::tui::composer::Composer;
 use crate::tui::history::History;
@@ -52,10 +52,12 @@ pub struct App {
     /// `model @ provider url`.
     pub model: String,
     pub work_dir: String,
-    /// `sandbox … · approval …`, for the header.
-    pub safety: String,
-    /// The block waiting for the user's decision: (round, index, tool, code).
-    pub awaiting: Option<(u32, usize, String, String)>,
+    /// `sandbox …`, for the header (empty: not shown).
+    pub sandbox: String,
+    /// The approval policy (`None`: not shown).
+    pub approval: Option<Approval>,
+    /// The block waiting for the user's decision: (tool, code).
+    pub awaiting: Option<(String, String)>,
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
@@ -73,7 +75,8 @@ impl App {
             agent,
             model,
             work_dir,
-            safety: String::new(),
+            sandbox: String::new(),
+            approval: None,
             awaiting: None,
             hint: None,
             quit_armed: None,
@@ -106,21 +109,13 @@ impl App {
         self.transcript.apply(event, now);
         self.status.apply(event, now);
         match event {
-            Event::ApprovalRequested {
-                round,
-                index,
-                tool,
-                code,
-                ..
-            } => self.awaiting = Some((*round, *index, tool.clone(), code.clone())),
+            Event::ApprovalRequested { tool, code, .. } => {
+                self.awaiting = Some((tool.clone(), code.clone()))
+            }
             Event::BlockStarted { .. }
             | Event::BlockFinished { .. }
             | Event::TurnFinished { .. } => self.awaiting = None,
-            Event::ApprovalChanged { approval } => {
-                if let Some((head, _)) = self.safety.rsplit_once(" · approval ") {
-                    self.safety = format!("{head} · approval {approval}");
-                }
-            }
+            Event::ApprovalChanged { approval } => self.approval = Some(*approval),
             Event::ModelChanged { description } => self.model.clone_from(description),
             Event::Cleared => {
                 self.focus = None;
@@ -158,7 +153,7 @@ impl App {
         now: Instant,
     ) {
         let now_ms = crate::session::now_ms();
-        self.transcript.archive();
+        self.transcript.archive(now);
         self.viewport = Viewport::default();
         self.focus = None;
         for (at_ms, event) in replay {
@@ -271,7 +266,7 @@ impl App {
 
     /// y, n, a and e answer a waiting approval while the input box is empty.
     fn approval_key(&mut self, code: KeyCode, modified: bool) -> Option<Vec<Effect>> {
-        let (_, _, tool, block) = self.awaiting.as_ref()?;
+        let (tool, block) = self.awaiting.as_ref()?;
         if modified || !self.composer.is_empty() {
             return None;
         }

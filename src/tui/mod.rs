@@ -87,7 +87,8 @@ pub async fn run(
         short_path(&config.work_dir.value),
         history,
     );
-    app.safety = config.safety.describe();
+    app.sandbox = config.safety.sandbox_label();
+    app.approval = Some(config.safety.approval.value);
     if let Some(warning) = config.safety.warning() {
         app.transcript.error(format!("warning: {warning}"));
     }

@@ -285,8 +285,8 @@ impl Transcript {
 
     /// Moves everything on screen to the part printed on exit only (a resumed session takes
     /// the screen).
-    pub fn archive(&mut self) {
-        self.end_round(Instant::now());
+    pub fn archive(&mut self, now: Instant) {
+        self.end_round(now);
         self.cleared.append(&mut self.items);
         self.stamps.clear();
     }
@@ -314,20 +314,28 @@ impl Transcript {
     /// Folds or unfolds every reasoning panel (Ctrl+T).
     pub fn toggle_all_reasoning(&mut self) {
         self.reasoning_expanded = !self.reasoning_expanded;
-        for index in 0..self.items.len() {
-            if let Item::Reasoning(r) = &mut self.items[index] {
-                r.expanded = self.reasoning_expanded;
-                self.touch(index);
-            }
-        }
+        let expanded = self.reasoning_expanded;
+        self.set_expanded(expanded, |item| match item {
+            Item::Reasoning(r) => Some(&mut r.expanded),
+            _ => None,
+        });
     }
 
     /// Collapses or expands every execution pane (Ctrl+O).
     pub fn toggle_all_panes(&mut self) {
         self.panes_expanded = !self.panes_expanded;
+        let expanded = self.panes_expanded;
+        self.set_expanded(expanded, |item| match item {
+            Item::Pane(p) => Some(&mut p.expanded),
+            _ => None,
+        });
+    }
+
+    /// Sets the fold flag `flag` picks out of each item that has one.
+    fn set_expanded(&mut self, expanded: bool, flag: impl Fn(&mut Item) -> Option<&mut bool>) {
         for index in 0..self.items.len() {
-            if let Item::Pane(p) = &mut self.items[index] {
-                p.expanded = self.panes_expanded;
+            if let Some(f) = flag(&mut self.items[index]) {
+                *f = expanded;
                 self.touch(index);
             }
         }

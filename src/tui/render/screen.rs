@@ -91,8 +91,11 @@ fn draw_header(app: &App, area: Rect, buf: &mut Buffer) {
         Span::raw(model_and_provider(&app.model).to_owned()),
     ]);
     let mut right = format!("workspace {} ", app.work_dir);
-    if !app.safety.is_empty() {
-        right = format!("{} · {right}", app.safety);
+    if let Some(approval) = app.approval {
+        right = format!("approval {approval} · {right}");
+    }
+    if !app.sandbox.is_empty() {
+        right = format!("{} · {right}", app.sandbox);
     }
     let right = Line::from(Span::styled(right, dim()));
     split_row(area, buf, &left, &right);
@@ -169,9 +172,7 @@ fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
     };
     let mut spans = vec![Span::styled(format!(" {text}"), style)];
     // A policy other than auto matters for every block: keep it in sight.
-    if let Some((_, approval)) = app.safety.rsplit_once("approval ")
-        && approval != "auto"
-    {
+    if let Some(approval) = app.approval.filter(|a| *a != crate::config::Approval::Auto) {
         spans.push(Span::styled(
             format!(" · approval {approval}"),
             Style::new().fg(Color::Yellow),

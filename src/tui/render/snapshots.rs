@@ -384,7 +384,8 @@ fn tiny_terminals_draw_without_panicking() {
 #[test]
 fn a_block_waiting_for_approval() {
     let mut s = Scene::new();
-    s.app.safety = "sandbox workspace-write · approval ask".into();
+    s.app.sandbox = "sandbox workspace-write".into();
+    s.app.approval = Some(crate::config::Approval::Ask);
     s.start("clean the build folder").event(
         200,
         Event::AnswerComplete {
