@@ -3,8 +3,6 @@
 //! Owns the temporary file and the editor's run; the caller hands the terminal over first and
 //! takes it back after. It must not draw.
 
-use std::path::Path;
-
 /// The file extension that gives the editor the right syntax.
 fn extension(tool: &str) -> &'static str {
     match tool {
@@ -18,11 +16,10 @@ fn extension(tool: &str) -> &'static str {
 }
 
 /// Opens `code` in the editor and returns the edited text, or why there is none.
-pub fn edit(tool: &str, code: &str, temp_parent: &Path) -> Result<String, String> {
+pub fn edit(tool: &str, code: &str) -> Result<String, String> {
     let dir = tempfile::Builder::new()
         .prefix("seek-edit-")
-        .tempdir_in(temp_parent)
-        .or_else(|_| tempfile::tempdir())
+        .tempdir()
         .map_err(|e| format!("cannot create a file to edit: {e}"))?;
     let path = dir.path().join(format!("block.{}", extension(tool)));
     std::fs::write(&path, code).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

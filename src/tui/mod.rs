@@ -209,37 +209,12 @@ async fn event_loop(
                     TermEvent::Mouse(mouse) => { app.mouse(mouse, now); Vec::new() }
                     TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => Vec::new(),
                 };
-                for effect in effects {
-                    match effect {
-                        Effect::Send(command) => {
-                            if commands.send(command).is_err() {
-                                app.transcript.error("the agent stopped working (an internal error): restart seek; details in the log");
-                            }
-                        }
-                        Effect::Write(write) => crate::files::in_background(write),
-                        Effect::Edit { tool, code } => {
-                            // The editor gets the terminal and every key until it exits.
-                            input_control.pause();
-                            terminal::restore();
-                            let edited = editor::edit(&tool, &code, &std::env::temp_dir());
-                            terminal::resume(screen)?;
-                            input_control.resume();
-                            match edited {
-                                Ok(code) => {
-                                    app.awaiting = None;
-                                    let decision = agent::ApprovalDecision::Edit { code };
-                                    let _ = commands.send(Command::Approve { decision });
-                                }
-                                Err(message) => app.transcript.error(message),
-                            }
-                        }
-                    }
-                }
+                carry_out(effects, app, commands, screen, &input_control)?;
                 dirty = true;
             }
             event = events.recv() => {
                 let Some(event) = event else {
-                    app.transcript.error("the agent stopped working (an internal error): restart seek; details in the log");
+                    app.transcript.error(AGENT_GONE);
                     crate::log::write("ERROR", "the agent task ended");
                     // Keep the UI so the transcript can be read; quitting still works.
                     let (_, never) = mpsc::unbounded_channel();
@@ -267,6 +242,47 @@ async fn event_loop(
             _ = sigint.recv() => return Ok(Ending::Signal("SIGINT")),
         }
     }
+}
+
+/// What the user reads if the agent task is gone (a bug).
+const AGENT_GONE: &str =
+    "the agent stopped working (an internal error): restart seek; details in the log";
+
+/// Does what an update asked for: commands to the agent, file writes, the editor.
+fn carry_out(
+    effects: Vec<Effect>,
+    app: &mut App,
+    commands: &mpsc::UnboundedSender<Command>,
+    screen: &mut terminal::Screen,
+    input_control: &input::InputControl,
+) -> Result<(), TuiError> {
+    for effect in effects {
+        match effect {
+            Effect::Send(command) => {
+                if commands.send(command).is_err() {
+                    app.transcript.error(AGENT_GONE);
+                }
+            }
+            Effect::Write(write) => crate::files::in_background(write),
+            Effect::Edit { tool, code } => {
+                // The editor gets the terminal and every key until it exits.
+                input_control.pause();
+                terminal::restore();
+                let edited = editor::edit(&tool, &code);
+                terminal::resume(screen)?;
+                input_control.resume();
+                match edited {
+                    Ok(code) => {
+                        app.awaiting = None;
+                        let decision = agent::ApprovalDecision::Edit { code };
+                        let _ = commands.send(Command::Approve { decision });
+                    }
+                    Err(message) => app.transcript.error(message),
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn sleep_until(due: Option<Instant>) {
