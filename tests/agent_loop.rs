@@ -15,19 +15,8 @@ use fake_model::{FakeModel, Reply};
 use support::{Sandbox, stderr, stdout};
 
 fn seek_p(sb: &Sandbox, server: &FakeModel, prompt: &str, extra: &[&str]) -> Command {
-    let mut cmd = sb.seek();
-    cmd.args([
-        "--provider",
-        "llama.cpp",
-        "--base-url",
-        &server.url(),
-        "--model",
-        "fake-coder:7b",
-    ])
-    .arg("--work-dir")
-    .arg(sb.path("work"))
-    .args(extra)
-    .args(["-p", prompt]);
+    let mut cmd = sb.seek_at(&server.url(), extra);
+    cmd.args(["-p", prompt]);
     cmd
 }
 
@@ -109,7 +98,6 @@ fn every_block_s_output_is_fed_back_in_one_message() {
         1,
         "a successful round ending with python is done"
     );
-    let _ = requests;
     let server = FakeModel::start(vec![
         Reply::text(format!(
             "{}\n{}\n",
@@ -360,12 +348,7 @@ fn ctrl_c_during_a_long_block_kills_it() {
         .expect("spawn");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     // Wait until the block has printed, as reported by the event stream.
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if line.contains("\"block_output\"") && line.contains("started") {
-            break;
-        }
-    }
+    support::until_block_prints(&mut lines, "started");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

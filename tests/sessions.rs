@@ -182,12 +182,8 @@ fn kill_9_during_a_block_loses_nothing_before_it() {
         .spawn()
         .expect("spawn");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if line.contains("\"block_output\"") && line.contains("started") {
-            break;
-        }
-    }
+    // Wait until the block has printed, as reported by the event stream.
+    support::until_block_prints(&mut lines, "started");
     child.kill().expect("kill -9");
     child.wait().expect("reap");
     drop(lines);

@@ -75,6 +75,18 @@ impl Sandbox {
     }
 }
 
+/// Reads `--json` event lines until a `block_output` event carrying `text` has arrived (the
+/// block is running); fails if the stream ends first.
+pub fn until_block_prints(lines: &mut impl Iterator<Item = std::io::Result<String>>, text: &str) {
+    for line in lines.by_ref() {
+        let line = line.expect("an event line");
+        if line.contains("\"block_output\"") && line.contains(text) {
+            return;
+        }
+    }
+    panic!("the event stream ended before a block printed {text:?}");
+}
+
 /// Runs a command and returns its output.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run seek")
