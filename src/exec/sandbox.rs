@@ -120,7 +120,9 @@ impl Sandbox {
         }
     }
 
-    /// Builds what the child applies (in seek, before forking).
+    /// Builds what the child applies (in seek, before forking). Done for every block, not once:
+    /// Landlock rules hold the folders' inodes, so a work dir removed and made again between
+    /// blocks must be opened again (the whole step costs about 0.2 ms).
     pub(crate) fn prepare(&self) -> std::io::Result<Prepared> {
         if self.mode == SandboxMode::Off {
             return Ok(Prepared {

@@ -193,11 +193,6 @@ impl Viewport {
         self.rows(t, index, width, now).len()
     }
 
-    /// Drops cached rows past the end (after `/clear`).
-    pub fn forget_beyond(&mut self, len: usize) {
-        self.cache.truncate(len);
-    }
-
     /// The top row for `Follow`: walk up from the last item until the window is full.
     fn bottom_top(
         &mut self,
