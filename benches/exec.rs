@@ -77,12 +77,12 @@ fn bench(c: &mut Criterion) {
     let mut plain = RunRequest::new("bash", dir.path()).args(["-c", "true"]);
     plain.sandbox = None;
     let mut confined = plain.clone();
-    confined.sandbox = Some(std::sync::Arc::new(Sandbox {
-        mode: SandboxMode::WorkspaceWrite,
-        work_dir: dir.path().to_owned(),
-        temp_dir: dir.path().join("tmp"),
-        cache_dir: dir.path().join("cache"),
-    }));
+    confined.sandbox = Some(std::sync::Arc::new(Sandbox::new(
+        SandboxMode::WorkspaceWrite,
+        dir.path(),
+        dir.path().join("tmp"),
+        dir.path().join("cache"),
+    )));
     group.bench_function("sandbox-added/bash -c true", |b| {
         b.iter_custom(|iters| {
             let (mut plain_total, mut confined_total) = (Duration::ZERO, Duration::ZERO);

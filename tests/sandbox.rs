@@ -36,12 +36,12 @@ fn place(mode: SandboxMode) -> Place {
     let outside = root.path().join("outside");
     std::fs::create_dir_all(&work).expect("work");
     std::fs::create_dir_all(&outside).expect("outside");
-    let sandbox = Sandbox {
+    let sandbox = Sandbox::new(
         mode,
-        work_dir: work.clone(),
-        temp_dir: root.path().join("tmp"),
-        cache_dir: root.path().join("cache"),
-    };
+        work.clone(),
+        root.path().join("tmp"),
+        root.path().join("cache"),
+    );
     Place {
         _root: root,
         work,

@@ -54,13 +54,16 @@ pub fn spawn_with(
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (approvals, decisions) = ApprovalGate::new(config.safety.approval.value);
     let safety = &config.safety;
-    let temp = PrivateTemp::new();
+    let temp = PrivateTemp::start(&config.data_dir);
     let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
         Arc::new(Sandbox {
-            mode: safety.sandbox.value,
-            work_dir: config.work_dir.value.clone(),
-            temp_dir: temp.0.clone(),
-            cache_dir: config.data_dir.join("cache"),
+            protected: config.own_paths(),
+            ..Sandbox::new(
+                safety.sandbox.value,
+                config.work_dir.value.clone(),
+                temp.path(),
+                config.data_dir.join("cache"),
+            )
         })
     });
     let env_remove = crate::config::Env::from_process()
@@ -103,20 +106,33 @@ struct Runtime {
     last_prompt: Option<(String, AgentName)>,
 }
 
-/// A temp dir private to this runtime (blocks' `TMPDIR`), removed when it ends.
-struct PrivateTemp(std::path::PathBuf);
-
-impl PrivateTemp {
-    fn new() -> Self {
-        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Self(std::env::temp_dir().join(format!("seek-{}-{n}", std::process::id())))
-    }
+/// A temp dir private to this runtime (blocks' `TMPDIR`), removed when it ends; first, what a
+/// killed seek left behind is cleaned up.
+enum PrivateTemp {
+    Made(crate::exec::instance::Instance),
+    /// The system temp dir refused (full, read-only): a folder in the data dir, made on first use.
+    Fallback(std::path::PathBuf),
 }
 
-impl Drop for PrivateTemp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl PrivateTemp {
+    fn start(data_dir: &std::path::Path) -> Self {
+        use crate::exec::instance::{Instance, clean_stale};
+        let run_dir = data_dir.join("run");
+        clean_stale(&run_dir);
+        match Instance::start(&std::env::temp_dir(), Some(&run_dir)) {
+            Ok(instance) => Self::Made(instance),
+            Err(e) => {
+                crate::log::write("WARN", &e.to_string());
+                Self::Fallback(data_dir.join("tmp"))
+            }
+        }
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        match self {
+            Self::Made(instance) => instance.temp_dir().to_owned(),
+            Self::Fallback(path) => path.clone(),
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub async fn run_turn(
     tool_ctx.cancel = cancel.clone();
     tool_ctx.sandbox = ctx.sandbox.clone();
     tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
+    tool_ctx.limits = config.safety.limits();
     tool_ctx.safe_mode = config.safety.safe_mode.value;
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;

@@ -46,6 +46,8 @@ pub struct FileConfig {
 pub struct ExecFile {
     pub output_limit_bytes: FileValue<i64>,
     pub pass_env: FileValue<Vec<String>>,
+    pub max_processes: FileValue<i64>,
+    pub max_memory_mb: FileValue<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

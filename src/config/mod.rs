@@ -178,6 +178,8 @@ pub enum ConfigFile {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub file: ConfigFile,
+    /// Where the config file is read when none is named (protected from blocks like the one in use).
+    pub default_config_file: Option<PathBuf>,
     pub data_dir: PathBuf,
     pub provider: Sourced<&'static Preset>,
     pub base_url: Sourced<String>,
@@ -218,6 +220,20 @@ impl Config {
             cwd,
         };
         resolver.resolve(file, dirs)
+    }
+
+    /// seek's own files and folders, which blocks must never write: the config file in use, the
+    /// default config folder and the data dir (sessions, history, log; its `cache` and
+    /// `workspace` are granted to blocks as places of their own).
+    pub fn own_paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![self.data_dir.clone()];
+        if let ConfigFile::Loaded(path) = &self.file {
+            paths.push(path.clone());
+        }
+        if let Some(dir) = self.default_config_file.as_deref().and_then(Path::parent) {
+            paths.push(dir.to_owned());
+        }
+        paths
     }
 
     /// The settings of the tool with canonical tag `tag`.
@@ -410,6 +426,7 @@ impl Resolver<'_> {
 
         Ok(Config {
             file,
+            default_config_file: dirs.default_config_file.clone(),
             data_dir: dirs.data_dir.clone(),
             provider,
             base_url,
@@ -457,7 +474,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn number(
+    pub(super) fn number(
         &self,
         value: Option<&toml::Spanned<i64>>,
         key: &str,

@@ -59,6 +59,40 @@ pub struct Safety {
     pub safe_mode: Sourced<bool>,
     /// Credential-like variables blocks may see anyway.
     pub pass_env: Sourced<Vec<String>>,
+    /// Processes and threads one block may run at once (0: no limit).
+    pub max_processes: Sourced<u64>,
+    /// Memory one block may use, in MiB (0: no limit).
+    pub max_memory_mb: Sourced<u64>,
+}
+
+/// Default processes and threads per block: room for parallel builds and JVMs, not a fork bomb.
+pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
+/// Default memory per block: 4 GiB, or half the machine's memory where that is less.
+pub fn default_max_memory_mb() -> u64 {
+    // SAFETY: sysconf(3) with plain constants.
+    let (pages, page_size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let total_mb = u64::try_from(pages)
+        .ok()
+        .zip(u64::try_from(page_size).ok())
+        .map(|(p, s)| p.saturating_mul(s) >> 20)
+        .filter(|&mb| mb > 0);
+    total_mb.map_or(4096, |mb| (mb / 2).clamp(256, 4096))
+}
+
+impl Safety {
+    /// The resource limits of one block.
+    pub fn limits(&self) -> crate::exec::cgroup::Limits {
+        let nonzero = |n: u64| (n > 0).then_some(n);
+        crate::exec::cgroup::Limits {
+            max_processes: nonzero(self.max_processes.value),
+            max_memory: nonzero(self.max_memory_mb.value).map(|mb| mb.saturating_mul(1 << 20)),
+        }
+    }
 }
 
 impl Safety {
@@ -128,10 +162,24 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
     let pass_env = r
         .file_value(cfg.and_then(|c| c.exec.pass_env.as_ref()))
         .unwrap_or_else(|| Sourced::new(Vec::new(), Origin::Default));
+    let max_processes = r.number(
+        cfg.and_then(|c| c.exec.max_processes.as_ref()),
+        "exec.max_processes",
+        0..=1_000_000,
+        DEFAULT_MAX_PROCESSES,
+    )?;
+    let max_memory_mb = r.number(
+        cfg.and_then(|c| c.exec.max_memory_mb.as_ref()),
+        "exec.max_memory_mb",
+        0..=(1 << 30),
+        default_max_memory_mb(),
+    )?;
     Ok(Safety {
         sandbox,
         approval,
         safe_mode,
         pass_env,
+        max_processes,
+        max_memory_mb,
     })
 }

@@ -136,9 +136,11 @@ pub fn render(config: &Config, env: &Env) -> String {
     }
 
     let safety = &config.safety;
-    let note = safety
-        .warning()
-        .map(|_| "this kernel has no Landlock: blocks are not confined");
+    let enforced = crate::exec::sandbox::describe_enforcement();
+    let note = match safety.sandbox.value {
+        crate::exec::sandbox::SandboxMode::Off => None,
+        _ => Some(enforced.as_str()),
+    };
     line(
         &mut out,
         "sandbox",
@@ -178,6 +180,32 @@ pub fn render(config: &Config, env: &Env) -> String {
         &safety.pass_env.origin,
         None,
     );
+    let _ = writeln!(
+        out,
+        "# blocks' processes: {}",
+        crate::exec::cgroup::describe()
+    );
+    for (key, value, unit) in [
+        (
+            "max_processes",
+            &safety.max_processes,
+            "processes and threads",
+        ),
+        ("max_memory_mb", &safety.max_memory_mb, "MiB"),
+    ] {
+        let note = if value.value == 0 {
+            "no limit".to_owned()
+        } else {
+            unit.to_owned()
+        };
+        line(
+            &mut out,
+            key,
+            &value.value.to_string(),
+            &value.origin,
+            Some(&note),
+        );
+    }
 
     for tool in &config.tools {
         let _ = writeln!(out, "\n[tools.{}]", tool.tag);

@@ -7,6 +7,9 @@
 //! a program and reports what happened.
 
 mod capture;
+mod carve;
+pub mod cgroup;
+pub mod instance;
 mod reaper;
 pub mod sandbox;
 
@@ -43,6 +46,8 @@ pub struct RunRequest {
     pub sandbox: Option<std::sync::Arc<sandbox::Sandbox>>,
     /// Inherited variables the program must not see (credentials).
     pub env_remove: Vec<OsString>,
+    /// Processes and memory the block may use.
+    pub limits: cgroup::Limits,
 }
 
 impl RunRequest {
@@ -56,6 +61,7 @@ impl RunRequest {
             output_limit: 64 * 1024,
             sandbox: None,
             env_remove: Vec::new(),
+            limits: cgroup::Limits::default(),
         }
     }
 
@@ -190,6 +196,9 @@ pub async fn run(
         })?),
         None => None,
     };
+    cgroup::prepare(&request.limits);
+    let group = std::sync::Arc::new(cgroup::BlockGroup::create(request.limits));
+    let group_in_child = std::sync::Arc::clone(&group);
     let mut command = tokio::process::Command::new(&request.program);
     for name in &request.env_remove {
         command.env_remove(name);
@@ -207,13 +216,15 @@ pub async fn run(
         .stderr(Stdio::from(writer_for_stderr))
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
-    // system calls (setsid, prctl, capset, landlock_restrict_self); it allocates nothing.
+    // system calls (setsid, prctl, write, setrlimit, capset, landlock_restrict_self); it
+    // allocates nothing.
     unsafe {
         command.pre_exec(move || {
             nix::unistd::setsid().map_err(std::io::Error::from)?;
             #[cfg(target_os = "linux")]
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
                 .map_err(std::io::Error::from)?;
+            group_in_child.apply_in_child();
             if let Some(confinement) = &confinement {
                 confinement.apply_in_child()?;
             }
@@ -241,7 +252,9 @@ pub async fn run(
     // The parent's copies of the write end were moved into `command`; drop them now so EOF
     // arrives once the block's processes close theirs.
     drop(command);
-    let tree = reaper::BlockTree::new(leader, token);
+    // An unconfirmed group stays with the tree: its v1 limits may still hold the block.
+    group.confirm(leader);
+    let tree = reaper::BlockTree::new(leader, token, Some(group));
     // If this future is dropped mid-run (its task aborted), still leave no process behind.
     let mut guard = KillOnDrop(Some(tree.clone()));
     let mut pipe =

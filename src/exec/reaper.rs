@@ -1,18 +1,21 @@
 //! Finding and killing every process a block started, daemons included.
 //!
-//! Owns the process-tree sweep: a block's processes are those in its process group or session,
-//! those that inherited its `SEEK_BLOCK_ID` token, and orphans re-parented to seek (seek makes
+//! Owns the process-tree sweep: a block's processes are those in its control group (where one
+//! could be made), its process group or session, those that inherited its `SEEK_BLOCK_ID` token,
+//! and orphans re-parented to seek (seek makes
 //! itself a child subreaper on Linux, so a double-forked daemon lands here instead of at init).
 //! It must not read output or decide success.
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
+
+use super::cgroup::BlockGroup;
 
 /// The environment variable carrying a block's token to every descendant.
 pub const TOKEN_VAR: &str = "SEEK_BLOCK_ID";
@@ -83,15 +86,18 @@ pub struct BlockTree {
     pub token: String,
     /// The main child's start time in clock ticks: nothing older can belong to the block.
     pub start_ticks: u64,
+    /// The block's control groups, where they could be made: membership no process can leave.
+    pub group: Option<Arc<BlockGroup>>,
 }
 
 impl BlockTree {
-    pub fn new(leader: i32, token: String) -> Self {
+    pub fn new(leader: i32, token: String, group: Option<Arc<BlockGroup>>) -> Self {
         let start_ticks = read_stat(leader).map_or(0, |p| p.start_ticks);
         Self {
             leader,
             token,
             start_ticks,
+            group,
         }
     }
 
@@ -101,8 +107,13 @@ impl BlockTree {
         let Ok(entries) = std::fs::read_dir(Path::new("/proc")) else {
             return Vec::new();
         };
+        let group: Vec<i32> = self.group.as_ref().map(|g| g.members()).unwrap_or_default();
         let live = registry();
-        let mut found = Vec::new();
+        let mut found: Vec<i32> = group
+            .iter()
+            .copied()
+            .filter(|&pid| pid != me && !(exclude_leader && pid == self.leader))
+            .collect();
         for entry in entries.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -111,7 +122,7 @@ impl BlockTree {
             else {
                 continue;
             };
-            if pid == me || (exclude_leader && pid == self.leader) {
+            if pid == me || (exclude_leader && pid == self.leader) || group.contains(&pid) {
                 continue;
             }
             let Some(info) = read_stat(pid) else { continue };
@@ -151,6 +162,9 @@ impl BlockTree {
                 Signal::SIGTERM
             };
             if hard {
+                if let Some(group) = &self.group {
+                    group.kill();
+                }
                 let _ = nix::sys::signal::killpg(Pid::from_raw(self.leader), Signal::SIGKILL);
                 if leader_alive {
                     let _ = kill(Pid::from_raw(self.leader), Signal::SIGKILL);

@@ -1,7 +1,9 @@
 //! Confining a block's processes with the kernel: Landlock (writes only in the work dir, a
-//! private temp dir and seek's cache dir; or only the temp dir in `read-only`), and no
-//! privileges (`no_new_privs`, every capability dropped, so even as root a block cannot set the
-//! clock, mount, load modules or touch other users' files).
+//! private temp dir and seek's cache dir; or only the temp dir in `read-only`; never seek's own
+//! files, even inside the work dir; no signals to, and no abstract-socket connections with,
+//! processes outside the block where the kernel has Landlock ABI 6), and no privileges
+//! (`no_new_privs`, every capability dropped, so even as root a block cannot set the clock, mount,
+//! load modules or touch other users' files).
 //!
 //! Owns the policy and its two halves: the ruleset built in seek (which may allocate) and the
 //! few raw system calls made in the forked child before `exec` (which must not). Applied to the
@@ -13,12 +15,15 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-/// The Landlock access rights seek handles (ABI 3: files, directories, links, truncation).
-const ABI_USED: ABI = ABI::V3;
+/// The file access rights seek handles (ABI 5: files, directories, links, truncation and device
+/// ioctls), degraded by the kernel's ABI.
+const FS_ABI: ABI = ABI::V5;
+/// The scopes seek requests (ABI 6: signals and abstract unix sockets stay inside the block).
+const SCOPE_ABI: ABI = ABI::V6;
 
 /// What blocks may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -77,6 +82,22 @@ pub fn supported() -> bool {
     landlock_abi() >= 1
 }
 
+/// Whether the kernel keeps a block's signals and abstract-socket connections inside it.
+pub fn scoped() -> bool {
+    landlock_abi() >= 6
+}
+
+/// What the kernel enforces here, in words (for `seek config` and the docs).
+pub fn describe_enforcement() -> String {
+    match landlock_abi() {
+        0 => "Landlock unavailable: blocks run without privileges but unconfined".to_owned(),
+        abi if abi < 6 => format!(
+            "Landlock ABI {abi}: files confined; signals and abstract sockets not scoped (needs Linux 6.12)"
+        ),
+        abi => format!("Landlock ABI {abi}: files confined; signals and abstract sockets scoped"),
+    }
+}
+
 /// A block's confinement.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
@@ -86,9 +107,28 @@ pub struct Sandbox {
     pub temp_dir: PathBuf,
     /// Where compilers and package managers keep caches (`GOCACHE`, pip's, `XDG_CACHE_HOME`).
     pub cache_dir: PathBuf,
+    /// seek's own files and folders (config, data dir): never writable by blocks, even where they
+    /// lie inside the work dir.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
+    /// A sandbox with nothing protected beyond the defaults.
+    pub fn new(
+        mode: SandboxMode,
+        work_dir: impl Into<PathBuf>,
+        temp_dir: impl Into<PathBuf>,
+        cache_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            mode,
+            work_dir: work_dir.into(),
+            temp_dir: temp_dir.into(),
+            cache_dir: cache_dir.into(),
+            protected: Vec::new(),
+        }
+    }
+
     /// Variables that point blocks' temp files and toolchain caches at writable places.
     pub fn child_env(&self) -> Vec<(OsString, OsString)> {
         let cache = |sub: &str| self.cache_dir.join(sub).into_os_string();
@@ -103,7 +143,6 @@ impl Sandbox {
             ("GOMODCACHE".into(), cache("go/pkg/mod")),
             ("PIP_CACHE_DIR".into(), cache("pip")),
             ("npm_config_cache".into(), cache("npm")),
-            ("PYTHONPYCACHEPREFIX".into(), cache("pycache")),
         ]
     }
 
@@ -148,19 +187,25 @@ impl Sandbox {
         let devices = ["/dev/null", "/dev/zero", "/dev/full"];
         let sandbox_error =
             |e: landlock::RulesetError| std::io::Error::other(format!("the sandbox: {e}"));
+        let grants = super::carve::writable_beneath(&self.writable(), &self.protected)?;
         let created = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_all(ABI_USED))
+            .handle_access(AccessFs::from_all(FS_ABI))
+            .and_then(|r| r.scope(Scope::from_all(SCOPE_ABI)))
             .and_then(|r| r.create())
-            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_USED))))
+            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI))))
             .and_then(|r| {
-                r.add_rules(path_beneath_rules(
-                    self.writable(),
-                    AccessFs::from_all(ABI_USED),
-                ))
+                r.add_rules(grants.into_iter().map(|grant| {
+                    let access = if grant.is_dir {
+                        AccessFs::from_all(FS_ABI)
+                    } else {
+                        AccessFs::from_file(FS_ABI)
+                    };
+                    Ok::<_, landlock::RulesetError>(PathBeneath::new(grant.handle, access))
+                }))
             })
             .map_err(sandbox_error)?
-            .add_rules(path_beneath_rules(devices, AccessFs::from_file(ABI_USED)))
+            .add_rules(path_beneath_rules(devices, AccessFs::from_file(FS_ABI)))
             .map_err(sandbox_error)?;
         let fd: Option<OwnedFd> = created.into();
         fd.ok_or_else(|| std::io::Error::other("the sandbox: Landlock is not available"))

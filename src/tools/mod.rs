@@ -45,6 +45,8 @@ pub struct ToolContext {
     pub env_remove: std::sync::Arc<Vec<std::ffi::OsString>>,
     /// Refuse shell blocks that run a blocklisted command (`safe_mode`).
     pub safe_mode: bool,
+    /// Processes and memory one block may use.
+    pub limits: crate::exec::cgroup::Limits,
 }
 
 impl ToolContext {
@@ -57,6 +59,7 @@ impl ToolContext {
             sandbox: None,
             env_remove: std::sync::Arc::default(),
             safe_mode: false,
+            limits: crate::exec::cgroup::Limits::default(),
         }
     }
 
@@ -261,6 +264,7 @@ pub(crate) async fn run_process(
     let mut request = request.clone();
     request.sandbox = ctx.sandbox.clone();
     request.env_remove = ctx.env_remove.to_vec();
+    request.limits = ctx.limits;
     match exec::run(&request, &ctx.cancel, |chunk| on_output(chunk)).await {
         Ok(result) => {
             let mut outcome = ToolOutcome::from_run(result, failure_context);
