@@ -12,6 +12,7 @@ pub mod llm;
 pub mod log;
 pub mod protocol;
 pub mod session;
+pub mod terminal_safe;
 pub mod tools;
 pub mod tui;
 

@@ -9,6 +9,7 @@ use clap::Parser;
 use seek::cli::{Cli, Command, Exit, Resume};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
 use seek::llm::{self, ChatModel, LlmError};
+use seek::terminal_safe::terminal_safe;
 use seek::session::{self, Sessions};
 
 fn main() -> ExitCode {
@@ -180,8 +181,9 @@ fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
     match runtime.block_on(model.list_models()) {
         Ok(names) => {
             let mut out = std::io::stdout().lock();
+            // The names come from the server: shown, never obeyed by the terminal.
             for name in names {
-                writeln!(out, "{name}")?;
+                writeln!(out, "{}", terminal_safe(&name))?;
             }
             Ok(Exit::Success)
         }
@@ -190,7 +192,8 @@ fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
 }
 
 fn model_server_error(err: &LlmError) -> Exit {
-    eprintln!("seek: {err}");
+    // The message may quote the server's reply.
+    eprintln!("seek: {}", terminal_safe(&err.to_string()));
     Exit::ModelServer
 }
 
