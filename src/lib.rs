@@ -11,6 +11,7 @@ pub mod headless;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod secrets;
 pub mod session;
 pub mod terminal_safe;
 pub mod tools;
