@@ -299,4 +299,29 @@ mod tests {
         let clean = serde_json::json!({"c": "nothing"});
         assert_eq!(masker.json_line(&clean).unwrap(), r#"{"c":"nothing"}"#);
     }
+
+    proptest::proptest! {
+        /// Whatever a string holds (quotes, backslashes, controls, pieces of secrets and URLs),
+        /// its JSON line parses back to exactly the string masked, and no secret is left.
+        #[test]
+        fn a_json_line_is_the_masked_string(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", " ", "\"", "\\", "\n", "\u{1}", "\u{85}", "\u{7f}", "é", "@", ":",
+                    "http://", "u:", "pw@h", "/", "se\"cr\u{85}et", "secret-1",
+                ]),
+                0..24,
+            )
+        ) {
+            let odd_secret = "se\"cr\u{85}et";
+            let masker = Masker::new([odd_secret.to_owned(), "secret-1".to_owned()]);
+            let raw: String = pieces.concat();
+            let line = masker.json_line(&serde_json::json!({ "s": raw })).unwrap();
+            let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let expected = masker.mask(&raw).into_owned();
+            proptest::prop_assert_eq!(back["s"].as_str(), Some(expected.as_str()));
+            proptest::prop_assert!(!expected.contains("secret-1"));
+            proptest::prop_assert!(!expected.contains(odd_secret));
+        }
+    }
 }

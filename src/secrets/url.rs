@@ -7,12 +7,15 @@ use std::sync::LazyLock;
 
 /// `scheme://user:password@`: the user holds no `:`, `@` or delimiter; the password runs to the
 /// last `@` of the authority (as URL parsers read `u:p@ss@host`). Neither crosses whitespace, a
-/// path, query or fragment delimiter, a quote, angle brackets or a backslash, so a match never
-/// spans two URLs or a JSON string's end.
+/// control character, a path, query or fragment delimiter, a quote, angle brackets or a
+/// backslash: a match never spans two URLs, and it holds nothing JSON escapes, so a URL password
+/// is found alike in a string and in its serialized JSON.
 static USERINFO: LazyLock<regex::Regex> = LazyLock::new(|| {
     // The pattern is a literal, compiled by every test of this module.
-    regex::Regex::new(r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\\`]*:([^\s/?#"'<>\\`]+)@"#)
-        .expect("the URL password pattern is valid")
+    regex::Regex::new(
+        r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\p{Cc}/?#@:"'<>\\`]*:([^\s\p{Cc}/?#"'<>\\`]+)@"#,
+    )
+    .expect("the URL password pattern is valid")
 });
 
 /// The byte ranges of every URL password in `text`.
@@ -85,6 +88,7 @@ mod tests {
             "https://host:8443/path?q=u:p@x",
             "http://user:@host",
             "user:pass@host",
+            "http://u:p\u{1}w@h",
             "no url here",
         ] {
             assert_eq!(masked(text), text);
