@@ -38,7 +38,8 @@ fn write_session(path: &std::path::Path) -> SessionFile {
         model: "bench".into(),
         agent: AgentName::Coder,
     };
-    let file = SessionFile::create(path, "bench", header, Vec::new()).expect("create");
+    let file =
+        SessionFile::create(path, "bench", header, std::sync::Arc::default()).expect("create");
     for turn in 1..=TURNS {
         let prompt = format!("task {turn}: count the words in notes.txt");
         file.record_event(&Event::TurnStarted {

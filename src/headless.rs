@@ -2,7 +2,10 @@
 //! with each block's result where its placeholder stands; or, with `--json`, every event as a
 //! JSON line and a last `done` line.
 //!
-//! A consumer of the agent's events like the TUI; it must not reach into the agent's workings.
+//! Everything printed passes `crate::terminal_safe`: plain text loses the escape sequences and
+//! control characters the model or a block wrote (stdout and stderr alike); JSON stays exact, with
+//! every control character escaped. A consumer of the agent's events like the TUI; it must not
+//! reach into the agent's workings.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -16,6 +19,7 @@ use crate::config::Config;
 use crate::llm::ChatModel;
 use crate::protocol::expand_placeholders;
 use crate::session::Sessions;
+use crate::terminal_safe::{json_line, terminal_safe};
 
 /// What a headless run is given besides the configuration and the model.
 pub struct Task {
@@ -56,18 +60,21 @@ pub async fn run(
                     ..
                 }) => {
                     for warning in &warnings {
-                        eprintln!("seek: warning: {warning}");
+                        say(&mut std::io::stderr(), &format!("seek: warning: {warning}"));
                     }
                     if json {
                         let line = json!({"type": "resumed", "id": id, "turns": turns, "warnings": warnings});
-                        println!("{line}");
+                        say_json(&mut std::io::stdout(), &line)?;
                     } else {
-                        eprintln!("seek: continuing session {id} ({turns} tasks)");
+                        say(
+                            &mut std::io::stderr(),
+                            &format!("seek: continuing session {id} ({turns} tasks)"),
+                        );
                     }
                     break;
                 }
                 Some(Event::Error { message }) => {
-                    eprintln!("seek: {message}");
+                    say(&mut std::io::stderr(), &format!("seek: {message}"));
                     return Ok(Exit::Usage);
                 }
                 Some(_) => {}
@@ -101,11 +108,7 @@ pub async fn run(
             break Exit::TaskFailed;
         };
         if json {
-            writeln!(
-                stdout,
-                "{}",
-                serde_json::to_string(&event).unwrap_or_default()
-            )?;
+            say_json(&mut stdout, &event)?;
         } else {
             progress(&mut stderr, &event);
         }
@@ -141,13 +144,14 @@ pub async fn run(
                         "round": b.round,
                     })).collect::<Vec<_>>(),
                 });
-                writeln!(stdout, "{done}")?;
+                say_json(&mut stdout, &done)?;
             } else {
                 let last_round: Vec<&BlockRecord> =
                     blocks.iter().filter(|b| b.round == *rounds).collect();
-                write!(stdout, "{}", render_answer(answer, &last_round))?;
+                let answer = render_answer(answer, &last_round);
+                stdout.write_all(terminal_safe(&answer).as_bytes())?;
                 if let Some(message) = message.as_ref().filter(|_| *outcome != Outcome::Done) {
-                    let _ = writeln!(stderr, "seek: {message}");
+                    say(&mut stderr, &format!("seek: {message}"));
                 }
             }
             stdout.flush()?;
@@ -215,53 +219,64 @@ fn failure_word(block: &BlockRecord) -> String {
     }
 }
 
+/// Writes one line of plain text to stderr, made terminal-safe (a failing stderr is ignored:
+/// there is nowhere left to say so).
+fn say(err: &mut impl Write, line: &str) {
+    let _ = writeln!(err, "{}", terminal_safe(line));
+}
+
+/// Writes `value` as one JSON line with every control character escaped.
+fn say_json(out: &mut impl Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let line = json_line(value).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")
+}
+
 fn progress(err: &mut impl Write, event: &Event) {
-    let _ = match event {
+    if let Some(line) = progress_line(event) {
+        say(err, &line);
+    }
+}
+
+/// The stderr line an event gets in plain mode, if any.
+fn progress_line(event: &Event) -> Option<String> {
+    Some(match event {
         Event::Status {
             status: Status::Thinking,
             round,
             ..
-        } if *round == 1 => writeln!(err, "seek: thinking…"),
+        } if *round == 1 => "seek: thinking…".to_owned(),
         Event::Status {
             status: Status::Thinking,
             round,
             ..
-        } => writeln!(err, "seek: round {round}…"),
+        } => format!("seek: round {round}…"),
         Event::Status {
             status: Status::Correcting,
             attempt,
             max_attempts,
             ..
         } => {
-            writeln!(
-                err,
-                "seek: correcting (attempt {}/{max_attempts})…",
-                attempt + 1
-            )
+            format!("seek: correcting (attempt {}/{max_attempts})…", attempt + 1)
         }
         Event::BlockStarted { tool, index, .. } => {
-            writeln!(err, "seek: running {tool} block {index}…")
+            format!("seek: running {tool} block {index}…")
         }
-        Event::SessionStarted { id, .. } => writeln!(err, "seek: session {id}"),
+        Event::SessionStarted { id, .. } => format!("seek: session {id}"),
         Event::ContextTrimmed {
             shortened, dropped, ..
-        } => writeln!(
-            err,
+        } => format!(
             "seek: context trimmed to fit the model's window ({shortened} outputs shortened, {dropped} older messages left out)"
         ),
-        Event::BlockFinished { record } if record.skipped => writeln!(
-            err,
-            "  - {} block {}: not run",
-            record.tool_type, record.index
-        ),
+        Event::BlockFinished { record } if record.skipped => {
+            format!("  - {} block {}: not run", record.tool_type, record.index)
+        }
         Event::BlockFinished { record } => {
             let mark = if record.success {
                 "✓".to_owned()
             } else {
                 format!("✗ {}", failure_word(record))
             };
-            writeln!(
-                err,
+            format!(
                 "  {mark} {} · {:.2} s",
                 record.tool_type,
                 record.duration_ms / 1000.0
@@ -272,13 +287,12 @@ fn progress(err: &mut impl Write, event: &Event) {
             delay_ms,
             reason,
         } => {
-            writeln!(
-                err,
+            format!(
                 "seek: {reason}; retrying ({attempt}) in {:.1} s",
                 *delay_ms as f64 / 1000.0
             )
         }
-        Event::Error { message } => writeln!(err, "seek: error: {message}"),
-        _ => Ok(()),
-    };
+        Event::Error { message } => format!("seek: error: {message}"),
+        _ => return None,
+    })
 }

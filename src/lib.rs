@@ -11,7 +11,9 @@ pub mod headless;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod secrets;
 pub mod session;
+pub mod terminal_safe;
 pub mod tools;
 pub mod tui;
 

@@ -2,41 +2,60 @@
 //! The terminal UI owns the screen, so nothing may be printed while it runs; this is where
 //! warnings and panics go.
 //!
-//! Owns where the log is. Lines are written by the background writer (`files`), so logging
-//! never waits on a disk; a log that cannot be written is dropped, never a reason to stop.
+//! Owns where the log is and what a line may hold: every message goes through the masker
+//! (`crate::secrets::Masker`) and loses what would drive a terminal (`crate::terminal_safe`), so
+//! `cat seek.log` shows no secret and obeys no escape sequence. Lines are written by the
+//! background writer (`files`), so logging never waits on a disk; a log that cannot be written is
+//! dropped, never a reason to stop.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::files::{FileWrite, in_background};
+use crate::secrets::Masker;
 
-static LOG: OnceLock<PathBuf> = OnceLock::new();
+struct Log {
+    path: PathBuf,
+    masker: Arc<Masker>,
+}
 
-/// Starts logging to `path`, checking now (before any screen is taken) that it can be written.
-pub fn open(path: &Path) -> std::io::Result<()> {
+static LOG: OnceLock<Log> = OnceLock::new();
+
+/// Starts logging to `path`, masking with `masker`, checking now (before any screen is taken)
+/// that it can be written.
+pub fn open(path: &Path, masker: Arc<Masker>) -> std::io::Result<()> {
     FileWrite::Append {
         path: path.to_owned(),
         text: String::new(),
     }
     .perform()?;
-    let _ = LOG.set(path.to_owned());
+    let _ = LOG.set(Log {
+        path: path.to_owned(),
+        masker,
+    });
     Ok(())
 }
 
 /// Whether `path` is the log (whose own failures are not logged).
 pub fn is_log(path: &Path) -> bool {
-    LOG.get().is_some_and(|log| log == path)
+    LOG.get().is_some_and(|log| log.path == path)
 }
 
 /// Appends one line with a UTC timestamp; a no-op before `open`.
 pub fn write(level: &str, message: &str) {
-    let Some(path) = LOG.get() else { return };
-    let text = format!("{} {level} {message}\n", timestamp(SystemTime::now()));
+    let Some(log) = LOG.get() else { return };
     in_background(FileWrite::Append {
-        path: path.clone(),
-        text,
+        path: log.path.clone(),
+        text: line(SystemTime::now(), level, message, &log.masker),
     });
+}
+
+/// One log line: timestamp, level, the message masked and made terminal-safe.
+fn line(now: SystemTime, level: &str, message: &str, masker: &Masker) -> String {
+    let masked = masker.mask(message);
+    let safe = crate::terminal_safe::terminal_safe(&masked);
+    format!("{} {level} {safe}\n", timestamp(now))
 }
 
 /// `2026-11-30T14:24:24.123Z`.
@@ -86,5 +105,20 @@ mod tests {
         assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(timestamp(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn lines_are_masked_and_terminal_safe() {
+        let masker = Masker::new(["sk-live-0123".to_owned()]);
+        let text = line(
+            UNIX_EPOCH,
+            "WARN",
+            "key sk-live-0123 at https://u:pw@h \x1b]52;c;eA==\x07done",
+            &masker,
+        );
+        assert_eq!(
+            text,
+            "1970-01-01T00:00:00.000Z WARN key [redacted] at https://u:***@h done\n"
+        );
     }
 }

@@ -4,12 +4,15 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use seek::cli::{Cli, Command, Exit, Resume};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
 use seek::llm::{self, ChatModel, LlmError};
+use seek::secrets::Masker;
 use seek::session::{self, Sessions};
+use seek::terminal_safe::terminal_safe;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -100,7 +103,7 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let sessions = Sessions::for_config(&config, env, &model.describe());
+    let sessions = Sessions::for_config(&config, masker(&config, env), &model.describe());
     let task = seek::headless::Task {
         prompt,
         json: cli.json,
@@ -124,10 +127,16 @@ fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Res
             return Ok(Exit::Usage);
         }
     };
+    let masker = masker(&config, env);
     let options = seek::tui::Options {
         no_color: env.get("NO_COLOR").is_some_and(|v| !v.is_empty()),
-        sessions: Some(Sessions::for_config(&config, env, &model.describe())),
+        sessions: Some(Sessions::for_config(
+            &config,
+            Arc::clone(&masker),
+            &model.describe(),
+        )),
         resume,
+        masker,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -140,6 +149,16 @@ fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Res
     // The input thread may still be blocked reading the terminal; do not wait for it.
     runtime.shutdown_background();
     Ok(exit)
+}
+
+/// The one masker for this process's session files and log: the secrets of `env` and of the
+/// configured model server.
+fn masker(config: &Config, env: &Env) -> Arc<Masker> {
+    Arc::new(Masker::for_environment(
+        env,
+        config.api_key_env.value.as_deref(),
+        &config.base_url.value,
+    ))
 }
 
 fn list_sessions(config: &Config) -> anyhow::Result<Exit> {
@@ -180,8 +199,9 @@ fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
     match runtime.block_on(model.list_models()) {
         Ok(names) => {
             let mut out = std::io::stdout().lock();
+            // The names come from the server: shown, never obeyed by the terminal.
             for name in names {
-                writeln!(out, "{name}")?;
+                writeln!(out, "{}", terminal_safe(&name))?;
             }
             Ok(Exit::Success)
         }
@@ -190,7 +210,8 @@ fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
 }
 
 fn model_server_error(err: &LlmError) -> Exit {
-    eprintln!("seek: {err}");
+    // The message may quote the server's reply.
+    eprintln!("seek: {}", terminal_safe(&err.to_string()));
     Exit::ModelServer
 }
 

@@ -66,11 +66,11 @@ pub fn spawn_with(
             )
         })
     });
-    let env_remove = crate::config::Env::from_process()
-        .secret_names(config.api_key_env.value.as_deref(), &safety.pass_env.value)
-        .into_iter()
-        .map(std::ffi::OsString::from)
-        .collect();
+    let env_remove = crate::secrets::withheld_names(
+        std::env::vars_os(),
+        config.api_key_env.value.as_deref(),
+        &safety.pass_env.value,
+    );
     let ctx = TurnContext {
         config,
         model,

@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use env::{Env, is_credential_name};
+pub use env::Env;
 pub use model::ModelSettings;
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};

@@ -1,5 +1,5 @@
 //! The safety settings: the sandbox mode, the approval policy, the optional command blocklist and
-//! which credential-like variables blocks may still see.
+//! which withheld variables (credentials, session handles: `crate::secrets`) blocks may still see.
 //!
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
@@ -57,7 +57,7 @@ pub struct Safety {
     pub approval: Sourced<Approval>,
     /// The shell-parsing command blocklist (a guard rail, not a sandbox).
     pub safe_mode: Sourced<bool>,
-    /// Credential-like variables blocks may see anyway.
+    /// Variables blocks see although `crate::secrets` withholds them (exact names).
     pub pass_env: Sourced<Vec<String>>,
     /// Processes and threads one block may run at once (0: no limit).
     pub max_processes: Sourced<u64>,

@@ -270,7 +270,9 @@ pub fn redact_url(url: &str) -> String {
             let params: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
-                    Some((name, _)) if is_secret_name(name) => format!("{name}=***"),
+                    Some((name, _)) if crate::secrets::is_credential_name(name) => {
+                        format!("{name}=***")
+                    }
                     _ => pair.to_owned(),
                 })
                 .collect();
@@ -279,13 +281,6 @@ pub fn redact_url(url: &str) -> String {
         None => tail.to_owned(),
     };
     format!("{scheme}{authority}{tail}")
-}
-
-fn is_secret_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    ["key", "token", "secret", "password", "auth"]
-        .iter()
-        .any(|w| lower.contains(w))
 }
 
 #[cfg(test)]

@@ -37,23 +37,23 @@ pub enum SessionError {
 #[derive(Debug, Clone)]
 pub struct Sessions {
     pub data_dir: PathBuf,
-    /// Values masked in every record (the API key).
-    pub secrets: Vec<String>,
+    /// Masks every record before it reaches the disk.
+    pub masker: std::sync::Arc<crate::secrets::Masker>,
     /// `model @ provider url`, credentials masked, for headers.
     pub model: String,
     pub work_dir: String,
 }
 
 impl Sessions {
-    /// The sessions of `config`, masking the credentials found in `env`.
+    /// The sessions of `config`, masked by `masker`.
     pub fn for_config(
         config: &crate::config::Config,
-        env: &crate::config::Env,
+        masker: std::sync::Arc<crate::secrets::Masker>,
         model_description: &str,
     ) -> Self {
         Self {
             data_dir: config.data_dir.clone(),
-            secrets: env.secret_values(config.api_key_env.value.as_deref()),
+            masker,
             model: crate::config::redact_url(model_description),
             work_dir: config.work_dir.value.display().to_string(),
         }
@@ -79,7 +79,7 @@ impl Sessions {
             model: self.model.clone(),
             agent,
         };
-        SessionFile::create(&path, &id, header, self.secrets.clone())
+        SessionFile::create(&path, &id, header, std::sync::Arc::clone(&self.masker))
             .map_err(|source| SessionError::Io { path, source })
     }
 
@@ -87,7 +87,7 @@ impl Sessions {
     pub fn reopen(&self, id: &str) -> Result<(Loaded, SessionFile), SessionError> {
         let (id, path) = find(&self.data_dir, id)?;
         let loaded = load(&path, &id)?;
-        let file = SessionFile::reopen(&path, &id, self.secrets.clone())
+        let file = SessionFile::reopen(&path, &id, std::sync::Arc::clone(&self.masker))
             .map_err(|source| SessionError::Io { path, source })?;
         Ok((loaded, file))
     }

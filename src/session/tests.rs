@@ -8,7 +8,10 @@ use crate::llm::Role;
 fn sessions(dir: &std::path::Path) -> Sessions {
     Sessions {
         data_dir: dir.to_owned(),
-        secrets: vec!["sk-very-secret-value".into(), "short".into()],
+        masker: std::sync::Arc::new(crate::secrets::Masker::new([
+            "sk-very-secret-value".to_owned(),
+            "short".to_owned(),
+        ])),
         model: "m @ p http://x".into(),
         work_dir: "/w".into(),
     }
@@ -105,7 +108,7 @@ fn torn_and_foreign_lines_are_skipped_with_warnings() {
     assert!(loaded.warnings[1].contains("cut short"));
     assert_eq!(loaded.turns(), 1);
     // Appending after a torn line starts a new line.
-    let reopened = SessionFile::reopen(&path, "x", Vec::new()).unwrap();
+    let reopened = SessionFile::reopen(&path, "x", std::sync::Arc::default()).unwrap();
     reopened.record_event(&started(2, "q"));
     let loaded = load(&path, "x").unwrap();
     assert_eq!(loaded.turns(), 2);

@@ -1,6 +1,6 @@
 //! Appending to a session file: one `write` per record with `O_APPEND`, so a kill leaves at most
-//! a torn last line; `sync` (fsync) at each turn's end. Known secrets are masked before anything
-//! reaches the disk.
+//! a torn last line; `sync` (fsync) at each turn's end. Every record goes through the masker
+//! (`crate::secrets::Masker`) before it reaches the disk.
 //!
 //! Owns the open file and the first write failure (reported once by the runtime). It must not
 //! read sessions or decide what is recorded.
@@ -8,21 +8,18 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::record::{MemoryOp, Record, now_ms, worth_keeping};
 use crate::agent::Event;
-
-/// Secrets shorter than this are not masked (they would match ordinary text).
-const MIN_SECRET_LEN: usize = 8;
-const MASK: &str = "[redacted]";
+use crate::secrets::Masker;
 
 pub struct SessionFile {
     id: String,
     path: PathBuf,
     file: Mutex<File>,
-    secrets: Vec<String>,
+    masker: Arc<Masker>,
     failure: Mutex<Option<String>>,
     /// A failure was noted already: the user hears of it once.
     noted: AtomicBool,
@@ -40,7 +37,7 @@ impl SessionFile {
         path: &Path,
         id: &str,
         header: Record,
-        secrets: Vec<String>,
+        masker: Arc<Masker>,
     ) -> std::io::Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -49,14 +46,14 @@ impl SessionFile {
             .create_new(true)
             .append(true)
             .open(path)?;
-        let session = Self::from_file(path, id, file, secrets);
+        let session = Self::from_file(path, id, file, masker);
         session.append(&header)?;
         Ok(session)
     }
 
     /// Opens an existing session to append to it. A torn last line gets a line end first, so
     /// the next record starts on a line of its own.
-    pub fn reopen(path: &Path, id: &str, secrets: Vec<String>) -> std::io::Result<Self> {
+    pub fn reopen(path: &Path, id: &str, masker: Arc<Masker>) -> std::io::Result<Self> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
@@ -69,18 +66,15 @@ impl SessionFile {
         if last[0] != b'\n' {
             file.write_all(b"\n")?;
         }
-        Ok(Self::from_file(path, id, file, secrets))
+        Ok(Self::from_file(path, id, file, masker))
     }
 
-    fn from_file(path: &Path, id: &str, file: File, secrets: Vec<String>) -> Self {
+    fn from_file(path: &Path, id: &str, file: File, masker: Arc<Masker>) -> Self {
         Self {
             id: id.to_owned(),
             path: path.to_owned(),
             file: Mutex::new(file),
-            secrets: secrets
-                .into_iter()
-                .filter(|s| s.len() >= MIN_SECRET_LEN)
-                .collect(),
+            masker,
             failure: Mutex::new(None),
             noted: AtomicBool::new(false),
         }
@@ -94,14 +88,12 @@ impl SessionFile {
         &self.path
     }
 
-    /// Appends one record as one line.
+    /// Appends one record, masked, as one line.
     pub fn append(&self, record: &Record) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
-        for secret in &self.secrets {
-            if line.contains(secret.as_str()) {
-                line = line.replace(secret.as_str(), MASK);
-            }
-        }
+        let mut line = self
+            .masker
+            .json_line(record)
+            .map_err(std::io::Error::other)?;
         line.push('\n');
         let mut file = self
             .file

@@ -54,6 +54,8 @@ pub struct Options {
     pub sessions: Option<crate::session::Sessions>,
     /// A saved session to continue at start.
     pub resume: Option<crate::cli::Resume>,
+    /// Masks every log line.
+    pub masker: Arc<crate::secrets::Masker>,
 }
 
 /// Why the loop ended.
@@ -71,7 +73,7 @@ pub async fn run(
     options: Options,
 ) -> Result<Exit, TuiError> {
     let log_path = config.data_dir.join("seek.log");
-    if let Err(e) = crate::log::open(&log_path) {
+    if let Err(e) = crate::log::open(&log_path, Arc::clone(&options.masker)) {
         // Before the screen is taken: the user can still read this.
         eprintln!("seek: cannot open the log {}: {e}", log_path.display());
     }

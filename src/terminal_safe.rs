@@ -1,0 +1,227 @@
+//! Text that is safe to print to a terminal: what the model and blocks write must be shown, never
+//! obeyed. Plain text loses its escape sequences and control characters; JSON keeps every value
+//! exact but escapes the characters a terminal would act on.
+//!
+//! Pure string handling; it must not print, colour or mask secrets.
+
+use std::borrow::Cow;
+use std::iter::Peekable;
+use std::str::Chars;
+
+/// What a control character that is not part of a sequence becomes.
+const REPLACEMENT: char = '\u{fffd}';
+
+/// `text` with nothing left that a terminal would act on:
+/// - escape sequences are removed whole: CSI (`ESC [` … final, or C1 `U+009B`), the string
+///   sequences OSC, DCS, SOS, PM and APC (`ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _` or their C1
+///   forms, up to BEL, ST, CAN or SUB), and two-character and `nF` escapes (`ESC c`, `ESC ( B`);
+/// - a string sequence that is never terminated, a lone ESC, and every other control character
+///   (C0 but `\n` and `\t`, DEL, C1) become `U+FFFD`, so nothing is silently swallowed;
+/// - `\r\n` becomes `\n` and a lone `\r` becomes `\n`: a carriage return would let later text
+///   overwrite (and hide) earlier text on the same line, so every state of a progress line shows;
+/// - `\n` and `\t` stay.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    // Once a string sequence found no terminator, none of the rest has one: later introducers
+    // need not look again (which would be quadratic).
+    let mut unterminated = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' => {
+                if chars.peek() != Some(&'\n') {
+                    out.push('\n');
+                }
+            }
+            '\x1b' => match chars.peek().copied() {
+                Some('[') => {
+                    chars.next();
+                    skip_csi(&mut chars);
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    chars.next();
+                    skip_string(&mut chars, &mut out, &mut unterminated);
+                }
+                Some('\x20'..='\x2f') => {
+                    while chars.next_if(|c| ('\x20'..='\x2f').contains(c)).is_some() {}
+                    chars.next_if(|c| ('\x30'..='\x7e').contains(c));
+                }
+                Some('\x30'..='\x7e') => {
+                    chars.next();
+                }
+                _ => out.push(REPLACEMENT),
+            },
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => {
+                skip_string(&mut chars, &mut out, &mut unterminated);
+            }
+            c if c.is_control() => out.push(REPLACEMENT),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Skips a CSI's parameters, intermediates and final byte (what follows `ESC [`). A character
+/// that cannot be part of it ends it early and is read as text.
+fn skip_csi(chars: &mut Peekable<Chars<'_>>) {
+    while chars.next_if(|c| ('\x20'..='\x3f').contains(c)).is_some() {}
+    chars.next_if(|c| ('\x40'..='\x7e').contains(c));
+}
+
+/// Skips a string sequence's payload and terminator (what follows `ESC ]`, `ESC P`, …). Without
+/// a terminator, the introducer shows as `U+FFFD` and the payload is read as text.
+fn skip_string(chars: &mut Peekable<Chars<'_>>, out: &mut String, unterminated: &mut bool) {
+    let is_end = |c: &char| matches!(c, '\x07' | '\x18' | '\x1a' | '\x1b' | '\u{9c}');
+    if *unterminated || !chars.clone().any(|c| is_end(&c)) {
+        *unterminated = true;
+        out.push(REPLACEMENT);
+        return;
+    }
+    while chars.next_if(|c| !is_end(c)).is_some() {}
+    if chars.peek() != Some(&'\x1b') {
+        chars.next();
+        return;
+    }
+    // ESC ends the string: as ST (`ESC \`) it is consumed, otherwise it begins what follows.
+    let mut after = chars.clone();
+    after.next();
+    if after.peek() == Some(&'\\') {
+        chars.next();
+        chars.next();
+    }
+}
+
+/// JSON text whose strings escape DEL and the C1 controls (`U+007F`–`U+009F`) as `\u00XX` too:
+/// serde_json escapes only what JSON requires (C0, `"` and `\`), and some terminals act on C1
+/// characters. The value parses back exactly the same.
+pub fn json_line(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    let mut buffer = Vec::with_capacity(256);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut buffer, EscapeC1);
+    value.serialize(&mut serializer)?;
+    String::from_utf8(buffer).map_err(<serde_json::Error as serde::ser::Error>::custom)
+}
+
+/// serde_json's compact format, with DEL and C1 escaped inside strings.
+struct EscapeC1;
+
+impl serde_json::ser::Formatter for EscapeC1 {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (at, c) in fragment.char_indices() {
+            if ('\u{7f}'..='\u{9f}').contains(&c) {
+                writer.write_all(&fragment.as_bytes()[start..at])?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = at + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn safe(text: &str) -> String {
+        terminal_safe(text).into_owned()
+    }
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(
+            terminal_safe("plain\ttext\nüñí 日本"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn csi_sequences_go() {
+        assert_eq!(safe("\x1b[31mred\x1b[0m"), "red");
+        assert_eq!(safe("a\x1b[2Jb\x1b[H\x1b[?1049h"), "ab");
+        assert_eq!(safe("c1\u{9b}2Jx"), "c1x");
+        // Cut short by a character that cannot be in it: that character is text.
+        assert_eq!(safe("\x1b[31\u{e9}x"), "\u{e9}x");
+    }
+
+    #[test]
+    fn osc_goes_whether_ended_by_bel_or_st() {
+        assert_eq!(safe("a\x1b]52;c;ZXZpbA==\x07b"), "ab");
+        assert_eq!(safe("a\x1b]2;pwned title\x1b\\b"), "ab");
+        assert_eq!(safe("a\u{9d}0;t\u{9c}b"), "ab");
+        assert_eq!(safe("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b"), "alinkb");
+    }
+
+    #[test]
+    fn dcs_apc_pm_and_sos_go() {
+        assert_eq!(safe("a\x1bPq#0;2;0;0;0\x1b\\b"), "ab");
+        assert_eq!(safe("a\x1b_Gf=100;AAAA\x1b\\b"), "ab");
+        assert_eq!(safe("a\x1b^privacy\x1b\\b"), "ab");
+        assert_eq!(safe("a\x1bXsos\x07b"), "ab");
+        assert_eq!(safe("a\u{90}dcs\u{9c}b\u{9f}apc\x07c"), "abc");
+    }
+
+    #[test]
+    fn an_unterminated_string_shows_its_payload() {
+        assert_eq!(safe("a\x1b]52;c;ZXZpbA=="), "a\u{fffd}52;c;ZXZpbA==");
+        // Linear, not quadratic, with many introducers and no terminator.
+        let many = "\u{9d}".repeat(100_000);
+        assert_eq!(terminal_safe(&many).chars().count(), 100_000);
+        // ESC that is not ST ends the string and begins the next sequence.
+        assert_eq!(safe("a\x1b]0;t\x1b[31mb"), "ab");
+    }
+
+    #[test]
+    fn escapes_and_lone_esc() {
+        assert_eq!(safe("a\x1bcb"), "ab", "RIS");
+        assert_eq!(safe("a\x1b(Bb\x1b#8c"), "abc", "nF escapes");
+        assert_eq!(safe("a\x1b7\x1b8b"), "ab");
+        assert_eq!(safe("end\x1b"), "end\u{fffd}");
+        assert_eq!(safe("a\x1b\nb"), "a\u{fffd}\nb");
+        assert_eq!(safe("a\x1b\u{e9}"), "a\u{fffd}\u{e9}");
+    }
+
+    #[test]
+    fn other_controls_are_replaced_and_carriage_returns_become_line_ends() {
+        assert_eq!(
+            safe("bell\x07 bs\x08 nul\0 del\x7f c1\u{85}"),
+            "bell\u{fffd} bs\u{fffd} nul\u{fffd} del\u{fffd} c1\u{fffd}"
+        );
+        assert_eq!(safe("crlf\r\nline"), "crlf\nline");
+        assert_eq!(safe("10%\r50%\r100%\n"), "10%\n50%\n100%\n");
+        assert_eq!(
+            safe("rm -rf ~\rls      "),
+            "rm -rf ~\nls      ",
+            "nothing is hidden"
+        );
+        assert_eq!(safe("tab\tstays"), "tab\tstays");
+    }
+
+    #[test]
+    fn json_escapes_every_control_and_stays_exact() {
+        let text = "osc\x1b]52;c;eA==\x07 del\x7f c1\u{9b}2J nl\n ok é";
+        let line = json_line(&serde_json::json!({ "text": text })).unwrap();
+        assert!(
+            !line.chars().any(char::is_control),
+            "no raw control character: {line:?}"
+        );
+        assert!(line.contains(r"\u001b]52;c;eA==\u0007"), "{line}");
+        assert!(
+            line.contains(r"\u007f") && line.contains(r"\u009b"),
+            "{line}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["text"], text);
+    }
+}
