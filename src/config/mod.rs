@@ -225,6 +225,34 @@ impl Config {
         self.tools.iter().find(|t| t.tag == tag)
     }
 
+    /// seek's log file.
+    pub fn log_file(&self) -> PathBuf {
+        self.data_dir.join("seek.log")
+    }
+
+    /// The terminal UI's prompt history.
+    pub fn history_file(&self) -> PathBuf {
+        self.data_dir.join("history")
+    }
+
+    /// seek's own files and folders, which no block may write (a folder covers what is in it):
+    /// the config file read (or where it would be), the default config folder (the config and
+    /// prompt overrides), the sessions, the prompt history and the log.
+    pub fn own_files(&self) -> Vec<(PathBuf, &'static str)> {
+        let mut own = Vec::new();
+        if let ConfigFile::Loaded(path) | ConfigFile::Absent(path) = &self.file {
+            own.push((path.clone(), "config file"));
+        }
+        if let Some(dirs) = directories::ProjectDirs::from("", "", "seek") {
+            own.push((dirs.config_dir().to_owned(), "config folder"));
+        }
+        // `session::store::dir`'s folder (a test there checks they agree).
+        own.push((self.data_dir.join("sessions"), "session files"));
+        own.push((self.history_file(), "prompt history"));
+        own.push((self.log_file(), "log"));
+        own
+    }
+
     /// Creates the work dir if it is missing and makes its path absolute and canonical.
     pub fn ensure_work_dir(&mut self) -> Result<&Path, ConfigError> {
         let path = &self.work_dir.value;
