@@ -50,8 +50,10 @@ fn bench(c: &mut Criterion) {
         dir.path().join("cache"),
     )));
     confined.limits = limits;
-    for (name, request) in [("python imports/off", &plain), ("python imports/sandbox", &confined)]
-    {
+    for (name, request) in [
+        ("python imports/off", &plain),
+        ("python imports/sandbox", &confined),
+    ] {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let result = runtime.block_on(run(request, &cancel, |_| {}));

@@ -181,7 +181,8 @@ pub async fn execute_reply(
                 block.tag
             )),
         };
-        if outcome.success
+        // Only a file really written counts (not one the read-only sandbox kept from disk).
+        if outcome.saved_to.is_some()
             && let Some(path) = &block.save_path
         {
             ctx.saved_this_reply.push(path.clone());

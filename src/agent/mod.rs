@@ -54,10 +54,14 @@ pub fn spawn_with(
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (approvals, decisions) = ApprovalGate::new(config.safety.approval.value);
     let safety = &config.safety;
-    let temp = PrivateTemp::start(&config.data_dir);
+    let temp = PrivateTemp::start(&config.data_dir, &config.run_dir());
     let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
         Arc::new(Sandbox {
-            protected: config.own_paths(),
+            protected: config
+                .own_files()
+                .into_iter()
+                .map(|(path, _)| path)
+                .collect(),
             ..Sandbox::new(
                 safety.sandbox.value,
                 config.work_dir.value.clone(),
@@ -115,11 +119,10 @@ enum PrivateTemp {
 }
 
 impl PrivateTemp {
-    fn start(data_dir: &std::path::Path) -> Self {
+    fn start(data_dir: &std::path::Path, run_dir: &std::path::Path) -> Self {
         use crate::exec::instance::{Instance, clean_stale};
-        let run_dir = data_dir.join("run");
-        clean_stale(&run_dir);
-        match Instance::start(&std::env::temp_dir(), Some(&run_dir)) {
+        clean_stale(run_dir);
+        match Instance::start(&std::env::temp_dir(), Some(run_dir)) {
             Ok(instance) => Self::Made(instance),
             Err(e) => {
                 crate::log::write("WARN", &e.to_string());

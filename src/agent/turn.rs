@@ -70,6 +70,7 @@ pub async fn run_turn(
     tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
     tool_ctx.limits = config.safety.limits();
     tool_ctx.safe_mode = config.safety.safe_mode.value;
+    tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;
 

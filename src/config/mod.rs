@@ -178,8 +178,6 @@ pub enum ConfigFile {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub file: ConfigFile,
-    /// Where the config file is read when none is named (protected from blocks like the one in use).
-    pub default_config_file: Option<PathBuf>,
     pub data_dir: PathBuf,
     pub provider: Sourced<&'static Preset>,
     pub base_url: Sourced<String>,
@@ -222,23 +220,43 @@ impl Config {
         resolver.resolve(file, dirs)
     }
 
-    /// seek's own files and folders, which blocks must never write: the config file in use, the
-    /// default config folder and the data dir (sessions, history, log; its `cache` and
-    /// `workspace` are granted to blocks as places of their own).
-    pub fn own_paths(&self) -> Vec<PathBuf> {
-        let mut paths = vec![self.data_dir.clone()];
-        if let ConfigFile::Loaded(path) = &self.file {
-            paths.push(path.clone());
-        }
-        if let Some(dir) = self.default_config_file.as_deref().and_then(Path::parent) {
-            paths.push(dir.to_owned());
-        }
-        paths
-    }
-
     /// The settings of the tool with canonical tag `tag`.
     pub fn tool(&self, tag: &str) -> Option<&ToolConfig> {
         self.tools.iter().find(|t| t.tag == tag)
+    }
+
+    /// seek's log file.
+    pub fn log_file(&self) -> PathBuf {
+        self.data_dir.join("seek.log")
+    }
+
+    /// The terminal UI's prompt history.
+    pub fn history_file(&self) -> PathBuf {
+        self.data_dir.join("history")
+    }
+
+    /// seek's own files and folders, which no block may write (a folder covers what is in it):
+    /// the config file read (or where it would be), the default config folder (the config and
+    /// prompt overrides), the sessions, the prompt history and the log.
+    pub fn own_files(&self) -> Vec<(PathBuf, &'static str)> {
+        let mut own = Vec::new();
+        if let ConfigFile::Loaded(path) | ConfigFile::Absent(path) = &self.file {
+            own.push((path.clone(), "config file"));
+        }
+        if let Some(dirs) = directories::ProjectDirs::from("", "", "seek") {
+            own.push((dirs.config_dir().to_owned(), "config folder"));
+        }
+        // `session::store::dir`'s folder (a test there checks they agree).
+        own.push((self.data_dir.join("sessions"), "session files"));
+        own.push((self.history_file(), "prompt history"));
+        own.push((self.log_file(), "log"));
+        own.push((self.run_dir(), "instance locks"));
+        own
+    }
+
+    /// Where each running seek keeps the lock that says it is alive (see `exec::instance`).
+    pub fn run_dir(&self) -> PathBuf {
+        self.data_dir.join("run")
     }
 
     /// Creates the work dir if it is missing and makes its path absolute and canonical.
@@ -426,7 +444,6 @@ impl Resolver<'_> {
 
         Ok(Config {
             file,
-            default_config_file: dirs.default_config_file.clone(),
             data_dir: dirs.data_dir.clone(),
             provider,
             base_url,

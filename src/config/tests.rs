@@ -464,3 +464,28 @@ fn bad_safety_values_are_named() {
         "{err}"
     );
 }
+
+#[test]
+fn own_files_name_every_file_of_seeks_and_not_the_work_dir() {
+    let f = Fixture::new();
+    let config = f
+        .resolve(&Overrides::default(), &[])
+        .expect("defaults resolve");
+    let own = config.own_files();
+    let has = |path: &Path, what: &str| own.iter().any(|(p, w)| p == path && *w == what);
+    assert!(
+        has(&f.path().join("config/config.toml"), "config file"),
+        "{own:?}"
+    );
+    assert!(
+        has(&crate::session::dir(&config.data_dir), "session files"),
+        "the sessions folder is the session store's: {own:?}"
+    );
+    assert!(has(&config.history_file(), "prompt history"), "{own:?}");
+    assert!(has(&config.log_file(), "log"), "{own:?}");
+    assert!(
+        own.iter()
+            .all(|(p, _)| !config.work_dir.value.starts_with(p)),
+        "the default work dir is none of them: {own:?}"
+    );
+}

@@ -2,20 +2,25 @@
 //!
 //! Block syntax (AgenticSeek's, with exact keys): `name=…` (required, repeatable) and
 //! `action=read|info` lines; a bare line is taken as a name, and ```` ```file_finder:read ````
-//! sets the action. Owns the search (skipping `.git`, `target`, `node_modules`), the ranking, the
-//! confinement to the work dir and the capped, binary-aware reading. It runs no process.
+//! sets the action. Owns the block syntax, the ranking and the report (what is listed, the capped,
+//! binary-aware text); the walk and the reads, confined to the work dir, are `disk`'s. It runs
+//! no process, never follows a link, and ends when the turn is stopped.
+
+mod disk;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::os::fd::AsFd;
+use std::path::Path;
 
-use super::{BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome};
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, confined};
 use crate::config::ToolConfig;
+use crate::exec::Ending;
 use crate::protocol::Block;
+use disk::{Found, MAX_VISITED, Stopped, What};
 
-const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules"];
 const MAX_LISTED: usize = 20;
-/// Entries visited at most, so a huge tree cannot stall a turn.
-const MAX_VISITED: usize = 200_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
@@ -76,15 +81,6 @@ fn parse_request(block: &Block) -> Result<Request, String> {
     Ok(Request { names, action })
 }
 
-/// One file that matched.
-#[derive(Debug, Clone)]
-struct Found {
-    path: PathBuf,
-    rank: u8,
-    /// Where a symlink points when that is outside the work dir.
-    escapes_to: Option<PathBuf>,
-}
-
 fn rank(file_name: &str, relative: &str, wanted: &str) -> Option<u8> {
     let lower_name = file_name.to_lowercase();
     let lower_wanted = wanted.to_lowercase();
@@ -109,101 +105,26 @@ fn rank(file_name: &str, relative: &str, wanted: &str) -> Option<u8> {
     }
 }
 
-fn search(root: &Path, wanted: &str) -> (Vec<Found>, bool) {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_owned()];
-    let mut visited = 0;
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            visited += 1;
-            if visited > MAX_VISITED {
-                return (found, true);
-            }
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if kind.is_dir() {
-                if !SKIPPED_DIRS.contains(&name.as_str()) {
-                    stack.push(path);
-                }
-                continue;
-            }
-            let relative = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            let Some(rank) = rank(&name, &relative, wanted) else {
-                continue;
-            };
-            let escapes_to = if kind.is_symlink() {
-                match std::fs::canonicalize(&path) {
-                    Ok(target) if target.starts_with(root) => {
-                        if target.is_dir() {
-                            continue;
-                        }
-                        None
-                    }
-                    Ok(target) => Some(target),
-                    Err(_) => continue, // a dangling link is not a file
-                }
-            } else {
-                None
-            };
-            found.push(Found {
-                path,
-                rank,
-                escapes_to,
-            });
-        }
-    }
-    found.sort_by(|a, b| {
-        (a.rank, a.path.components().count(), &a.path).cmp(&(
-            b.rank,
-            b.path.components().count(),
-            &b.path,
-        ))
-    });
-    (found, false)
-}
-
-fn describe(found: &Found) -> String {
-    let name = found
-        .path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    match &found.escapes_to {
-        Some(target) => format!(
-            "File: {name}, at {} is a link to {}, outside the work dir (refused)",
-            found.path.display(),
-            target.display()
+/// One line for a match: where it is and what it is.
+fn describe(found: &Found, root: &Path) -> String {
+    let (name, at) = (&found.name, root.join(&found.relative));
+    let at = at.display();
+    match &found.what {
+        What::File { size } => format!("File: {name}, found at {at} ({size} bytes)"),
+        What::Link { target } => format!(
+            "File: {name}, at {at} is a symbolic link to {target} (not followed: seek never follows links; ask for the file it points to by its own name)"
         ),
-        None => {
-            let size = std::fs::metadata(&found.path).map_or(0, |m| m.len());
-            format!(
-                "File: {name}, found at {} ({size} bytes)",
-                found.path.display()
-            )
-        }
+        What::Other(kind) => format!(
+            "File: {name}, at {at} is {}, not a regular file (never read)",
+            kind.described()
+        ),
     }
 }
 
-/// The file's text, capped; or why it is not shown.
-fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let size = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::new();
-    file.take(cap)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+/// The file's text from its first `cap` bytes; or why it is not shown.
+fn shown_text(bytes: &[u8], size: u64, cap: u64) -> Result<String, String> {
     let sample = &bytes[..bytes.len().min(8192)];
-    let text = match std::str::from_utf8(&bytes) {
+    let text = match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
         // A cut in the middle of a character at the cap is not binary.
         Err(e) if e.valid_up_to() + 4 >= bytes.len() && (bytes.len() as u64) < size => {
@@ -228,11 +149,28 @@ fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
     Ok(out)
 }
 
-fn find_files(request: &Request, root: &Path, cap: u64) -> (bool, String) {
+/// Answers `request` in the work dir `root`: (every name found and read, the report).
+fn find_files(
+    request: &Request,
+    root: &Path,
+    cap: u64,
+    cancel: &CancellationToken,
+) -> Result<(bool, String), Stopped> {
+    let root_fd = match confined::open_root(root) {
+        Ok(fd) => fd,
+        Err(e) => {
+            return Ok((
+                false,
+                format!("cannot open the work dir {}: {e}\n", root.display()),
+            ));
+        }
+    };
     let mut out = String::new();
     let mut all_ok = true;
     for wanted in &request.names {
-        let (found, stopped_early) = search(root, wanted);
+        let (found, stopped_early) = disk::search(root_fd.as_fd(), cancel, |name, relative| {
+            rank(name, relative, wanted)
+        })?;
         if found.is_empty() {
             all_ok = false;
             let _ = writeln!(
@@ -243,7 +181,7 @@ fn find_files(request: &Request, root: &Path, cap: u64) -> (bool, String) {
             continue;
         }
         for item in found.iter().take(MAX_LISTED) {
-            let _ = writeln!(out, "{}", describe(item));
+            let _ = writeln!(out, "{}", describe(item, root));
         }
         if found.len() > MAX_LISTED {
             let _ = writeln!(
@@ -260,14 +198,21 @@ fn find_files(request: &Request, root: &Path, cap: u64) -> (bool, String) {
         }
         if request.action == Action::Read {
             let best = &found[0];
-            if best.escapes_to.is_some() {
-                all_ok = false;
-                let _ = writeln!(out, "Not read: it leads outside the work dir.");
-                continue;
-            }
-            match read_capped(&best.path, cap) {
+            let read = match &best.what {
+                What::File { .. } => disk::read(root_fd.as_fd(), &best.relative, cap, cancel)?
+                    .and_then(|(bytes, size)| shown_text(&bytes, size, cap)),
+                What::Link { .. } => Err(
+                    "it is a symbolic link, and seek never follows links: read the file it points to by its own name".to_owned(),
+                ),
+                What::Other(kind) => Err(format!(
+                    "it is {}, not a regular file; only regular files are read",
+                    kind.described()
+                )),
+            };
+            match read {
                 Ok(text) => {
-                    let _ = write!(out, "Content of {}:\n{text}", best.path.display());
+                    let at = root.join(&best.relative);
+                    let _ = write!(out, "Content of {}:\n{text}", at.display());
                 }
                 Err(why) => {
                     all_ok = false;
@@ -276,7 +221,7 @@ fn find_files(request: &Request, root: &Path, cap: u64) -> (bool, String) {
             }
         }
     }
-    (all_ok, out)
+    Ok((all_ok, out))
 }
 
 pub struct FileFinder {
@@ -313,15 +258,31 @@ impl Tool for FileFinder {
             };
             let cap = self.settings.max_read_bytes().max(1);
             let started = std::time::Instant::now();
-            let searched =
-                tokio::task::spawn_blocking(move || find_files(&request, &root, cap)).await;
-            let (ok, text) =
-                searched.unwrap_or_else(|e| (false, format!("the search failed: {e}\n")));
-            on_output(&text);
-            let mut outcome = if ok {
-                ToolOutcome::ok_without_process(text)
-            } else {
-                ToolOutcome::failed_without_process(text)
+            let cancel = ctx.cancel.clone();
+            let searching =
+                tokio::task::spawn_blocking(move || find_files(&request, &root, cap, &cancel));
+            // Stop answers at once, even while the search thread is inside a system call; the
+            // thread sees the same token and ends at its next check.
+            let searched = tokio::select! {
+                searched = searching => searched,
+                () = ctx.cancel.cancelled() => Ok(Err(Stopped)),
+            };
+            let mut outcome = match searched {
+                Ok(Ok((true, text))) => {
+                    on_output(&text);
+                    ToolOutcome::ok_without_process(text)
+                }
+                Ok(Ok((false, text))) => {
+                    on_output(&text);
+                    ToolOutcome::failed_without_process(text)
+                }
+                Ok(Err(Stopped)) => {
+                    let mut stopped =
+                        ToolOutcome::failed_without_process("stopped by the user\n".to_owned());
+                    stopped.ending = Some(Ending::Stopped);
+                    stopped
+                }
+                Err(e) => ToolOutcome::failed_without_process(format!("the search failed: {e}\n")),
             };
             outcome.duration = started.elapsed();
             outcome

@@ -5,8 +5,10 @@
 
 mod bash;
 mod compiled;
+mod confined;
 mod file_finder;
 mod guard;
+mod own_files;
 mod python;
 mod rerun;
 mod save;
@@ -23,6 +25,7 @@ use crate::protocol::{self, Block, ToolTags};
 pub use bash::Bash;
 pub use compiled::Compiled;
 pub use file_finder::FileFinder;
+pub use own_files::{OwnFile, OwnFiles};
 pub use python::Python;
 pub use save::{SaveError, save_block};
 
@@ -47,6 +50,8 @@ pub struct ToolContext {
     pub safe_mode: bool,
     /// Processes and memory one block may use.
     pub limits: crate::exec::cgroup::Limits,
+    /// seek's own files, which a `:path` save must never write.
+    pub own_files: std::sync::Arc<OwnFiles>,
 }
 
 impl ToolContext {
@@ -60,7 +65,15 @@ impl ToolContext {
             env_remove: std::sync::Arc::default(),
             safe_mode: false,
             limits: crate::exec::cgroup::Limits::default(),
+            own_files: std::sync::Arc::default(),
         }
+    }
+
+    /// Whether blocks run in the read-only sandbox, where nothing is written in the work dir.
+    pub fn read_only(&self) -> bool {
+        self.sandbox
+            .as_deref()
+            .is_some_and(|s| s.mode == crate::exec::sandbox::SandboxMode::ReadOnly)
     }
 
     /// Where blocks' own temporary folders go: the sandbox's private one, if any.
@@ -213,7 +226,8 @@ impl Toolbox {
 
 /// Runs a block with its tool and, if it succeeded and has a `:path`, saves it in the work dir.
 /// A save that is refused turns the outcome into a failure that says why, so the model fixes
-/// the path.
+/// the path. Under the read-only sandbox nothing is saved and the model is told so; the block
+/// still succeeded (there is nothing to fix).
 pub async fn execute_block(
     tool: &dyn Tool,
     block: &Block,
@@ -237,7 +251,28 @@ pub async fn execute_block(
     if !outcome.success {
         return outcome;
     }
-    match save_block(&ctx.work_dir, path, &block.code) {
+    if ctx.read_only() {
+        let why = SaveError::ReadOnly(path.trim().to_owned());
+        outcome.feedback.push_str(&format!("\n({why})"));
+        return outcome;
+    }
+    let (work_dir, own, code, wanted) = (
+        ctx.work_dir.clone(),
+        std::sync::Arc::clone(&ctx.own_files),
+        block.code.clone(),
+        path.to_owned(),
+    );
+    // Off the async threads: a save is a handful of system calls that never wait on a FIFO,
+    // but a slow disk must not hold up the UI.
+    let saved = tokio::task::spawn_blocking(move || save_block(&work_dir, &wanted, &code, &own))
+        .await
+        .unwrap_or_else(|e| {
+            Err(SaveError::Io {
+                path: path.to_owned(),
+                message: format!("the save stopped: {e}"),
+            })
+        });
+    match saved {
         Ok(saved) => {
             outcome.feedback.push_str(&format!("\n(saved to {path})"));
             outcome.saved_to = Some(saved);

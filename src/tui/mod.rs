@@ -72,14 +72,14 @@ pub async fn run(
     model: Arc<dyn ChatModel>,
     options: Options,
 ) -> Result<Exit, TuiError> {
-    let log_path = config.data_dir.join("seek.log");
+    let log_path = config.log_file();
     if let Err(e) = crate::log::open(&log_path, Arc::clone(&options.masker)) {
         // Before the screen is taken: the user can still read this.
         eprintln!("seek: cannot open the log {}: {e}", log_path.display());
     }
     crate::log::write("INFO", &format!("start: {}", model.describe()));
     render::highlight::warm_up();
-    let (history, problem) = History::load(config.data_dir.join("history"));
+    let (history, problem) = History::load(config.history_file());
     if let Some(problem) = problem {
         crate::log::write("WARN", &problem);
     }

@@ -125,7 +125,18 @@ impl Tui {
 
     /// Waits until `check` holds for the screen; fails with the screen shown after `BOUND`.
     pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + BOUND;
+        self.wait_for_within(BOUND, what, check)
+    }
+
+    /// Waits until `check` holds for the screen; fails with the screen shown after `bound`
+    /// (for tests whose point is how soon seek reacts).
+    pub fn wait_for_within(
+        &self,
+        bound: Duration,
+        what: &str,
+        check: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + bound;
         let (lock, ready) = &*self.shared;
         let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
         loop {
@@ -136,7 +147,7 @@ impl Tui {
             let now = Instant::now();
             if now >= deadline || s.closed {
                 panic!(
-                    "waited for {what}{}; the screen:\n{screen}",
+                    "waited {bound:?} for {what}{}; the screen:\n{screen}",
                     if s.closed {
                         " but seek closed the terminal"
                     } else {
@@ -159,7 +170,12 @@ impl Tui {
     /// Waits for seek to exit (its end of the terminal closes) and returns its exit code and
     /// everything it wrote.
     pub fn wait_exit(&mut self) -> (u32, String) {
-        let deadline = Instant::now() + BOUND;
+        self.wait_exit_within(BOUND)
+    }
+
+    /// `wait_exit`, failing if seek is still running after `bound`.
+    pub fn wait_exit_within(&mut self, bound: Duration) -> (u32, String) {
+        let deadline = Instant::now() + bound;
         let raw = {
             let (lock, ready) = &*self.shared;
             let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
