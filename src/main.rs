@@ -71,7 +71,10 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
         );
         return Ok(Exit::Usage);
     }
-    if let Some(warning) = config.safety.warning() {
+    for warning in [config.safety.warning(), config.work_dir_warning()]
+        .into_iter()
+        .flatten()
+    {
         eprintln!("seek: warning: {warning}");
     }
     if prompt.trim().is_empty() {
