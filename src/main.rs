@@ -146,13 +146,17 @@ fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Res
 }
 
 fn list_sessions(config: &Config) -> anyhow::Result<Exit> {
-    let sessions = match session::list(&config.data_dir) {
-        Ok(sessions) => sessions,
+    let listing = match session::list(&config.data_dir) {
+        Ok(listing) => listing,
         Err(err) => {
             eprintln!("seek: {err}");
             return Ok(Exit::Usage);
         }
     };
+    if let Some(warning) = listing.warning() {
+        eprintln!("seek: warning: {warning}");
+    }
+    let sessions = listing.sessions;
     let mut out = std::io::stdout().lock();
     if sessions.is_empty() {
         writeln!(
