@@ -1,11 +1,12 @@
-//! Sessions: loading a long session file, and appending one record to it.
+//! Sessions: loading a long session file, appending one record to it, and listing a folder that
+//! holds a 1 GiB session (listing reads only each file's ends).
 //! Run with `cargo bench --bench session`; numbers in docs/benchmarks.md.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use seek::agent::{BlockRecord, Event, Outcome};
 use seek::config::AgentName;
 use seek::llm::Role;
-use seek::session::{MemoryOp, Record, SessionFile, VERSION, load};
+use seek::session::{MemoryOp, Record, SessionFile, VERSION, list, load};
 
 const TURNS: u64 = 10_000;
 
@@ -105,5 +106,61 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(session, benches);
+/// A data dir whose one session is 1 GiB long: a few tasks, a sparse hole, a last record.
+fn gigabyte_session(data_dir: &std::path::Path) {
+    use std::io::Write;
+    let path = data_dir.join("sessions/20260101-000000-beef.jsonl");
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("mkdir");
+    let header = Record::Header {
+        version: VERSION,
+        id: "20260101-000000-beef".into(),
+        created_ms: 0,
+        work_dir: "/w".into(),
+        model: "bench".into(),
+        agent: AgentName::Coder,
+    };
+    let file = SessionFile::create(
+        &path,
+        "20260101-000000-beef",
+        header,
+        std::sync::Arc::default(),
+    )
+    .expect("create");
+    file.record_event(&Event::TurnStarted {
+        turn: 1,
+        prompt: "count the words in notes.txt".into(),
+        agent: AgentName::Coder,
+    });
+    drop(file);
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    file.set_len(1 << 30).expect("set_len");
+    let last = Event::TurnStarted {
+        turn: 2,
+        prompt: "again".into(),
+        agent: AgentName::Coder,
+    };
+    let line = serde_json::to_string(&Record::Event {
+        at_ms: 1,
+        event: last,
+    })
+    .expect("encode");
+    writeln!(&file, "\n{line}").expect("append");
+}
+
+fn listing(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    gigabyte_session(dir.path());
+    c.bench_function("session/list a folder with one 1 GiB session", |b| {
+        b.iter(|| {
+            let listing = list(dir.path()).expect("list");
+            assert_eq!(listing.sessions.len(), 1);
+            listing
+        })
+    });
+}
+
+criterion_group!(session, benches, listing);
 criterion_main!(session);

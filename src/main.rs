@@ -74,7 +74,10 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
         );
         return Ok(Exit::Usage);
     }
-    if let Some(warning) = config.safety.warning() {
+    for warning in [config.safety.warning(), config.work_dir_warning()]
+        .into_iter()
+        .flatten()
+    {
         eprintln!("seek: warning: {warning}");
     }
     if prompt.trim().is_empty() {
@@ -162,13 +165,17 @@ fn masker(config: &Config, env: &Env) -> Arc<Masker> {
 }
 
 fn list_sessions(config: &Config) -> anyhow::Result<Exit> {
-    let sessions = match session::list(&config.data_dir) {
-        Ok(sessions) => sessions,
+    let listing = match session::list(&config.data_dir) {
+        Ok(listing) => listing,
         Err(err) => {
             eprintln!("seek: {err}");
             return Ok(Exit::Usage);
         }
     };
+    if let Some(warning) = listing.warning() {
+        eprintln!("seek: warning: {warning}");
+    }
+    let sessions = listing.sessions;
     let mut out = std::io::stdout().lock();
     if sessions.is_empty() {
         writeln!(

@@ -183,9 +183,154 @@ fn a_work_dir_that_cannot_be_created_is_a_configuration_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
-        err.contains("cannot create the work dir") && err.contains("--work-dir"),
+        err.contains("flag --work-dir")
+            && err.contains(&format!(
+                "{} is a file, so no directory can be made inside it",
+                blocker.display()
+            )),
         "{err}"
     );
+}
+
+#[test]
+fn a_work_dir_that_is_a_file_or_the_root_is_refused() {
+    let sb = Sandbox::new();
+    let file = sb.path("notes.txt");
+    std::fs::write(&file, "not a directory").expect("write");
+    let out = run(sb.seek().args(["-p", "hi", "--work-dir"]).arg(&file));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("flag --work-dir")
+            && err.contains("this is a file, not a directory")
+            && !err.contains("File exists"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        "not a directory",
+        "the file is left alone"
+    );
+
+    sb.write_config("work_dir = \"/\"\n");
+    let out = run(sb.seek().args(["-p", "hi"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("config.toml:1: work_dir = \"/\"")
+            && err.contains("the root of the filesystem cannot be the work dir"),
+        "{err}"
+    );
+    // Also when it is spelled otherwise.
+    let out = run(sb.seek().args(["-p", "hi", "--work-dir", "/tmp/../"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("the root of the filesystem"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_work_dir_that_is_home_or_holds_it_is_warned_about() {
+    let sb = Sandbox::new();
+    let server = fake_model::FakeModel::start(vec![
+        fake_model::Reply::text("Fine."),
+        fake_model::Reply::text("Fine."),
+        fake_model::Reply::text("Fine."),
+    ]);
+    let model = [
+        "--provider",
+        "llama.cpp",
+        "--base-url",
+        &server.url(),
+        "--model",
+        "m",
+        "--agent",
+        "casual",
+    ];
+    // HOME is the sandbox's `home`; `~` in the file means it.
+    sb.write_config("work_dir = \"~\"\n");
+    let out = run(sb.seek().args(model).args(["-p", "hi"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let home = std::fs::canonicalize(sb.path("home")).expect("home");
+    let warning = format!("seek: warning: the work dir {} (", home.display());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&warning) && err.contains("is your home directory"),
+        "{err}"
+    );
+    let out = run(sb
+        .seek()
+        .args(model)
+        .args(["-p", "hi", "--work-dir"])
+        .arg(sb.path("")));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("contains your home directory"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(sb
+        .seek()
+        .args(model)
+        .args(["-p", "hi", "--work-dir"])
+        .arg(sb.path("home/project")));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_very_long_config_line_gives_a_short_error_naming_line_and_column() {
+    let sb = Sandbox::new();
+    let long = "a".repeat(200_000);
+    let file = sb.write_config(&format!("model = \"m\"\nbase_url = \"{long}\" oops\n"));
+    let out = run(sb.seek().arg("config"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.len() < 1024, "{} bytes: {err}", err.len());
+    assert!(
+        err.contains(&file.display().to_string()) && err.contains("line 2, column 200015:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("aaa\" oops"),
+        "an excerpt around the error: {err}"
+    );
+}
+
+#[test]
+fn a_cloud_preset_pointed_at_a_local_server_sends_its_key_only_if_set() {
+    let sb = Sandbox::new();
+    for (provider, var) in [
+        ("openai", "OPENAI_API_KEY"),
+        ("deepseek", "DEEPSEEK_API_KEY"),
+        ("openrouter", "OPENROUTER_API_KEY"),
+        ("together", "TOGETHER_API_KEY"),
+        ("groq", "GROQ_API_KEY"),
+    ] {
+        let server = fake_model::FakeModel::start(vec![
+            fake_model::Reply::text("No key needed."),
+            fake_model::Reply::text("Key sent."),
+        ]);
+        let mut cmd = sb.seek();
+        cmd.args(["--provider", provider, "--base-url", &server.url()])
+            .args(["--model", "m", "--agent", "casual", "-p", "hi"]);
+        let out = run(&mut cmd);
+        assert!(out.status.success(), "{provider}: {}", stderr(&out));
+        assert_eq!(stdout(&out).trim(), "No key needed.");
+        let key = format!("sk-test-{provider}-0123456789");
+        let out = run(cmd.env(var, &key));
+        assert!(out.status.success(), "{provider}: {}", stderr(&out));
+        let requests = server.chat_requests();
+        assert_eq!(requests.len(), 2, "{provider}");
+        assert_eq!(requests[0].header("authorization"), None, "{provider}");
+        assert_eq!(
+            requests[1].header("authorization"),
+            Some(format!("Bearer {key}").as_str()),
+            "{provider}"
+        );
+    }
 }
 
 #[path = "support/fake_model.rs"]
@@ -230,13 +375,20 @@ fn an_unreachable_server_exits_three_with_the_url() {
 #[test]
 fn a_cloud_provider_without_its_key_is_a_configuration_error() {
     let sb = Sandbox::new();
-    let out = run(sb.seek().args(["models", "--provider", "groq"]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("GROQ_API_KEY is not set"),
-        "{}",
-        stderr(&out)
-    );
+    for base_url in [None, Some("https://API.groq.com/openai/v1/")] {
+        let mut cmd = sb.seek();
+        cmd.args(["models", "--provider", "groq"]);
+        if let Some(url) = base_url {
+            cmd.args(["--base-url", url]);
+        }
+        let out = run(&mut cmd);
+        assert_eq!(out.status.code(), Some(2), "{base_url:?}");
+        assert!(
+            stderr(&out).contains("GROQ_API_KEY is not set"),
+            "{base_url:?}: {}",
+            stderr(&out)
+        );
+    }
 }
 
 #[test]

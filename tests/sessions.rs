@@ -5,6 +5,8 @@ mod support;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/measure.rs"]
+mod measure;
 #[path = "support/procs.rs"]
 mod procs;
 #[path = "support/pty.rs"]
@@ -13,7 +15,7 @@ mod pty;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use fake_model::{FakeModel, Reply};
+use fake_model::{FakeModel, Gate, Reply};
 use support::{Sandbox, stderr, stdout};
 
 fn seek(sb: &Sandbox, server: &FakeModel, extra: &[&str]) -> Command {
@@ -430,4 +432,228 @@ fn resume_and_new_in_the_terminal_ui() {
     });
     tui.send(pty::keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
+}
+
+fn id_of(path: &std::path::Path) -> String {
+    path.file_stem()
+        .expect("a file name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn files_that_are_not_sessions_are_never_continued_nor_listed() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![Reply::text("Noted."), Reply::text("Again.")]);
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "the real one"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let real = id_of(&session_files(&sb)[0]);
+    // Newer than the session by mtime and by name: a file of garbage and an empty one.
+    let folder = sb.path("data/seek/sessions");
+    std::fs::write(folder.join("29991231-235959-ffff.jsonl"), "\0garbage\n{}\n").expect("write");
+    std::fs::write(folder.join("29991231-235959-fffe.jsonl"), "").expect("write");
+
+    let out = sb.seek().arg("sessions").output().expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<String> = stdout(&out).lines().skip(1).map(str::to_owned).collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].starts_with(&real) && rows[0].contains("the real one"),
+        "{rows:?}"
+    );
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "one warning: {}", stderr(&out));
+    assert!(
+        warnings[0].contains("29991231-235959-ffff.jsonl (its first line is not a session header)")
+            && warnings[0].contains("29991231-235959-fffe.jsonl (empty)"),
+        "{}",
+        warnings[0]
+    );
+
+    let out = seek(&sb, &server, &["-c", "-p", "and again"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("continuing session {real}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out).trim(), "Again.");
+}
+
+/// A real session made 1 GiB long: a hole of zeros (sparse, so it costs no disk) between its
+/// records and a copy of its last record appended after the hole.
+fn inflate_to_a_gigabyte(path: &std::path::Path) {
+    use std::io::Write;
+    let text = std::fs::read_to_string(path).expect("read");
+    let last = text.lines().last().expect("a last record").to_owned();
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    file.set_len(text.len() as u64 + (1 << 30))
+        .expect("set_len");
+    writeln!(&file, "\n{last}").expect("append");
+}
+
+#[test]
+fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("Big."),
+        Reply::text("Small."),
+        Reply::text("Continued."),
+    ]);
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "the big one"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let big = session_files(&sb)[0].clone();
+    inflate_to_a_gigabyte(&big);
+    assert!(std::fs::metadata(&big).expect("stat").len() > 1 << 30);
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "the small one"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let small = session_files(&sb)
+        .into_iter()
+        .find(|f| *f != big)
+        .expect("the small session");
+
+    let (out, cost) = measure::run_measured(sb.seek().arg("sessions"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing = stdout(&out);
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{listing}");
+    assert!(rows[0].starts_with(&id_of(&small)), "{listing}");
+    assert!(
+        rows[1].starts_with(&id_of(&big))
+            && rows[1].contains("casual")
+            && rows[1].contains("    1  the big one"),
+        "{listing}"
+    );
+    eprintln!("seek sessions with a 1 GiB session: {cost:?}");
+    // Reading the whole file costs a gigabyte of memory and seconds of CPU.
+    assert!(cost.peak_rss < 64 << 20, "{cost:?}");
+    assert!(cost.cpu < std::time::Duration::from_secs(1), "{cost:?}");
+
+    // `-c` weighs the big session by its ends too, and continues the newer one.
+    let (out, cost) = measure::run_measured(&mut seek(&sb, &server, &["-c", "-p", "go on"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("continuing session {}", id_of(&small))),
+        "{}",
+        stderr(&out)
+    );
+    eprintln!("seek -c -p beside a 1 GiB session: {cost:?}");
+    assert!(cost.peak_rss < 128 << 20, "{cost:?}");
+}
+
+/// Spawns `seek … -p` with its output piped.
+fn spawn(cmd: &mut Command) -> std::process::Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
+/// Runs a second seek continuing the session `holder` has open: it must be refused, naming the
+/// session and the holder's pid, without asking the model anything.
+fn refused_while_held(sb: &Sandbox, server: &FakeModel, holder: u32, id: &str) {
+    let asked = server.chat_requests().len();
+    let out = seek(sb, server, &["-c", "-p", "interloper"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "session {id} is in use by another seek (pid {holder})"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        server.chat_requests().len(),
+        asked,
+        "the model was not asked"
+    );
+}
+
+#[test]
+fn one_seek_at_a_time_writes_a_session_and_a_second_is_told_it_is_busy() {
+    let sb = Sandbox::new();
+    let first_gate = Gate::new();
+    let second_gate = Gate::new();
+    let server = FakeModel::start(vec![
+        Reply::Held {
+            answer: "First answer.".into(),
+            gate: first_gate.clone(),
+        },
+        Reply::Held {
+            answer: "Second answer.".into(),
+            gate: second_gate.clone(),
+        },
+        Reply::text("Third answer."),
+    ]);
+    // A new session is locked from the moment its file appears.
+    let first = spawn(&mut seek(
+        &sb,
+        &server,
+        &["--agent", "casual", "-p", "first task"],
+    ));
+    server.wait_for_request();
+    let id = id_of(&session_files(&sb)[0]);
+    refused_while_held(&sb, &server, first.id(), &id);
+    // Listing does not need the lock.
+    let out = sb.seek().arg("sessions").output().expect("run");
+    assert!(stdout(&out).contains(&id), "{}", stdout(&out));
+    first_gate.open();
+    let out = first.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // So is a continued one, for the whole run of the seek continuing it.
+    let second = spawn(&mut seek(&sb, &server, &["-c", "-p", "second task"]));
+    server.wait_for_request();
+    refused_while_held(&sb, &server, second.id(), &id);
+    second_gate.open();
+    let out = second.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Second answer.");
+
+    // The holder gone, the session is free again.
+    let out = seek(&sb, &server, &["-c", "-p", "third task"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(session_files(&sb).len(), 1);
+    let text = std::fs::read_to_string(&session_files(&sb)[0]).expect("read");
+    assert!(!text.contains("interloper"), "{text}");
+    let memory: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "memory")
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["op"].as_str().unwrap_or(""),
+                r["content"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        memory,
+        [
+            "begin_turn first task",
+            "push First answer.",
+            "begin_turn second task",
+            "push Second answer.",
+            "begin_turn third task",
+            "push Third answer.",
+        ],
+        "the memory in order, nothing interleaved"
+    );
 }

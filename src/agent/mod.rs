@@ -294,12 +294,13 @@ impl Runtime {
                 let listed =
                     tokio::task::spawn_blocking(move || session::list(&sessions.data_dir)).await;
                 match listed {
-                    Ok(Ok(list)) => {
+                    Ok(Ok(listing)) => {
                         let mut lines = vec![session::Summary::TITLES.to_owned()];
-                        lines.extend(list.iter().take(20).map(session::Summary::line));
-                        if list.is_empty() {
+                        lines.extend(listing.sessions.iter().take(20).map(session::Summary::line));
+                        if listing.sessions.is_empty() {
                             lines = vec!["no saved sessions yet".to_owned()];
                         }
+                        lines.extend(listing.warning());
                         self.ctx.events.emit(Event::SessionList { lines });
                     }
                     Ok(Err(e)) => self.error(e.to_string()),
@@ -377,14 +378,10 @@ impl Runtime {
             self.error("sessions are not kept in this mode");
             return;
         };
-        let opened = tokio::task::spawn_blocking(move || {
-            let id = match id {
-                Some(id) => id,
-                None => session::latest(&sessions.data_dir)?.0,
-            };
-            sessions.reopen(&id)
-        })
-        .await;
+        let current = self.ctx.events.session.clone();
+        let opened =
+            tokio::task::spawn_blocking(move || sessions.reopen(id.as_deref(), current.as_deref()))
+                .await;
         let (loaded, file) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => return self.error(e.to_string()),

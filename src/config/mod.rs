@@ -192,6 +192,8 @@ pub struct Config {
     pub model_settings: ModelSettings,
     pub tools: Vec<ToolConfig>,
     pub safety: Safety,
+    /// The user's home directory (`HOME`), which a work dir should not be.
+    pub home: Option<PathBuf>,
 }
 
 /// Default number of failed rounds before an agent gives up (AgenticSeek's 5).
@@ -259,15 +261,59 @@ impl Config {
         self.data_dir.join("run")
     }
 
-    /// Creates the work dir if it is missing and makes its path absolute and canonical.
+    /// Creates the work dir if it is missing and makes its path absolute and canonical. A path
+    /// that is (or runs through) a file, and the root of the filesystem, are refused: blocks may
+    /// write anywhere in the work dir.
     pub fn ensure_work_dir(&mut self) -> Result<&Path, ConfigError> {
         let path = &self.work_dir.value;
+        if let Some(file) = path
+            .ancestors()
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
+        {
+            let expected = if file == path {
+                "this is a file, not a directory: name a directory (it is created if missing)"
+                    .to_owned()
+            } else {
+                format!(
+                    "{} is a file, so no directory can be made inside it: name a directory",
+                    file.display()
+                )
+            };
+            return Err(invalid(&self.work_dir, "work_dir", &expected));
+        }
         let made = std::fs::create_dir_all(path).and_then(|()| std::fs::canonicalize(path));
-        self.work_dir.value = made.map_err(|source| ConfigError::WorkDir {
+        let made = made.map_err(|source| ConfigError::WorkDir {
             path: path.clone(),
             source,
         })?;
+        if made.parent().is_none() {
+            return Err(invalid(
+                &self.work_dir,
+                "work_dir",
+                "the root of the filesystem cannot be the work dir: blocks could write anywhere the sandbox allows; name a folder of its own",
+            ));
+        }
+        self.work_dir.value = made;
         Ok(&self.work_dir.value)
+    }
+
+    /// What to say once at start-up when the work dir is the user's home or holds it: every
+    /// file there is within the blocks' reach.
+    pub fn work_dir_warning(&self) -> Option<String> {
+        let home = std::fs::canonicalize(self.home.as_ref()?).ok()?;
+        let work_dir = &self.work_dir.value;
+        let what = if *work_dir == home {
+            "is your home directory"
+        } else if home.starts_with(work_dir) {
+            "contains your home directory"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "the work dir {} ({}) {what}: blocks can change every file in it; a folder of its own is safer",
+            work_dir.display(),
+            self.work_dir.origin
+        ))
     }
 }
 
@@ -457,6 +503,11 @@ impl Resolver<'_> {
             model_settings,
             tools,
             safety,
+            home: self
+                .env
+                .get("HOME")
+                .map(PathBuf::from)
+                .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned())),
         })
     }
 

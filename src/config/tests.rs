@@ -207,6 +207,46 @@ fn syntax_error_names_the_line() {
 }
 
 #[test]
+fn a_very_long_line_is_cut_to_an_excerpt_around_the_error() {
+    let f = Fixture::new();
+    let long = "a".repeat(200_000);
+    // A syntax error at the end of a 200 KB line, and a 200 KB value of the wrong type.
+    for (text, column, near) in [
+        (
+            format!("model = \"m\"\nx = \"{long}\" junk\n"),
+            200_008,
+            "aaa\" junk",
+        ),
+        (
+            format!("model = \"m\"\nmax_rounds = \"{long}\"\n"),
+            14,
+            "max_rounds = \"aaa",
+        ),
+    ] {
+        f.write_config(&text);
+        let err = f
+            .resolve(&Overrides::default(), &[])
+            .expect_err("bad toml")
+            .to_string();
+        assert!(err.len() < 1024, "{} bytes: {err}", err.len());
+        assert!(err.contains(&format!("line 2, column {column}:")), "{err}");
+        assert!(err.contains(near), "{err}");
+        assert!(
+            err.contains("expected newline") || err.contains("\", expected a whole number"),
+            "the parser's message, its quoted value cut: {err}"
+        );
+        let excerpt = err.lines().find(|l| l.contains(near)).expect("excerpt");
+        let caret = err.lines().last().expect("caret line");
+        assert!(caret.ends_with('^'), "{err}");
+        let excerpt_at =
+            excerpt.chars().count() - excerpt.trim_start_matches("  | ").chars().count();
+        let caret_at = caret.chars().count() - 1 - excerpt_at;
+        let pointed = excerpt.chars().nth(excerpt_at + caret_at);
+        assert!(matches!(pointed, Some('j' | '"')), "{err}");
+    }
+}
+
+#[test]
 fn invalid_values_name_their_origin() {
     let f = Fixture::new();
     let path = f.write_config("max_attempts = 0\n");

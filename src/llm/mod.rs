@@ -219,15 +219,16 @@ pub trait ChatModel: Send + Sync {
 }
 
 /// Builds the configured provider's client. The API key is read from the environment now and is
-/// only ever sent as a bearer header to the configured base URL.
+/// only ever sent as a bearer header to the configured base URL: whenever its variable is set,
+/// and required only when that URL is the preset's own cloud service (a local server behind a
+/// cloud preset's wire, such as an OpenAI-compatible one on loopback, needs none).
 pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
     let preset = config.provider.value;
+    let url = ServerUrl::normalise(&config.base_url.value, preset.wire);
     let api_key = match &config.api_key_env.value {
         Some(var) => match env.get(var) {
             Some(key) => Some(key.to_owned()),
-            // A cloud service needs its key; a local server configured with a key variable that
-            // is unset simply gets no key.
-            None if preset.api_key_env.is_some() => {
+            None if needs_key(preset, &url) => {
                 return Err(LlmError::MissingKey {
                     var: var.clone(),
                     provider: preset.name.to_owned(),
@@ -241,7 +242,7 @@ pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
     Ok(HttpChatModel::new(client::Settings {
         provider: preset.name,
         wire: preset.wire,
-        url: ServerUrl::normalise(&config.base_url.value, preset.wire),
+        url,
         model: config.model.value.clone(),
         api_key,
         connect_timeout: Duration::from_secs(m.connect_timeout_secs.value),
@@ -249,4 +250,43 @@ pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
         retry: RetryPolicy::new(u32::try_from(m.max_retries.value).unwrap_or(3)),
         context_window: m.context_window.value,
     }))
+}
+
+/// Whether `url` is the cloud service of a preset that names a key variable.
+fn needs_key(preset: &crate::config::Preset, url: &ServerUrl) -> bool {
+    preset.api_key_env.is_some()
+        && ServerUrl::normalise(preset.base_url, preset.wire).host() == url.host()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::providers::PRESETS;
+
+    #[test]
+    fn a_key_is_required_only_by_the_presets_own_cloud_address() {
+        for preset in PRESETS {
+            let needs = |raw: &str| needs_key(preset, &ServerUrl::normalise(raw, preset.wire));
+            assert_eq!(
+                needs(preset.base_url),
+                preset.api_key_env.is_some(),
+                "{}",
+                preset.name
+            );
+            let host = ServerUrl::normalise(preset.base_url, preset.wire).host();
+            assert_eq!(
+                needs(&host),
+                preset.api_key_env.is_some(),
+                "{}",
+                preset.name
+            );
+            for elsewhere in [
+                "http://127.0.0.1:8080/v1",
+                "localhost:1234",
+                "https://proxy.example.com/v1",
+            ] {
+                assert!(!needs(elsewhere), "{} at {elsewhere}", preset.name);
+            }
+        }
+    }
 }

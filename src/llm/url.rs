@@ -59,6 +59,11 @@ impl ServerUrl {
         Self { base }
     }
 
+    /// The host, lower-case, without port or brackets (`api.openai.com`, `127.0.0.1`, `::1`).
+    pub fn host(&self) -> String {
+        host_of(&self.base).to_ascii_lowercase()
+    }
+
     /// The full URL of an endpoint below the base (`/chat/completions`, `/api/chat`).
     pub fn endpoint(&self, path: &str) -> String {
         format!("{}{path}", self.base)
@@ -167,6 +172,15 @@ mod tests {
             "http://localhost:11434"
         );
         assert_eq!(ollama("[::1]:11434"), "http://[::1]:11434");
+    }
+
+    #[test]
+    fn hosts() {
+        let host = |raw: &str| ServerUrl::normalise(raw, Wire::OpenAi).host();
+        assert_eq!(host("https://API.openai.com/v1/"), "api.openai.com");
+        assert_eq!(host("http://user:pw@127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host("[::1]:8080"), "::1");
+        assert_eq!(host("localhost"), "localhost");
     }
 
     #[test]

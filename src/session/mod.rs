@@ -2,9 +2,14 @@
 //! memory is appended to `sessions/<id>.jsonl` as it happens, so a session can be listed,
 //! resumed (transcript and memory) and never lost to a crash or a kill.
 //!
+//! One process writes a session at a time: the file is locked while it is open for writing, and
+//! a second seek continuing it is told the session is busy.
+//!
 //! Owns the file format, writing, reading and listing. It must not run tasks or draw.
 
 mod load;
+mod lock;
+mod peek;
 mod record;
 mod store;
 mod writer;
@@ -12,8 +17,9 @@ mod writer;
 use std::path::PathBuf;
 
 pub use load::{Loaded, load};
+pub use peek::NotASession;
 pub use record::{MemoryOp, Record, VERSION, now_ms, worth_keeping};
-pub use store::{Summary, dir, find, latest, list, new_id, path_of, summarise};
+pub use store::{Listing, Skipped, Summary, dir, find, latest, list, new_id, path_of, summarise};
 pub use writer::SessionFile;
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +37,23 @@ pub enum SessionError {
     Ambiguous { id: String, count: usize },
     #[error("{0} is not a seek session (it has no header line)")]
     NotASession(PathBuf),
+    #[error(
+        "session {id} is in use by another seek ({holder}): wait for it to end, or start a new session instead of continuing this one"
+    )]
+    Busy { id: String, holder: Holder },
+}
+
+/// The process holding a busy session, as far as the kernel says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder(pub Option<u32>);
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(pid) => write!(f, "pid {pid}"),
+            None => f.write_str("pid unknown"),
+        }
+    }
 }
 
 /// Where and how a runtime keeps its sessions.
@@ -59,36 +82,69 @@ impl Sessions {
         }
     }
 
-    /// Starts a new session file.
+    /// Starts a new session file, locked for this process.
     pub fn create(&self, agent: crate::config::AgentName) -> Result<SessionFile, SessionError> {
         let created_ms = now_ms();
-        let mut id = new_id(created_ms);
-        let mut path = path_of(&self.data_dir, &id);
+        let base = new_id(created_ms);
         // Two sessions started within the same second with the same random digits: extend.
-        let mut n = 1;
-        while path.exists() {
-            id = format!("{}-{n}", new_id(created_ms));
-            path = path_of(&self.data_dir, &id);
+        let mut n = 0;
+        loop {
+            let id = if n == 0 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
             n += 1;
+            let path = path_of(&self.data_dir, &id);
+            if path.exists() {
+                continue;
+            }
+            let header = Record::Header {
+                version: VERSION,
+                id: id.clone(),
+                created_ms,
+                work_dir: self.work_dir.clone(),
+                model: self.model.clone(),
+                agent,
+            };
+            match SessionFile::create(&path, &id, header, std::sync::Arc::clone(&self.masker)) {
+                // Another seek took the name between the check and the link.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => continue,
+                created => return created.map_err(|source| SessionError::Io { path, source }),
+            }
         }
-        let header = Record::Header {
-            version: VERSION,
-            id: id.clone(),
-            created_ms,
-            work_dir: self.work_dir.clone(),
-            model: self.model.clone(),
-            agent,
-        };
-        SessionFile::create(&path, &id, header, std::sync::Arc::clone(&self.masker))
-            .map_err(|source| SessionError::Io { path, source })
     }
 
-    /// Opens session `id` to continue it.
-    pub fn reopen(&self, id: &str) -> Result<(Loaded, SessionFile), SessionError> {
-        let (id, path) = find(&self.data_dir, id)?;
+    /// Opens session `id` (`None`: the most recently active) to continue it, locked for this
+    /// process before anything is read. `current` is the session this process has open, if any:
+    /// continuing that one again shares its lock instead of finding it busy.
+    pub fn reopen(
+        &self,
+        id: Option<&str>,
+        current: Option<&SessionFile>,
+    ) -> Result<(Loaded, SessionFile), SessionError> {
+        let (id, path) = match id {
+            Some(id) => find(&self.data_dir, id)?,
+            None => latest(&self.data_dir)?,
+        };
+        let io = |source| SessionError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = match current.filter(|c| c.is_at(&path)) {
+            Some(current) => current.share().map_err(io)?,
+            None => SessionFile::reopen(&path, &id, std::sync::Arc::clone(&self.masker)).map_err(
+                |e| match e {
+                    lock::LockError::Held { pid } => SessionError::Busy {
+                        id: id.clone(),
+                        holder: Holder(pid),
+                    },
+                    lock::LockError::Io(source) => io(source),
+                },
+            )?,
+        };
         let loaded = load(&path, &id)?;
-        let file = SessionFile::reopen(&path, &id, std::sync::Arc::clone(&self.masker))
-            .map_err(|source| SessionError::Io { path, source })?;
+        file.end_torn_line().map_err(io)?;
         Ok((loaded, file))
     }
 }

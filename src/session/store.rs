@@ -1,17 +1,14 @@
 //! Where sessions live (`sessions/<id>.jsonl` in the data dir), their ids, listing them and
-//! finding one by id or as the latest.
+//! finding one by id or as the latest. Listing and choosing the latest read only each file's
+//! ends (`peek`); a file that does not start with a session header is left out of both.
 //!
 //! Owns file names and the listing summary. It must not interpret events beyond what a listing
 //! shows.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::SessionError;
-use super::record::Record;
-
-/// Bytes read from a file's end to find its last record.
-const TAIL: u64 = 64 * 1024;
+use super::peek::{NotASession, Peek};
 
 /// The sessions folder of a data dir.
 pub fn dir(data_dir: &Path) -> PathBuf {
@@ -47,7 +44,9 @@ pub struct Summary {
     /// Time of the last complete record (the file's mtime if none can be read).
     pub last_activity_ms: u64,
     pub agent: String,
-    pub turns: usize,
+    /// The latest task's number, which counts the tasks (`None`: not within what was read).
+    pub turns: Option<u64>,
+    /// The first task's prompt (only its beginning if it is very long).
     pub first_prompt: String,
 }
 
@@ -66,13 +65,49 @@ impl Summary {
             .chars()
             .take(60)
             .collect();
+        let turns = self.turns.map_or_else(|| "?".to_owned(), |n| n.to_string());
         format!(
-            "{:<22} {:<20} {:<6} {:>5}  {prompt}",
+            "{:<22} {:<20} {:<6} {turns:>5}  {prompt}",
             self.id,
             crate::log::utc_minutes(self.last_activity_ms),
             self.agent,
-            self.turns
         )
+    }
+}
+
+/// A file in the sessions folder that is not listed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The sessions in a data dir, the most recently active first, and the files left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub sessions: Vec<Summary>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Listing {
+    /// One line naming the files left out, if any.
+    pub fn warning(&self) -> Option<String> {
+        let first = self.skipped.first()?;
+        let folder = first.path.parent().unwrap_or(Path::new("."));
+        let files: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|s| {
+                let name = s.path.file_name().unwrap_or_default().to_string_lossy();
+                format!("{name} ({})", s.reason)
+            })
+            .collect();
+        Some(format!(
+            "{} file(s) in {} are not seek sessions and were skipped: {}",
+            files.len(),
+            folder.display(),
+            files.join(", ")
+        ))
     }
 }
 
@@ -105,21 +140,35 @@ fn by_activity(a: (u64, &str), b: (u64, &str)) -> std::cmp::Ordering {
     b.0.cmp(&a.0).then_with(|| b.1.cmp(a.1))
 }
 
-/// Every session in `data_dir`, the most recently active first.
-pub fn list(data_dir: &Path) -> Result<Vec<Summary>, SessionError> {
-    let mut sessions: Vec<Summary> = files(data_dir)?
-        .into_iter()
-        .filter_map(|(_, path)| summarise(&path).ok())
-        .collect();
-    sessions.sort_by(|a, b| by_activity((a.last_activity_ms, &a.id), (b.last_activity_ms, &b.id)));
-    Ok(sessions)
+/// Every session in `data_dir`, the most recently active first, and the files that are not
+/// sessions (empty, no header line, unreadable).
+pub fn list(data_dir: &Path) -> Result<Listing, SessionError> {
+    let mut listing = Listing::default();
+    for (_, path) in files(data_dir)? {
+        match summarise(&path) {
+            Ok(summary) => listing.sessions.push(summary),
+            Err(reason) => listing.skipped.push(Skipped { path, reason }),
+        }
+    }
+    listing
+        .sessions
+        .sort_by(|a, b| by_activity((a.last_activity_ms, &a.id), (b.last_activity_ms, &b.id)));
+    listing.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(listing)
 }
 
-/// The most recently active session: (id, path). Reads only each file's tail.
+/// The most recently active session: (id, path). Reads only each file's ends; files that are
+/// not sessions are never chosen.
 pub fn latest(data_dir: &Path) -> Result<(String, PathBuf), SessionError> {
     files(data_dir)?
         .into_iter()
-        .map(|(id, path)| (last_activity(&path), id, path))
+        .filter_map(|(id, path)| {
+            let mut peek = Peek::open(&path).ok()?;
+            peek.header().ok()?.ok()?;
+            let latest = peek.latest(false).ok()?;
+            let at = latest.at_ms.unwrap_or_else(|| peek.modified_ms());
+            Some((at, id, path))
+        })
         .min_by(|a, b| by_activity((a.0, &a.1), (b.0, &b.1)))
         .map(|(_, id, path)| (id, path))
         .ok_or_else(|| SessionError::NoSessions(dir(data_dir)))
@@ -133,7 +182,7 @@ pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError
     }
     let mut matches: Vec<(String, PathBuf)> = files(data_dir)?
         .into_iter()
-        .filter(|(name, _)| name.starts_with(id))
+        .filter(|(name, path)| name.starts_with(id) && path.is_file())
         .collect();
     match matches.len() {
         1 => Ok(matches.remove(0)),
@@ -148,89 +197,38 @@ pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError
     }
 }
 
-/// Reads what a listing shows without parsing every record: the header, a count of task
-/// starts, the first prompt, and the time of the last complete line.
-pub fn summarise(path: &Path) -> Result<Summary, SessionError> {
-    let io = |source| SessionError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let bytes = std::fs::read(path).map_err(io)?;
-    let id = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    let header_agent = match serde_json::from_slice::<Record>(first_line) {
-        Ok(Record::Header { agent, .. }) => agent.to_string(),
-        _ => "?".into(),
-    };
-    let marker = b"\"type\":\"turn_started\"";
-    let turns = memchr::memmem::find_iter(&bytes, marker).count();
-    // The task whose record's line holds byte `at`: (prompt, agent).
-    let task_at = |at: usize| {
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line_end = bytes[at..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(bytes.len(), |i| at + i);
-        match serde_json::from_slice::<Record>(&bytes[line_start..line_end]) {
-            Ok(Record::Event {
-                event: crate::agent::Event::TurnStarted { prompt, agent, .. },
-                ..
-            }) => Some((prompt, agent.to_string())),
-            _ => None,
-        }
-    };
-    let first_prompt = memchr::memmem::find(&bytes, marker)
-        .and_then(task_at)
-        .map(|(prompt, _)| prompt)
-        .unwrap_or_default();
-    // The agent of the last task (the header has the configured one, `auto` perhaps).
-    let agent = memchr::memmem::rfind(&bytes, marker)
-        .and_then(task_at)
-        .map_or(header_agent, |(_, agent)| agent);
-    let tail = &bytes[bytes.len().saturating_sub(TAIL as usize)..];
-    let last_activity_ms = last_record_ms(tail).unwrap_or_else(|| modified_ms(path));
-    Ok(Summary {
-        id,
-        path: path.to_owned(),
-        last_activity_ms,
-        agent,
-        turns,
-        first_prompt,
-    })
-}
-
-/// The time of the last complete record in `tail` (a file's last bytes).
-fn last_record_ms(tail: &[u8]) -> Option<u64> {
-    tail.split(|b| *b == b'\n')
-        .rev()
-        .find_map(|line| serde_json::from_slice::<Record>(line).ok())
-        .and_then(|r| r.at_ms())
-}
-
-fn modified_ms(path: &Path) -> u64 {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// The time of a session's last record, reading only the file's tail.
-fn last_activity(path: &Path) -> u64 {
-    let tail = (|| -> std::io::Result<Vec<u8>> {
-        let mut file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
-        file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
-        let mut tail = Vec::new();
-        file.read_to_end(&mut tail)?;
-        Ok(tail)
-    })()
-    .unwrap_or_default();
-    last_record_ms(&tail).unwrap_or_else(|| modified_ms(path))
+/// What a listing shows, from the file's ends only: the header, the first prompt, the latest
+/// task's number and agent, and the time of the last complete record. `Err`: why the file is
+/// not listed.
+pub fn summarise(path: &Path) -> Result<Summary, String> {
+    let mut peek = Peek::open(path).map_err(|e| e.to_string())?;
+    let summary = (|| -> std::io::Result<Result<Summary, NotASession>> {
+        let header_agent = match peek.header()? {
+            Ok(agent) => agent,
+            Err(why) => return Ok(Err(why)),
+        };
+        let first_prompt = peek.first_prompt()?.unwrap_or_default();
+        let latest = peek.latest(true)?;
+        let (turns, agent) = match latest.task {
+            Some((turn, agent)) => (Some(turn), agent),
+            None if latest.whole_file => (Some(0), header_agent),
+            None => (None, header_agent),
+        };
+        Ok(Ok(Summary {
+            id: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: path.to_owned(),
+            last_activity_ms: latest.at_ms.unwrap_or_else(|| peek.modified_ms()),
+            agent: agent.to_string(),
+            turns,
+            first_prompt,
+        }))
+    })();
+    match summary {
+        Ok(Ok(summary)) => Ok(summary),
+        Ok(Err(why)) => Err(why.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -107,8 +107,10 @@ fn torn_and_foreign_lines_are_skipped_with_warnings() {
     assert!(loaded.warnings[0].contains(":3: not a session record"));
     assert!(loaded.warnings[1].contains("cut short"));
     assert_eq!(loaded.turns(), 1);
-    // Appending after a torn line starts a new line.
+    // Appending after a torn line starts a new line (once the writer has let go of the file).
+    drop(file);
     let reopened = SessionFile::reopen(&path, "x", std::sync::Arc::default()).unwrap();
+    reopened.end_torn_line().unwrap();
     reopened.record_event(&started(2, "q"));
     let loaded = load(&path, "x").unwrap();
     assert_eq!(loaded.turns(), 2);
@@ -132,9 +134,11 @@ fn listing_summarises_and_finds_by_prefix() {
     let a = s.create(AgentName::Coder).unwrap();
     a.record_event(&started(1, "alpha task\nsecond line"));
     a.record_event(&started(2, "beta"));
-    let list = list(dir.path()).unwrap();
+    let listing = list(dir.path()).unwrap();
+    assert!(listing.skipped.is_empty(), "{listing:?}");
+    let list = listing.sessions;
     assert_eq!(list.len(), 1);
-    assert_eq!(list[0].turns, 2);
+    assert_eq!(list[0].turns, Some(2));
     assert_eq!(list[0].first_prompt, "alpha task\nsecond line");
     assert_eq!(
         list[0].agent, "casual",
@@ -157,4 +161,51 @@ fn ids_sort_by_creation_time() {
     let id = new_id(1_796_049_864_123);
     assert!(id.starts_with("20261130-144424-"), "{id}");
     assert_eq!(id.len(), "20261130-144424-abcd".len());
+}
+
+#[test]
+fn files_that_are_not_sessions_are_skipped_and_never_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sessions(dir.path());
+    let valid = s.create(AgentName::Coder).unwrap();
+    valid.record_event(&started(1, "real"));
+    let folder = super::dir(dir.path());
+    std::fs::write(folder.join("zz-garbage.jsonl"), "not json\n").unwrap();
+    std::fs::write(folder.join("zz-empty.jsonl"), "").unwrap();
+    let listing = list(dir.path()).unwrap();
+    assert_eq!(listing.sessions.len(), 1);
+    assert_eq!(listing.skipped.len(), 2);
+    let warning = listing.warning().unwrap();
+    assert!(
+        warning.contains("zz-empty.jsonl (empty)")
+            && warning.contains("zz-garbage.jsonl (its first line is not a session header)"),
+        "{warning}"
+    );
+    // Their mtime is newer than the session's last record; `latest` still picks the session.
+    assert_eq!(latest(dir.path()).unwrap().0, valid.id());
+}
+
+#[test]
+fn an_open_session_is_busy_for_others_and_shared_with_its_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sessions(dir.path());
+    let file = s.create(AgentName::Coder).unwrap();
+    file.record_event(&started(1, "p"));
+    let err = SessionFile::reopen(file.path(), file.id(), std::sync::Arc::default()).unwrap_err();
+    assert!(matches!(err, lock::LockError::Held { .. }), "{err:?}");
+    // This process continuing its own session shares the lock.
+    let (loaded, again) = s.reopen(Some(file.id()), Some(&file)).unwrap();
+    assert_eq!(loaded.turns(), 1);
+    drop(file);
+    assert!(matches!(
+        s.reopen(None, None),
+        Err(SessionError::Busy { .. })
+    ));
+    drop(again);
+    let (_, reopened) = s.reopen(None, None).unwrap();
+    assert!(matches!(
+        s.reopen(None, None),
+        Err(SessionError::Busy { holder: Holder(Some(pid)), .. }) if pid == std::process::id()
+    ));
+    drop(reopened);
 }

@@ -1,16 +1,20 @@
 //! Appending to a session file: one `write` per record with `O_APPEND`, so a kill leaves at most
 //! a torn last line; `sync` (fsync) at each turn's end. Every record goes through the masker
-//! (`crate::secrets::Masker`) before it reaches the disk.
+//! (`crate::secrets::Masker`) before it reaches the disk. The file is locked (`lock`) for as long as it is open here: a new session
+//! appears in the folder already locked and with its header, and an existing one is locked
+//! before anything is read or written.
 //!
 //! Owns the open file and the first write failure (reported once by the runtime). It must not
 //! read sessions or decide what is recorded.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::lock::{self, LockError};
 use super::record::{MemoryOp, Record, now_ms, worth_keeping};
 use crate::agent::Event;
 use crate::secrets::Masker;
@@ -32,32 +36,50 @@ impl std::fmt::Debug for SessionFile {
 }
 
 impl SessionFile {
-    /// Creates `path` (which must not exist) and writes its header.
+    /// Creates `path` with its header, locked. The file is written and locked under a temporary
+    /// name and then linked into place, so no other seek ever sees it empty or unlocked; the
+    /// error is `AlreadyExists` if `path` exists.
     pub fn create(
         path: &Path,
         id: &str,
         header: Record,
         masker: Arc<Masker>,
     ) -> std::io::Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create_new(true)
+        let folder = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(folder)?;
+        let draft = tempfile::Builder::new()
+            .prefix(".new-")
+            .suffix(".tmp")
             .append(true)
-            .open(path)?;
-        let session = Self::from_file(path, id, file, masker);
-        session.append(&header)?;
-        Ok(session)
+            .tempfile_in(folder)?;
+        lock::lock_exclusive(draft.as_file()).map_err(|e| match e {
+            LockError::Io(e) => e,
+            // Nobody else can know a file created a moment ago under a random name.
+            LockError::Held { .. } => std::io::Error::other("a new session file was locked"),
+        })?;
+        draft
+            .as_file()
+            .write_all(encode(&header, &masker)?.as_bytes())?;
+        let file = draft.persist_noclobber(path).map_err(|e| e.error)?;
+        Ok(Self::from_file(path, id, file, masker))
     }
 
-    /// Opens an existing session to append to it. A torn last line gets a line end first, so
-    /// the next record starts on a line of its own.
-    pub fn reopen(path: &Path, id: &str, masker: Arc<Masker>) -> std::io::Result<Self> {
-        let mut file = std::fs::OpenOptions::new()
+    /// Opens an existing session to append to it, locked. Nothing is read or written: call
+    /// `end_torn_line` once the session is loaded.
+    pub fn reopen(path: &Path, id: &str, masker: Arc<Masker>) -> Result<Self, LockError> {
+        let file = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
-            .open(path)?;
+            .open(path)
+            .map_err(LockError::Io)?;
+        lock::lock_exclusive(&file)?;
+        Ok(Self::from_file(path, id, file, masker))
+    }
+
+    /// Gives a torn last line (a kill while writing) a line end, so the next record starts on a
+    /// line of its own.
+    pub fn end_torn_line(&self) -> std::io::Result<()> {
+        let mut file = self.handle()?;
         let mut last = [b'\n'];
         if file.metadata()?.len() > 0 {
             file.seek(SeekFrom::End(-1))?;
@@ -66,7 +88,28 @@ impl SessionFile {
         if last[0] != b'\n' {
             file.write_all(b"\n")?;
         }
-        Ok(Self::from_file(path, id, file, masker))
+        Ok(())
+    }
+
+    /// Whether this is the file at `path` (the same inode, whatever the name).
+    pub fn is_at(&self, path: &Path) -> bool {
+        let (Ok(file), Ok(there)) = (self.handle(), std::fs::metadata(path)) else {
+            return false;
+        };
+        file.metadata()
+            .is_ok_and(|mine| (mine.dev(), mine.ino()) == (there.dev(), there.ino()))
+    }
+
+    /// A second handle on this open file, sharing its lock (continuing the session this
+    /// process already has open must not find it locked by itself).
+    pub fn share(&self) -> std::io::Result<Self> {
+        let file = self.handle()?.try_clone()?;
+        Ok(Self::from_file(
+            &self.path,
+            &self.id,
+            file,
+            Arc::clone(&self.masker),
+        ))
     }
 
     fn from_file(path: &Path, id: &str, file: File, masker: Arc<Masker>) -> Self {
@@ -80,6 +123,12 @@ impl SessionFile {
         }
     }
 
+    fn handle(&self) -> std::io::Result<std::sync::MutexGuard<'_, File>> {
+        self.file
+            .lock()
+            .map_err(|_| std::io::Error::other("session file lock poisoned"))
+    }
+
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -88,18 +137,10 @@ impl SessionFile {
         &self.path
     }
 
-    /// Appends one record, masked, as one line.
+    /// Appends one record as one line.
     pub fn append(&self, record: &Record) -> std::io::Result<()> {
-        let mut line = self
-            .masker
-            .json_line(record)
-            .map_err(std::io::Error::other)?;
-        line.push('\n');
-        let mut file = self
-            .file
-            .lock()
-            .map_err(|_| std::io::Error::other("session file lock poisoned"))?;
-        file.write_all(line.as_bytes())
+        let line = encode(record, &self.masker)?;
+        self.handle()?.write_all(line.as_bytes())
     }
 
     /// Appends, remembering (not returning) a failure: recording must never stop a task.
@@ -161,4 +202,13 @@ impl SessionFile {
     pub fn take_failure(&self) -> Option<String> {
         self.failure.lock().ok().and_then(|mut f| f.take())
     }
+}
+
+/// Secrets long enough to mask.
+
+/// One record as one line, secrets masked.
+fn encode(record: &Record, masker: &Masker) -> std::io::Result<String> {
+    let mut line = masker.json_line(record).map_err(std::io::Error::other)?;
+    line.push('\n');
+    Ok(line)
 }

@@ -91,7 +91,10 @@ pub async fn run(
     );
     app.sandbox = config.safety.sandbox_label();
     app.approval = Some(config.safety.approval.value);
-    if let Some(warning) = config.safety.warning() {
+    for warning in [config.safety.warning(), config.work_dir_warning()]
+        .into_iter()
+        .flatten()
+    {
         app.transcript.error(format!("warning: {warning}"));
     }
     if config

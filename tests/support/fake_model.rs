@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// How long a wait may last before the test fails instead of hanging the suite.
 const FAILURE_BOUND: std::time::Duration = std::time::Duration::from_secs(120);
@@ -41,6 +41,36 @@ pub enum Reply {
     Repeat { unit: String, limit: usize },
     /// Sends exactly these body lines after the headers (for raw wire cases).
     Raw { lines: Vec<String> },
+    /// Sends the headers, waits until `gate` is opened, then streams `answer` like `Text`: the
+    /// client is held mid-request for as long as the test needs.
+    Held { answer: String, gate: Gate },
+}
+
+/// Holds a `Reply::Held` until the test opens it.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lets every reply held by this gate go on.
+    pub fn open(&self) {
+        let (open, changed) = &*self.0;
+        *open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        changed.notify_all();
+    }
+
+    /// Waits until the gate is open; the bound only turns a forgotten `open` into a failure.
+    fn wait(&self) {
+        let (open, changed) = &*self.0;
+        let guard = open.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, timeout) = changed
+            .wait_timeout_while(guard, FAILURE_BOUND, |open| !*open)
+            .unwrap_or_else(|e| e.into_inner());
+        assert!(*guard && !timeout.timed_out(), "the gate was never opened");
+    }
 }
 
 impl Reply {
@@ -325,6 +355,17 @@ fn serve(
                 }
             }
             let _ = hangup.send(());
+        }
+        Reply::Held { answer, gate } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                gate.wait();
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+                for line in wire.finish() {
+                    let _ = write_line(&mut stream, &line);
+                }
+            }
         }
         Reply::Raw { lines } => {
             if start_stream(&mut stream, content_type).is_ok() {
