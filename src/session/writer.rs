@@ -204,8 +204,6 @@ impl SessionFile {
     }
 }
 
-/// Secrets long enough to mask.
-
 /// One record as one line, secrets masked.
 fn encode(record: &Record, masker: &Masker) -> std::io::Result<String> {
     let mut line = masker.json_line(record).map_err(std::io::Error::other)?;
