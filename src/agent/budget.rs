@@ -118,11 +118,11 @@ pub fn fit(messages: &[Message], turn_starts: &[usize], budget: u64) -> Result<F
     let protected = |i: usize| i == 0 || i == current || i >= latest;
 
     // 1. Older execution outputs (user messages that are not task prompts), oldest first.
-    for i in 1..messages.len() {
+    for (i, message) in messages.iter().enumerate().skip(1) {
         if draft.over(budget) == 0 {
             break;
         }
-        let is_output = messages[i].role == Role::User && !turn_starts.contains(&i);
+        let is_output = message.role == Role::User && !turn_starts.contains(&i);
         if is_output
             && !protected(i)
             && let Some(short) = draft.content(i).and_then(shorten)
