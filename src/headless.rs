@@ -249,6 +249,10 @@ fn progress(err: &mut impl Write, event: &Event) {
             err,
             "seek: context trimmed to fit the model's window ({shortened} outputs shortened, {dropped} older messages left out)"
         ),
+        Event::BlocksNotRun { count, limit, .. } => writeln!(
+            err,
+            "seek: {count} more blocks in the reply were not run (at most {limit} per reply)"
+        ),
         Event::BlockFinished { record } if record.skipped => writeln!(
             err,
             "  - {} block {}: not run",
