@@ -1,5 +1,7 @@
-//! Consuming a 100,000-token stream: seek's client against `curl` reading the same bytes.
-//! Run with `cargo bench --bench llm_stream`; numbers in docs/benchmarks.md.
+//! Consuming a 100,000-token stream: seek's client against `curl` reading the same bytes; and the
+//! client's peak memory under hostile streams (a line that never ends, tokens that never end).
+//! Run with `cargo bench --bench llm_stream` (both), `… -- throughput` or `… -- hostile`; numbers
+//! in docs/benchmarks.md.
 //!
 //! The server is this binary re-executed in server mode, so its CPU time is not counted as
 //! seek's. It answers every request with the same pre-built SSE body (one event per token),
@@ -23,6 +25,10 @@ const TOKENS: usize = 100_000;
 const RUNS: usize = 5;
 /// Tokens per second in paced mode.
 const PACED_RATE: usize = 20_000;
+/// What the hostile server sends at most: far more than the client may keep.
+const HOSTILE_BYTES: usize = 300 << 20;
+/// `max_tokens` of the hostile requests (seek's default).
+const HOSTILE_MAX_TOKENS: u64 = 4096;
 
 /// The SSE events of the whole reply, one per token, then the end.
 fn sse_events() -> Vec<Vec<u8>> {
@@ -63,11 +69,38 @@ fn serve() -> ! {
         }
         let mut request_body = vec![0; length];
         let _ = reader.read_exact(&mut request_body);
-        let paced = String::from_utf8_lossy(&request_body).contains("paced");
+        let request_text = String::from_utf8_lossy(&request_body);
+        let paced = request_text.contains("paced");
         let _ = stream.write_all(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
         );
-        if paced {
+        if request_text.contains("hostile-line") {
+            // One line that never ends.
+            let _ = stream.write_all(b"data: {\"choices\":[{\"delta\":{\"content\":\"");
+            let block = vec![b'x'; 64 * 1024];
+            for _ in 0..HOSTILE_BYTES / block.len() {
+                if stream.write_all(&block).is_err() {
+                    break;
+                }
+            }
+        } else if request_text.contains("hostile-tokens") {
+            // Distinct tokens (nothing for the repetition guard), never finishing.
+            let mut sent = 0;
+            let mut token = 0u64;
+            while sent < HOSTILE_BYTES {
+                let batch: String = (0..500)
+                    .map(|i| {
+                        let event = serde_json::json!({"choices": [{"index": 0, "delta": {"content": format!("t{} ", token + i)}, "finish_reason": null}]});
+                        format!("data: {event}\n\n")
+                    })
+                    .collect();
+                token += 500;
+                sent += batch.len();
+                if stream.write_all(batch.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        } else if paced {
             // One write per millisecond tick, each carrying the tokens due by then.
             let started = Instant::now();
             let per_tick = PACED_RATE / 1000;
@@ -119,13 +152,129 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
+/// One request of the hostile measurements in this (fresh) process: prints how it ended; the
+/// parent reads the peak. The baseline is the ordinary burst reply (the server sends it for any
+/// mode it does not know).
+fn hostile_client(base: &str, mode: &str) -> ! {
+    let max_tokens = if mode == "hostile-baseline" {
+        200_000
+    } else {
+        HOSTILE_MAX_TOKENS
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let model = HttpChatModel::new(HttpChatModel::settings_for_tests(
+        Wire::OpenAi,
+        ServerUrl::normalise(base, Wire::OpenAi),
+        Some("bench".into()),
+        None,
+        Duration::from_secs(30),
+    ));
+    let request = ChatRequest {
+        messages: vec![Message::new(Role::User, mode)],
+        options: GenerationOptions {
+            max_tokens,
+            temperature: None,
+            top_p: None,
+            seed: None,
+            context_window: 8192,
+        },
+    };
+    let result = runtime.block_on(async {
+        model
+            .stream(request, CancellationToken::new())
+            .collect()
+            .await
+    });
+    match result {
+        Ok(done) => println!("{} bytes, finished", done.answer.len()),
+        Err((error, partial)) => println!(
+            "{} bytes kept; {}",
+            partial.answer.len(),
+            error
+                .to_string()
+                .split(": stopped")
+                .next()
+                .unwrap_or_default()
+        ),
+    }
+    std::process::exit(0)
+}
+
+/// Runs `mode` in a child process and returns its peak resident set (bytes), wall time and
+/// what it printed.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped with wait4, which also hands over its peak memory"
+)]
+fn measure_hostile(exe: &std::path::Path, base: &str, mode: &str) -> (u64, Duration, String) {
+    let started = Instant::now();
+    let mut child = Command::new(exe)
+        .env("SEEK_BENCH_HOSTILE", mode)
+        .env("SEEK_BENCH_BASE", base)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("client: {e}"));
+    let mut said = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        let _ = out.read_to_string(&mut said);
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap_or_else(|e| panic!("pid: {e}"));
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data; zeroed is a valid value for `wait4` to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child and nothing else reaps it (its `Child` handle is dropped
+    // without waiting); the pointers are to live locals.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4");
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+    (peak, started.elapsed(), said.trim().to_owned())
+}
+
+fn hostile(exe: &std::path::Path, base: &str) {
+    println!(
+        "hostile streams: peak RSS of a fresh client process (max_tokens {HOSTILE_MAX_TOKENS})"
+    );
+    for (mode, what) in [
+        (
+            "hostile-baseline",
+            "a normal 100,000-token reply (max_tokens 200,000)",
+        ),
+        ("hostile-line", "one 300 MB line without a line ending"),
+        (
+            "hostile-tokens",
+            "distinct tokens without end (up to 300 MB)",
+        ),
+    ] {
+        let (peak, took, said) = measure_hostile(exe, base, mode);
+        println!(
+            "  {what}: peak {:.1} MiB in {:.0} ms; {said}",
+            peak as f64 / f64::from(1u32 << 20),
+            took.as_secs_f64() * 1e3
+        );
+    }
+}
+
 fn main() {
     if std::env::var_os("SEEK_BENCH_SERVE").is_some() {
         serve();
     }
+    if let (Some(mode), Some(base)) = (
+        std::env::var_os("SEEK_BENCH_HOSTILE"),
+        std::env::var_os("SEEK_BENCH_BASE"),
+    ) {
+        hostile_client(&base.to_string_lossy(), &mode.to_string_lossy());
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let only = |part: &str| {
+        let named = ["throughput", "hostile"];
+        !args.iter().any(|a| named.contains(&a.as_str())) || args.iter().any(|a| a == part)
+    };
     let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current exe: {e}"));
     let mut server = ServerProcess(
-        Command::new(exe)
+        Command::new(&exe)
             .env("SEEK_BENCH_SERVE", "1")
             .stdout(Stdio::piped())
             .spawn()
@@ -137,6 +286,12 @@ fn main() {
     }
     let base = format!("http://127.0.0.1:{}", port_line.trim());
     let endpoint = format!("{base}/v1/chat/completions");
+    if only("hostile") {
+        hostile(&exe, &base);
+    }
+    if !only("throughput") {
+        return;
+    }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -267,6 +267,11 @@ fn progress_line(event: &Event) -> Option<String> {
         } => format!(
             "seek: context trimmed to fit the model's window ({shortened} outputs shortened, {dropped} older messages left out)"
         ),
+        Event::BlocksNotRun { count, limit, .. } => {
+            format!(
+                "seek: {count} more blocks in the reply were not run (at most {limit} per reply)"
+            )
+        }
         Event::BlockFinished { record } if record.skipped => {
             format!("  - {} block {}: not run", record.tool_type, record.index)
         }

@@ -405,8 +405,11 @@ async fn cancelling_the_token_closes_the_connection() {
 async fn a_huge_reply_arrives_whole() {
     let answer: String = (0..200_000).map(|i| format!("{i} ")).collect();
     let server = FakeModel::start(vec![Reply::text(answer.clone())]);
+    // 260,000 pieces: a reply the request allows (the client stops one past `max_tokens`).
+    let mut request = request();
+    request.options.max_tokens = 1_000_000;
     let done = client(&server, Wire::OpenAi, None)
-        .stream(request(), CancellationToken::new())
+        .stream(request, CancellationToken::new())
         .collect()
         .await
         .expect("reply");
@@ -439,6 +442,58 @@ async fn a_reply_that_repeats_itself_is_cut() {
         done.answer.len()
     );
     server.wait_for_hangup();
+}
+
+#[tokio::test]
+async fn lines_are_read_up_to_the_line_limit() {
+    let line = |content_len: usize| {
+        let event = serde_json::json!({"choices": [{"index": 0, "delta": {"content": "y".repeat(content_len)}, "finish_reason": null}]});
+        format!("data: {event}\n")
+    };
+    let end = "data: [DONE]\n".to_owned();
+    let server = FakeModel::start(vec![
+        Reply::Raw {
+            lines: vec![line(900), end.clone()],
+        },
+        Reply::Raw {
+            lines: vec![line(100), line(2000), end],
+        },
+    ]);
+    let model = client(&server, Wire::OpenAi, None).with_bounds(Duration::from_secs(60), 1024);
+    let done = model
+        .stream(request(), CancellationToken::new())
+        .collect()
+        .await
+        .expect("a line under the limit is read");
+    assert_eq!(done.answer.len(), 900);
+    let (err, partial) = model
+        .stream(request(), CancellationToken::new())
+        .collect()
+        .await
+        .expect_err("a line over the limit");
+    assert!(
+        matches!(&err, LlmError::LineTooLong { limit, .. } if limit == "1 KiB"),
+        "{err:?}"
+    );
+    assert_eq!(partial.answer.len(), 100, "what came before stands");
+    assert_eq!(server.chat_requests().len(), 2, "not retried");
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_line_before_any_token_is_retried() {
+    let server = FakeModel::start(vec![
+        Reply::CutMidLine {
+            answer: String::new(),
+        },
+        Reply::text("second try"),
+    ]);
+    let done = client(&server, Wire::OpenAi, None)
+        .stream(request(), CancellationToken::new())
+        .collect()
+        .await
+        .expect("retried");
+    assert_eq!(done.answer, "second try");
+    assert_eq!(done.retries, 1);
 }
 
 #[tokio::test]

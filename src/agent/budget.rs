@@ -1,7 +1,9 @@
 //! The context budget: what of the conversation goes into a request so that it fits the model's
-//! window. The system prompt, the current task's prompt and the latest exchange stay whole; older
-//! execution outputs are shortened first (head and tail), then the oldest exchanges left out.
-//! A request that cannot fit even so is not sent.
+//! window. The system prompt and the current task's prompt stay whole; older execution outputs are
+//! shortened first (head and tail), then the oldest exchanges left out, and as a last resort the
+//! latest exchange (the last reply and its feedback) is cut by bytes as far as needed, so a block's
+//! output, however long its lines, never keeps a request from being sent. A request that cannot
+//! fit even so (the system prompt and the task alone are too big) is not sent.
 //!
 //! Pure: it works on a copy and never changes the memory (the session keeps everything).
 
@@ -9,18 +11,26 @@ use crate::llm::{Message, Role};
 
 /// Tokens counted per message for the chat template's framing.
 const PER_MESSAGE: u64 = 4;
-/// Lines kept at each end of a shortened output.
+/// Lines kept at each end of a shortened older output…
 const KEEP_LINES: usize = 8;
-/// Bytes kept at each end of a shortened output whose lines are long.
+/// …and at most this many bytes at each end, whatever the lines' length.
 const KEEP_BYTES: usize = 1_000;
+/// Bytes the latest reply and feedback keep while the other can give more: the feedback is cut
+/// down to this before the reply is touched, and only then either is cut further.
+const LATEST_FLOOR_BYTES: usize = 600;
 
 /// A conservative token estimate: one token per three bytes (English runs near four, code near
 /// three, CJK text one per character, which is three bytes).
 pub fn estimate(messages: &[Message]) -> u64 {
-    messages
-        .iter()
-        .map(|m| (m.content.len() as u64).div_ceil(3) + PER_MESSAGE)
-        .sum()
+    messages.iter().map(message_tokens).sum()
+}
+
+fn message_tokens(message: &Message) -> u64 {
+    content_tokens(message.content.len()) + PER_MESSAGE
+}
+
+fn content_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(3)
 }
 
 /// Tokens a request may use: the window less room for the reply (a quarter of the window, or
@@ -54,21 +64,49 @@ pub struct TooBig {
     pub budget: u64,
 }
 
+/// The working copy: the messages still in, their running token total, and which were cut.
+struct Draft {
+    kept: Vec<Option<Message>>,
+    cut: Vec<bool>,
+    tokens: u64,
+    dropped: usize,
+}
+
+impl Draft {
+    fn over(&self, budget: u64) -> u64 {
+        self.tokens.saturating_sub(budget)
+    }
+
+    /// Replaces message `i`'s text with `shorter`.
+    fn replace(&mut self, i: usize, shorter: String) {
+        if let Some(message) = self.kept[i].as_mut() {
+            self.tokens -= content_tokens(message.content.len());
+            self.tokens += content_tokens(shorter.len());
+            message.content = shorter;
+            self.cut[i] = true;
+        }
+    }
+
+    fn drop(&mut self, i: usize) {
+        if let Some(message) = self.kept[i].take() {
+            self.tokens -= message_tokens(&message);
+            self.dropped += 1;
+        }
+    }
+
+    fn content(&self, i: usize) -> Option<&str> {
+        self.kept[i].as_ref().map(|m| m.content.as_str())
+    }
+}
+
 /// Fits `messages` (system prompt first) into `budget` tokens. `turn_starts` are the indices of
 /// the tasks' prompts; the last is the current task.
 pub fn fit(messages: &[Message], turn_starts: &[usize], budget: u64) -> Result<Fitted, TooBig> {
-    let mut kept: Vec<Option<Message>> = messages.iter().cloned().map(Some).collect();
-    let mut fitted = Fitted {
-        messages: Vec::new(),
-        shortened: 0,
-        dropped: 0,
+    let mut draft = Draft {
+        kept: messages.iter().cloned().map(Some).collect(),
+        cut: vec![false; messages.len()],
         tokens: estimate(messages),
-    };
-    let total = |kept: &[Option<Message>]| -> u64 {
-        kept.iter()
-            .flatten()
-            .map(|m| (m.content.len() as u64).div_ceil(3) + PER_MESSAGE)
-            .sum()
+        dropped: 0,
     };
     let current = turn_starts.last().copied().unwrap_or(messages.len());
     // The latest exchange: the last reply and what followed it (its feedback).
@@ -79,96 +117,150 @@ pub fn fit(messages: &[Message], turn_starts: &[usize], budget: u64) -> Result<F
         .unwrap_or(messages.len());
     let protected = |i: usize| i == 0 || i == current || i >= latest;
 
-    if fitted.tokens > budget {
-        // 1. Older execution outputs (user messages that are not task prompts), oldest first.
-        for i in 1..messages.len() {
-            if total(&kept) <= budget {
-                break;
-            }
-            let is_output = messages[i].role == Role::User && !turn_starts.contains(&i);
-            if is_output && !protected(i) {
-                let Some(message) = kept[i].as_mut() else {
-                    continue;
-                };
-                if let Some(short) = shorten(&message.content) {
-                    message.content = short;
-                    fitted.shortened += 1;
-                }
-            }
+    // 1. Older execution outputs (user messages that are not task prompts), oldest first.
+    for (i, message) in messages.iter().enumerate().skip(1) {
+        if draft.over(budget) == 0 {
+            break;
         }
-        // 2. Whole earlier tasks, oldest first; then earlier rounds of the current task.
-        let mut spans: Vec<(usize, usize)> = turn_starts
-            .windows(2)
-            .map(|w| (w[0], w[1]))
-            .filter(|&(_, end)| end <= current)
-            .collect();
-        if let Some(&first) = turn_starts.first()
-            && first > 1
+        let is_output = message.role == Role::User && !turn_starts.contains(&i);
+        if is_output
+            && !protected(i)
+            && let Some(short) = draft.content(i).and_then(shorten)
         {
-            spans.insert(0, (1, first));
+            draft.replace(i, short);
         }
-        spans.extend((current + 1..latest).map(|i| (i, i + 1)));
-        for (start, end) in spans {
-            if total(&kept) <= budget {
-                break;
-            }
-            for slot in &mut kept[start..end] {
-                if slot.take().is_some() {
-                    fitted.dropped += 1;
-                }
-            }
+    }
+    // 2. Whole earlier tasks, oldest first; then earlier rounds of the current task.
+    let mut spans: Vec<(usize, usize)> = turn_starts
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .filter(|&(_, end)| end <= current)
+        .collect();
+    if let Some(&first) = turn_starts.first()
+        && first > 1
+    {
+        spans.insert(0, (1, first));
+    }
+    spans.extend((current + 1..latest).map(|i| (i, i + 1)));
+    for (start, end) in spans {
+        if draft.over(budget) == 0 {
+            break;
         }
-        // 3. Last resort: the latest exchange's own outputs and reply, shortened.
+        for i in start..end {
+            draft.drop(i);
+        }
+    }
+    // 3. Last resort: the latest exchange, its feedback before its reply, cut by bytes exactly as
+    //    far as needed: first no shorter than a floor, then as short as it takes.
+    for floor in [LATEST_FLOOR_BYTES, 0] {
         for i in (latest..messages.len()).rev() {
-            if total(&kept) <= budget {
+            let over = draft.over(budget);
+            if over == 0 {
                 break;
             }
-            if let Some(message) = kept[i].as_mut()
-                && let Some(short) = shorten(&message.content)
-            {
-                message.content = short;
-                fitted.shortened += 1;
+            let Some(text) = draft.content(i) else {
+                continue;
+            };
+            let allowed = content_tokens(text.len()).saturating_sub(over);
+            let max_bytes = usize::try_from(allowed.saturating_mul(3))
+                .unwrap_or(usize::MAX)
+                .max(floor);
+            if let Some(short) = cut_to(text, max_bytes) {
+                draft.replace(i, short);
             }
         }
     }
-    fitted.tokens = total(&kept);
-    if fitted.tokens > budget {
+    if draft.over(budget) > 0 {
         return Err(TooBig {
-            tokens: fitted.tokens,
+            tokens: draft.tokens,
             budget,
         });
     }
-    fitted.messages = kept.into_iter().flatten().collect();
-    Ok(fitted)
+    Ok(Fitted {
+        shortened: draft.cut.iter().filter(|&&c| c).count(),
+        dropped: draft.dropped,
+        tokens: draft.tokens,
+        messages: draft.kept.into_iter().flatten().collect(),
+    })
 }
 
-/// Head and tail of a long text with a line saying what was cut; `None` if it is short already.
+/// An older output's first and last `KEEP_LINES` lines, at most `KEEP_BYTES` at each end, with a
+/// line saying what was cut; `None` if that would not make it shorter.
 fn shorten(text: &str) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let (head, tail, cut) = if lines.len() > KEEP_LINES * 2 + 1 {
-        (
-            lines[..KEEP_LINES].join("\n"),
-            lines[lines.len() - KEEP_LINES..].join("\n"),
-            format!("{} lines", lines.len() - KEEP_LINES * 2),
-        )
-    } else if text.len() > KEEP_BYTES * 2 + 100 {
-        let head_end = floor_boundary(text, KEEP_BYTES);
-        let tail_start = floor_boundary(text, text.len() - KEEP_BYTES);
-        (
-            text[..head_end].to_owned(),
-            text[tail_start..].to_owned(),
-            format!("{} bytes", tail_start - head_end),
-        )
-    } else {
+    let after_head_lines = text
+        .match_indices('\n')
+        .nth(KEEP_LINES - 1)
+        .map_or(text.len(), |(i, _)| i + 1);
+    let head_end = floor_boundary(text, after_head_lines.min(KEEP_BYTES));
+    let before_tail_lines = text
+        .trim_end_matches('\n')
+        .rmatch_indices('\n')
+        .nth(KEEP_LINES - 1)
+        .map_or(0, |(i, _)| i + 1);
+    let tail_start = ceil_boundary(
+        text,
+        before_tail_lines.max(text.len().saturating_sub(KEEP_BYTES)),
+    );
+    if tail_start <= head_end {
         return None;
-    };
-    let short = format!("{head}\n[… {cut} left out to fit the context window …]\n{tail}");
+    }
+    let short = head_and_tail(text, head_end, tail_start);
     (short.len() < text.len()).then_some(short)
 }
 
-fn floor_boundary(text: &str, mut at: usize) -> usize {
+/// `text` cut to at most `max_bytes` (or, when `max_bytes` cannot even hold the line saying what
+/// was cut, to that line alone): its head and tail, split at character boundaries, around a line
+/// saying how much was left out and why. `None` if it is short enough already.
+fn cut_to(text: &str, max_bytes: usize) -> Option<String> {
+    if text.len() <= max_bytes {
+        return None;
+    }
+    // The marker can be no longer than for the whole text left out.
+    let marker_len = marker(text.len(), text.matches('\n').count()).len() + 2;
+    let keep = max_bytes.saturating_sub(marker_len);
+    let head_end = floor_boundary(text, keep / 2);
+    let tail_start = ceil_boundary(text, text.len() - (keep - keep / 2));
+    Some(head_and_tail(text, head_end, tail_start))
+}
+
+/// `text[..head_end]`, the marker for what lies between, `text[tail_start..]`.
+fn head_and_tail(text: &str, head_end: usize, tail_start: usize) -> String {
+    let left_out = &text[head_end..tail_start];
+    let marker = marker(left_out.len(), left_out.matches('\n').count());
+    let (head, tail) = (&text[..head_end], &text[tail_start..]);
+    let mut out = String::with_capacity(head.len() + marker.len() + tail.len() + 2);
+    out.push_str(head);
+    if !head.is_empty() && !head.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&marker);
+    if !tail.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(tail);
+    out
+}
+
+fn marker(bytes: usize, lines: usize) -> String {
+    match lines {
+        0 => format!("[… {bytes} bytes left out to fit the context window …]"),
+        1 => format!("[… {bytes} bytes (1 line) left out to fit the context window …]"),
+        _ => format!("[… {bytes} bytes ({lines} lines) left out to fit the context window …]"),
+    }
+}
+
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
+    }
+    at
+}
+
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
     }
     at
 }
@@ -254,6 +346,120 @@ mod tests {
         let err = fit(&messages, &[1], 1_000).unwrap_err();
         assert!(err.tokens > 1_000);
         assert!(err.to_string().contains("does not fit"));
+    }
+
+    /// The latest exchange of a one-task conversation whose block printed `output`.
+    fn with_latest_output(output: String) -> (Vec<Message>, Vec<usize>) {
+        let messages = vec![
+            m(Role::System, "system prompt ".repeat(50)),
+            m(Role::User, "the current task"),
+            m(Role::Assistant, "```bash\nrun it\n```"),
+            m(
+                Role::User,
+                format!("[success] Execution success, code output:\n{output}"),
+            ),
+        ];
+        (messages, vec![1])
+    }
+
+    #[test]
+    fn a_latest_output_with_a_huge_first_line_is_cut_to_fit() {
+        let progress: String = (1..=3000).map(|i| format!("\rprogress {i}/3000")).collect();
+        let json = format!(
+            "{{\"items\":[{}{{}}]}}\n",
+            (0..5000)
+                .map(|i| format!("{{\"id\":{i}}},"))
+                .collect::<String>()
+        );
+        let xs_then_lines = format!(
+            "{}{}",
+            "x".repeat(32 * 1024),
+            (1..=20_000).map(|i| format!("{i}\n")).collect::<String>()
+        );
+        let cjk = "界".repeat(30_000);
+        for (what, output) in [
+            ("progress bar", progress),
+            ("minified JSON", json),
+            ("long line, then lines", xs_then_lines),
+            ("CJK", cjk),
+        ] {
+            let (messages, starts) = with_latest_output(output);
+            for budget in [400, 700, 2_000] {
+                let fitted = fit(&messages, &starts, budget)
+                    .unwrap_or_else(|e| panic!("{what} in {budget}: {e}"));
+                assert!(fitted.tokens <= budget, "{what}: {fitted:?}");
+                assert_eq!(fitted.tokens, estimate(&fitted.messages), "{what}");
+                let kept = &fitted.messages;
+                assert_eq!(kept[0], messages[0], "{what}: the system prompt is whole");
+                assert_eq!(kept[1], messages[1], "{what}: the task is whole");
+                assert_eq!(kept[2], messages[2], "{what}: a short reply is whole");
+                let feedback = &kept[3].content;
+                assert!(
+                    feedback.starts_with("[success] Execution success, code output:\n"),
+                    "{what}: {feedback}"
+                );
+                assert!(
+                    feedback.contains("left out to fit the context window"),
+                    "{what}: {feedback}"
+                );
+                assert_eq!(fitted.shortened, 1, "{what}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_reply_is_cut_too_once_its_feedback_is_down_to_the_floor() {
+        let messages = vec![
+            m(Role::System, "system"),
+            m(Role::User, "task"),
+            m(Role::Assistant, "y".repeat(100_000)),
+            m(Role::User, "z".repeat(100_000)),
+        ];
+        let fitted = fit(&messages, &[1], 500).unwrap();
+        assert!(fitted.tokens <= 500, "{fitted:?}");
+        assert_eq!(fitted.shortened, 2);
+        assert!(fitted.messages[3].content.len() <= LATEST_FLOOR_BYTES);
+        assert!(fitted.messages[2].content.contains("left out"));
+    }
+
+    #[test]
+    fn cutting_says_what_was_left_out_and_keeps_characters_whole() {
+        let text = format!("{}\n{}", "é".repeat(5_000), "末".repeat(5_000));
+        for max in [0, 10, 100, 101, 102, 103, 1_000, 9_999] {
+            let cut = cut_to(&text, max).expect("cut");
+            let floor = marker(text.len(), 1).len() + 2;
+            assert!(cut.len() <= max.max(floor), "{max}: {} bytes", cut.len());
+            let left_out: usize = cut
+                .split("[… ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .expect("the marker counts bytes");
+            let marker_line = cut.lines().find(|l| l.starts_with("[…")).expect("marker");
+            let kept = cut.len() - marker_line.len();
+            assert!(
+                (text.len() - left_out).abs_diff(kept) <= 2,
+                "{max}: the count is exact (give or take the marker's line breaks)"
+            );
+        }
+        assert_eq!(cut_to("short", 5), None);
+    }
+
+    #[test]
+    fn older_outputs_keep_at_most_a_kilobyte_at_each_end() {
+        let long_lines: String = (0..40)
+            .map(|i| format!("{i}{}\n", "w".repeat(5_000)))
+            .collect();
+        let short = shorten(&long_lines).expect("shortened");
+        assert!(short.len() <= 2 * KEEP_BYTES + 100, "{} bytes", short.len());
+        assert!(short.starts_with("0www"));
+        let lines: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let short = shorten(&lines).expect("shortened");
+        assert!(short.starts_with("line 0\n") && short.contains("line 7\n"));
+        assert!(!short.contains("line 8\n") && short.contains("line 92\n"));
+        assert!(short.contains("(84 lines) left out"), "{short}");
+        assert!(short.ends_with("line 99\n"));
+        assert_eq!(shorten("a\nb\n"), None);
     }
 
     #[test]

@@ -192,6 +192,14 @@ pub enum Event {
     ApprovalChanged {
         approval: crate::config::Approval,
     },
+    /// A reply had more tool blocks than seek runs per reply: the first `limit` were parsed as
+    /// blocks, the `count` after them were not run (their text stays in the answer as written,
+    /// and the model is told).
+    BlocksNotRun {
+        round: u32,
+        count: usize,
+        limit: usize,
+    },
     /// The saved sessions, the most recently active first, one line each.
     SessionList {
         lines: Vec<String>,

@@ -14,6 +14,11 @@ use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
 use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 
+/// Tool blocks of one reply that are run (or reported as not run) one by one, at most. A reply
+/// holding more is answered with one sentence for all the rest: without a bound, a reply of a
+/// hundred thousand tiny blocks costs a process, a record and an event each.
+pub const MAX_BLOCKS_PER_REPLY: usize = 16;
+
 /// Streamed output forwarded per block as events, at most; the block's final head-and-tail
 /// output still arrives whole in `BlockFinished`. Keeps memory bounded when a block prints
 /// gigabytes and the consumer is slow.
@@ -203,8 +208,24 @@ pub async fn execute_reply(
         });
         executed.records.push(record);
     }
+    if parsed.over_limit > 0 {
+        feedback_parts.push(over_limit_feedback(parsed.over_limit));
+    }
     executed.feedback = feedback_parts.join("\n\n");
     executed
+}
+
+/// What the model is told about the blocks past `MAX_BLOCKS_PER_REPLY`.
+fn over_limit_feedback(count: usize) -> String {
+    let (blocks, were) = if count == 1 {
+        ("block", "was")
+    } else {
+        ("blocks", "were")
+    };
+    format!(
+        "{count} more {blocks} after block {last} {were} not run: seek runs at most {MAX_BLOCKS_PER_REPLY} blocks per reply. Put the work into fewer blocks.",
+        last = MAX_BLOCKS_PER_REPLY - 1
+    )
 }
 
 /// The result record of `block`.

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget;
 use super::event::{BlockRecord, Event, Outcome, Status};
-use super::execute::{EventSink, execute_reply, repetition_feedback};
+use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, execute_reply, repetition_feedback};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
@@ -171,7 +171,7 @@ pub async fn run_turn(
             }
         };
 
-        let parsed = protocol::parse(&reply.answer, &parse_tags);
+        let parsed = protocol::parse_at_most(&reply.answer, &parse_tags, MAX_BLOCKS_PER_REPLY);
         let repetition = matches!(reply.finish, Some(FinishReason::Repetition(_)));
         last_answer = parsed.placeholder_text();
         last_reasoning = non_empty(reply.reasoning);
@@ -182,6 +182,13 @@ pub async fn run_turn(
             blocks: parsed.blocks.len(),
             finish: finish_name(reply.finish.as_ref()),
         });
+        if parsed.over_limit > 0 {
+            events.emit(Event::BlocksNotRun {
+                round: rounds,
+                count: parsed.over_limit,
+                limit: MAX_BLOCKS_PER_REPLY,
+            });
+        }
         memory.push(Role::Assistant, reply.answer.clone());
 
         let mut report = RoundReport {

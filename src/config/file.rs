@@ -31,6 +31,8 @@ pub struct FileConfig {
     pub seed: FileValue<i64>,
     pub stream_idle_timeout_secs: FileValue<i64>,
     pub connect_timeout_secs: FileValue<i64>,
+    pub reply_timeout_secs: FileValue<i64>,
+    pub stream_max_line_mib: FileValue<i64>,
     pub max_retries: FileValue<i64>,
     pub sandbox: FileValue<String>,
     pub approval: FileValue<String>,

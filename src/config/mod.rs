@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 pub use env::Env;
-pub use model::ModelSettings;
+pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
@@ -483,6 +483,8 @@ impl Resolver<'_> {
             seed: c.seed.as_ref(),
             stream_idle_timeout_secs: c.stream_idle_timeout_secs.as_ref(),
             connect_timeout_secs: c.connect_timeout_secs.as_ref(),
+            reply_timeout_secs: c.reply_timeout_secs.as_ref(),
+            stream_max_line_mib: c.stream_max_line_mib.as_ref(),
             max_retries: c.max_retries.as_ref(),
         });
         let model_settings = model::resolve(&model_file, &|span| self.file_origin(span))?;

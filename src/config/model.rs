@@ -34,6 +34,8 @@ pub struct ModelFile<'a> {
     pub seed: Option<&'a Spanned<i64>>,
     pub stream_idle_timeout_secs: Option<&'a Spanned<i64>>,
     pub connect_timeout_secs: Option<&'a Spanned<i64>>,
+    pub reply_timeout_secs: Option<&'a Spanned<i64>>,
+    pub stream_max_line_mib: Option<&'a Spanned<i64>>,
     pub max_retries: Option<&'a Spanned<i64>>,
 }
 
@@ -47,9 +49,14 @@ pub struct ModelSettings {
     pub temperature: Option<Sourced<f64>>,
     pub top_p: Option<Sourced<f64>>,
     pub seed: Option<Sourced<i64>>,
-    /// A stream that sends no byte for this long is an error.
+    /// A stream that sends no content for this long is an error (keep-alive comments and blank
+    /// lines are not content).
     pub stream_idle_timeout_secs: Sourced<u64>,
     pub connect_timeout_secs: Sourced<u64>,
+    /// The longest one reply may take, from sending the request (retries included) to its end.
+    pub reply_timeout_secs: Sourced<u64>,
+    /// The longest line of a streamed reply seek reads, in MiB; a longer one is an error.
+    pub stream_max_line_mib: Sourced<u64>,
     /// Retries of a request that failed before its first token.
     pub max_retries: Sourced<u64>,
 }
@@ -59,6 +66,12 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
 pub const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_MAX_RETRIES: u64 = 3;
+/// An hour: a slow CPU-only model writes 4,096 tokens well within it, and a server that drips
+/// tokens for ever is still stopped.
+pub const DEFAULT_REPLY_TIMEOUT_SECS: u64 = 3600;
+/// One streamed line carries one token's event (a few hundred bytes); servers that send a whole
+/// reply as one line stay far below this.
+pub const DEFAULT_STREAM_MAX_LINE_MIB: u64 = 4;
 
 impl Default for ModelSettings {
     fn default() -> Self {
@@ -72,6 +85,8 @@ impl Default for ModelSettings {
             stream_idle_timeout_secs: d(DEFAULT_IDLE_TIMEOUT_SECS),
             connect_timeout_secs: d(DEFAULT_CONNECT_TIMEOUT_SECS),
             max_retries: d(DEFAULT_MAX_RETRIES),
+            reply_timeout_secs: d(DEFAULT_REPLY_TIMEOUT_SECS),
+            stream_max_line_mib: d(DEFAULT_STREAM_MAX_LINE_MIB),
         }
     }
 }
@@ -146,6 +161,20 @@ pub fn resolve(
             defaults.connect_timeout_secs,
         )?,
         max_retries: int(file.max_retries, "max_retries", 0, 20, defaults.max_retries)?,
+        reply_timeout_secs: int(
+            file.reply_timeout_secs,
+            "reply_timeout_secs",
+            1,
+            7 * 86_400,
+            defaults.reply_timeout_secs,
+        )?,
+        stream_max_line_mib: int(
+            file.stream_max_line_mib,
+            "stream_max_line_mib",
+            1,
+            1024,
+            defaults.stream_max_line_mib,
+        )?,
     })
 }
 

@@ -116,6 +116,8 @@ pub fn render(config: &Config, env: &Env) -> String {
         ("max_tokens", &m.max_tokens),
         ("stream_idle_timeout_secs", &m.stream_idle_timeout_secs),
         ("connect_timeout_secs", &m.connect_timeout_secs),
+        ("reply_timeout_secs", &m.reply_timeout_secs),
+        ("stream_max_line_mib", &m.stream_max_line_mib),
         ("max_retries", &m.max_retries),
     ] {
         line(&mut out, key, &value.value.to_string(), &value.origin, None);

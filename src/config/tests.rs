@@ -395,6 +395,27 @@ fn model_settings() {
     assert_eq!(m.seed.as_ref().map(|t| t.value), Some(7));
     assert_eq!(m.context_window.value, 32768);
 
+    let fresh = f.resolve(&Overrides::default(), &[]).expect("defaults");
+    assert_eq!(fresh.model_settings.reply_timeout_secs.value, 3600);
+    assert_eq!(fresh.model_settings.stream_max_line_mib.value, 4);
+    f.write_config("reply_timeout_secs = 90\nstream_max_line_mib = 16\n");
+    let config = f
+        .resolve(&Overrides::default(), &[])
+        .expect("stream bounds");
+    let m = &config.model_settings;
+    assert_eq!(m.reply_timeout_secs.value, 90);
+    assert_eq!(m.stream_max_line_mib.value, 16);
+    assert!(matches!(m.stream_max_line_mib.origin, Origin::File { .. }));
+    f.write_config("stream_max_line_mib = 0\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("out of range")
+        .to_string();
+    assert!(
+        err.contains("stream_max_line_mib = 0: expected a whole number from 1 to 1024"),
+        "{err}"
+    );
+
     f.write_config("temperature = 3.5\n");
     let err = f
         .resolve(&Overrides::default(), &[])

@@ -1,6 +1,6 @@
 //! The HTTP client shared by both wire formats: sending, retrying before the first token,
-//! timeouts, cancellation, reading the stream line by line, the think split and the repetition
-//! guard.
+//! timeouts (idle: no content; total: the reply deadline), cancellation, reading the stream line
+//! by line within the line limit, `max_tokens` enforced, the think split and the repetition guard.
 //!
 //! It must not know about tools or the UI; everything it learns goes out as `Delta`s or an
 //! `LlmError` on the stream.
@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::BoxFuture;
 
+use super::bounds::{MAX_BODY_BYTES, TokenMeter};
 use super::error::{is_context_exceeded, reported_context, server_message, shorten};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
@@ -35,7 +37,12 @@ pub struct Settings {
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub connect_timeout: Duration,
+    /// The longest wait for content (keep-alive lines are not content).
     pub idle_timeout: Duration,
+    /// The longest one reply may take, retries included.
+    pub reply_timeout: Duration,
+    /// The longest streamed line read.
+    pub max_line_bytes: usize,
     pub retry: RetryPolicy,
     pub context_window: u64,
 }
@@ -92,9 +99,20 @@ impl HttpChatModel {
             api_key,
             connect_timeout: Duration::from_secs(5),
             idle_timeout,
+            reply_timeout: Duration::from_secs(crate::config::DEFAULT_REPLY_TIMEOUT_SECS),
+            max_line_bytes: usize::try_from(crate::config::DEFAULT_STREAM_MAX_LINE_MIB << 20)
+                .unwrap_or(usize::MAX),
             retry: RetryPolicy::new(3),
             context_window: 8192,
         }
+    }
+
+    /// The same client with other stream bounds (tests use small ones).
+    pub fn with_bounds(&self, reply_timeout: Duration, max_line_bytes: usize) -> Self {
+        let mut settings = self.inner.settings.clone();
+        settings.reply_timeout = reply_timeout;
+        settings.max_line_bytes = max_line_bytes;
+        Self::new(settings)
     }
 
     /// The same client with another retry policy (tests use short delays).
@@ -196,10 +214,23 @@ fn classify(delta: ThinkDelta, reply: &mut Reply, outbox: &mut Outbox) -> Option
 struct Reply {
     splitter: ThinkSplitter,
     guard: RepetitionGuard,
+    meter: TokenMeter,
     /// Any token arrived (no retry after that).
     streamed: bool,
+    /// When the server last said something (a line with an event); keep-alives do not count.
+    last_content: Instant,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+}
+
+/// One request as every attempt sends it.
+struct Call<'a> {
+    url: &'a str,
+    body: &'a serde_json::Value,
+    model: &'a str,
+    max_tokens: u64,
+    /// The reply deadline (`reply_timeout` from the first send).
+    deadline: Instant,
 }
 
 type Sender = mpsc::Sender<Result<Delta, LlmError>>;
@@ -232,9 +263,16 @@ impl Inner {
         let model = self.model()?;
         let body = self.wire.body(request, &model);
         let url = self.settings.url.endpoint(self.wire.chat_path());
+        let call = Call {
+            url: &url,
+            body: &body,
+            model: &model,
+            max_tokens: request.options.max_tokens,
+            deadline: Instant::now() + self.settings.reply_timeout,
+        };
         let mut retries = 0;
         loop {
-            match self.attempt(&url, &body, &model, tx, cancel).await {
+            match self.attempt(&call, tx, cancel).await {
                 Attempt::Finished | Attempt::Abandoned => return Ok(()),
                 Attempt::Failed {
                     error,
@@ -257,6 +295,9 @@ impl Inner {
                     tokio::select! {
                         () = cancel.cancelled() => return Ok(()),
                         () = tx.closed() => return Ok(()),
+                        () = tokio::time::sleep_until(call.deadline) => {
+                            return Err(self.reply_timeout(&url));
+                        }
                         () = tokio::time::sleep(delay) => {}
                     }
                 }
@@ -264,56 +305,60 @@ impl Inner {
         }
     }
 
-    async fn attempt(
-        &self,
-        url: &str,
-        body: &serde_json::Value,
-        model: &str,
-        tx: &Sender,
-        cancel: &CancellationToken,
-    ) -> Attempt {
+    async fn attempt(&self, call: &Call<'_>, tx: &Sender, cancel: &CancellationToken) -> Attempt {
+        let url = call.url;
         let client = match self.client() {
             Ok(c) => c,
             Err(e) => return failed(e, false),
         };
-        let mut builder = client.post(url).json(body);
+        let mut builder = client.post(url).json(call.body);
         if let Some(key) = &self.settings.api_key {
             builder = builder.bearer_auth(key);
         }
         let idle = self.settings.idle_timeout;
+        let wake = (Instant::now() + idle).min(call.deadline);
         let sent = tokio::select! {
             () = cancel.cancelled() => return Attempt::Abandoned,
             () = tx.closed() => return Attempt::Abandoned,
-            sent = tokio::time::timeout(idle, builder.send()) => sent,
+            sent = tokio::time::timeout_at(wake, builder.send()) => sent,
         };
         let mut response = match sent {
-            Err(_) => return failed(self.idle_timeout(url), false),
+            Err(_) => return failed(self.timed_out(url, call.deadline), false),
             Ok(Err(e)) => return failed(self.unreachable(url, &e), true),
             Ok(Ok(response)) => response,
         };
         if !response.status().is_success() {
-            return self.http_failure(url, model, response).await;
+            return self.http_failure(url, call.model, response).await;
         }
 
         let mut decoder = self.wire.decoder();
         let mut reply = Reply {
             splitter: ThinkSplitter::default(),
             guard: RepetitionGuard::default(),
+            meter: TokenMeter::new(call.max_tokens),
             streamed: false,
+            last_content: Instant::now(),
             finish_reason: None,
             usage: None,
         };
+        let max_line = self.settings.max_line_bytes;
         let mut buffer: Vec<u8> = Vec::new();
         let mut scanned = 0;
         loop {
+            // Idle is measured from the last content, so lines that carry nothing (keep-alive
+            // comments, blank lines) cannot hold the reply open; nothing passes the deadline.
+            let wake = (reply.last_content + idle).min(call.deadline);
             let chunk = tokio::select! {
                 () = cancel.cancelled() => return Attempt::Abandoned,
                 () = tx.closed() => return Attempt::Abandoned,
-                chunk = tokio::time::timeout(idle, response.chunk()) => chunk,
+                chunk = tokio::time::timeout_at(wake, response.chunk()) => chunk,
             };
             let mut outbox = Outbox::default();
             let step = match chunk {
-                Err(_) => Some(Step::Failed(failed(self.idle_timeout(url), false))),
+                Err(_) => Some(Step::Failed(failed(
+                    self.timed_out(url, call.deadline),
+                    false,
+                ))),
                 Ok(Err(e)) => Some(Step::Failed(self.cut(
                     url,
                     &reply,
@@ -327,6 +372,10 @@ impl Inner {
                     let mut step = None;
                     while let Some(offset) = memchr::memchr(b'\n', &buffer[scanned..]) {
                         let line_end = scanned + offset;
+                        if line_end - consumed > max_line {
+                            step = Some(Step::Failed(self.line_too_long(url)));
+                            break;
+                        }
                         let line = String::from_utf8_lossy(&buffer[consumed..line_end]);
                         step = self.decode_line(url, &line, &mut *decoder, &mut reply, &mut outbox);
                         consumed = line_end + 1;
@@ -337,13 +386,20 @@ impl Inner {
                     }
                     buffer.drain(..consumed);
                     scanned = buffer.len();
+                    // A line still without its end: refused as soon as it is too long, so a
+                    // server that never ends a line cannot grow this buffer without bound.
+                    if step.is_none() && buffer.len() > max_line {
+                        step = Some(Step::Failed(self.line_too_long(url)));
+                    }
                     step
                 }
                 Ok(Ok(None)) => {
-                    // The last line may lack its line ending.
+                    // The last line may lack its line ending; one that does not read is a line
+                    // the connection cut short, not a line the server meant.
                     let line = String::from_utf8_lossy(&buffer).into_owned();
                     buffer.clear();
-                    let step = self.decode_line(url, &line, &mut *decoder, &mut reply, &mut outbox);
+                    let step =
+                        self.decode_last_line(url, &line, &mut *decoder, &mut reply, &mut outbox);
                     Some(step.unwrap_or_else(|| {
                         if reply.finish_reason.is_some() || reply.usage.is_some() {
                             // Some servers end with a finish record and close without `[DONE]`.
@@ -389,22 +445,57 @@ impl Inner {
         reply: &mut Reply,
         outbox: &mut Outbox,
     ) -> Option<Step> {
-        let events = match decoder.line(line) {
-            Ok(events) => events,
-            Err(_) => {
-                return Some(Step::Failed(failed(
-                    LlmError::Malformed {
-                        url: url.to_owned(),
-                        line: shorten(line.trim(), 200),
-                    },
-                    false,
-                )));
-            }
-        };
+        match decoder.line(line) {
+            Ok(events) => self.file_events(url, events, reply, outbox),
+            Err(_) => Some(Step::Failed(failed(
+                LlmError::Malformed {
+                    url: url.to_owned(),
+                    line: shorten(line.trim(), 200),
+                },
+                false,
+            ))),
+        }
+    }
+
+    /// Decodes the text after the last line ending, found when the server closed the stream. A
+    /// complete line is read as any other; one that does not read is a line the connection cut
+    /// short, not a line the server meant.
+    fn decode_last_line(
+        &self,
+        url: &str,
+        line: &str,
+        decoder: &mut dyn super::wire::LineDecoder,
+        reply: &mut Reply,
+        outbox: &mut Outbox,
+    ) -> Option<Step> {
+        match decoder.line(line) {
+            Ok(events) => self.file_events(url, events, reply, outbox),
+            Err(_) => Some(Step::Failed(self.cut(
+                url,
+                reply,
+                "the stream ended in the middle of a line",
+            ))),
+        }
+    }
+
+    /// Files what one line said; `Some` when it ends the attempt.
+    fn file_events(
+        &self,
+        url: &str,
+        events: Vec<WireEvent>,
+        reply: &mut Reply,
+        outbox: &mut Outbox,
+    ) -> Option<Step> {
+        if !events.is_empty() {
+            reply.last_content = Instant::now();
+        }
         for event in events {
             match event {
                 WireEvent::Content(text) => {
                     reply.streamed = true;
+                    if let Err(step) = self.meter(url, reply, &text) {
+                        return Some(step);
+                    }
                     for delta in reply.splitter.push(&text) {
                         if let Some(repetition) = classify(delta, reply, outbox) {
                             return Some(Step::Repeating(repetition));
@@ -413,6 +504,9 @@ impl Inner {
                 }
                 WireEvent::Reasoning(text) => {
                     reply.streamed = true;
+                    if let Err(step) = self.meter(url, reply, &text) {
+                        return Some(step);
+                    }
                     outbox.push(Delta::Reasoning(text));
                 }
                 WireEvent::Finish { reason, usage } => {
@@ -475,6 +569,46 @@ impl Inner {
         )
     }
 
+    /// Counts streamed text against `max_tokens`; the step that stops a reply past it.
+    fn meter(&self, url: &str, reply: &mut Reply, text: &str) -> Result<(), Step> {
+        reply.meter.count(text).map_err(|overrun| {
+            Step::Failed(failed(
+                LlmError::PastMaxTokens {
+                    url: url.to_owned(),
+                    max_tokens: overrun.max_tokens,
+                    received: overrun.describe(),
+                },
+                false,
+            ))
+        })
+    }
+
+    fn line_too_long(&self, url: &str) -> Attempt {
+        failed(
+            LlmError::LineTooLong {
+                url: url.to_owned(),
+                limit: super::bounds::size(self.settings.max_line_bytes as u64),
+            },
+            false,
+        )
+    }
+
+    /// A wait that ended without news: the reply deadline if it has passed, else the idle limit.
+    fn timed_out(&self, url: &str, deadline: Instant) -> LlmError {
+        if Instant::now() >= deadline {
+            self.reply_timeout(url)
+        } else {
+            self.idle_timeout(url)
+        }
+    }
+
+    fn reply_timeout(&self, url: &str) -> LlmError {
+        LlmError::ReplyTimeout {
+            url: url.to_owned(),
+            secs: self.settings.reply_timeout.as_secs(),
+        }
+    }
+
     fn idle_timeout(&self, url: &str) -> LlmError {
         LlmError::IdleTimeout {
             url: url.to_owned(),
@@ -507,11 +641,16 @@ impl Inner {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let body = tokio::time::timeout(self.settings.idle_timeout, response.text())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
+        // Only the start of an error body is ever shown; a server that sends an endless one is
+        // not read further.
+        let body = tokio::time::timeout(
+            self.settings.idle_timeout,
+            read_body(response, ERROR_BODY_BYTES),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
         let message = server_message(&body);
         let code = status.as_u16();
         let error = if code == 404
@@ -567,7 +706,13 @@ impl Inner {
                 _ => Ok(Vec::new()),
             };
         }
-        let body = response.text().await.map_err(|e| LlmError::StreamCut {
+        let body = tokio::time::timeout(
+            self.settings.idle_timeout,
+            read_body(response, MAX_BODY_BYTES),
+        )
+        .await
+        .map_err(|_| self.idle_timeout(&url))?
+        .map_err(|e| LlmError::StreamCut {
             url: url.clone(),
             reason: e.without_url().to_string(),
         })?;
@@ -578,6 +723,26 @@ impl Inner {
             })?;
         Ok(self.wire.model_names(&value))
     }
+}
+
+/// Bytes of an error body read: enough for any server's message and its JSON around it.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// A response body as text, at most `max` bytes of it (a longer one is cut there, lossily at a
+/// character boundary): a server cannot make seek hold more than that.
+pub(super) async fn read_body(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<String, reqwest::Error> {
+    let mut body = Vec::new();
+    while body.len() < max {
+        let Some(chunk) = response.chunk().await? else {
+            break;
+        };
+        let take = chunk.len().min(max - body.len());
+        body.extend_from_slice(&chunk[..take]);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// The innermost cause of an error (`Connection refused (os error 111)`), which is what a user

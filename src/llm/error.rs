@@ -33,9 +33,25 @@ pub enum LlmError {
         message: String,
     },
     #[error(
-        "the model server at {url} sent nothing for {secs} s (stream_idle_timeout_secs); the reply was abandoned"
+        "the model server at {url} sent no content for {secs} s (stream_idle_timeout_secs; keep-alive lines do not count): the reply was abandoned"
     )]
     IdleTimeout { url: String, secs: u64 },
+    #[error(
+        "the reply took longer than {secs} s (reply_timeout_secs) at {url}: stopped; raise reply_timeout_secs for a model this slow"
+    )]
+    ReplyTimeout { url: String, secs: u64 },
+    #[error(
+        "the model server at {url} sent a line longer than {limit} (stream_max_line_mib): stopped reading; no streamed event is that long, so the server or something between is broken"
+    )]
+    LineTooLong { url: String, limit: String },
+    #[error(
+        "the reply passed max_tokens ({max_tokens}) at {url}: {received} arrived and the server had not finished: stopped; raise max_tokens if the model needs longer replies"
+    )]
+    PastMaxTokens {
+        url: String,
+        max_tokens: u64,
+        received: String,
+    },
     #[error("the model server at {url} sent a line seek cannot read: {line}")]
     Malformed { url: String, line: String },
     #[error("the connection to {url} broke before the reply finished: {reason}")]

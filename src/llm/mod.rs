@@ -4,6 +4,7 @@
 //! configuration. It must not know about tools or the UI. Failures are `LlmError` values, never
 //! text pretending to be the model's answer.
 
+mod bounds;
 mod client;
 mod error;
 mod ollama;
@@ -247,6 +248,8 @@ pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
         api_key,
         connect_timeout: Duration::from_secs(m.connect_timeout_secs.value),
         idle_timeout: Duration::from_secs(m.stream_idle_timeout_secs.value),
+        reply_timeout: Duration::from_secs(m.reply_timeout_secs.value),
+        max_line_bytes: usize::try_from(m.stream_max_line_mib.value << 20).unwrap_or(usize::MAX),
         retry: RetryPolicy::new(u32::try_from(m.max_retries.value).unwrap_or(3)),
         context_window: m.context_window.value,
     }))

@@ -15,7 +15,11 @@ pub(super) async fn context_window(client: &reqwest::Client, settings: &Settings
         if !response.status().is_success() {
             return None;
         }
-        response.json::<serde_json::Value>().await.ok()
+        // A server cannot make seek hold more than a bounded body.
+        let body = super::client::read_body(response, super::bounds::MAX_BODY_BYTES)
+            .await
+            .ok()?;
+        serde_json::from_str::<serde_json::Value>(&body).ok()
     };
     let with_key = |request: reqwest::RequestBuilder| match &settings.api_key {
         Some(key) => request.bearer_auth(key),

@@ -26,6 +26,6 @@ mod think;
 
 pub use feedback::{FAILURE_PREFIX, SUCCESS_PREFIX, feedback};
 pub use placeholder::{expand_placeholders, placeholder, placeholder_index};
-pub use scanner::{Block, BlockScanner, Parsed, ScanEvent, parse};
+pub use scanner::{Block, BlockScanner, Parsed, ScanEvent, parse, parse_at_most};
 pub use tags::{ToolTags, canonical_tag};
 pub use think::{ReasoningSplit, ThinkDelta, ThinkSplitter, split_reasoning};

@@ -47,6 +47,9 @@ pub enum ScanEvent {
 pub struct Parsed {
     pub text: String,
     pub blocks: Vec<Block>,
+    /// Tool blocks past the scanner's block limit: counted, not kept; their text stays in the
+    /// reply as it was written (no placeholder), so nothing runs them.
+    pub over_limit: usize,
 }
 
 impl Parsed {
@@ -81,6 +84,13 @@ pub fn parse(text: &str, tags: &ToolTags) -> Parsed {
     scanner.finish()
 }
 
+/// Parses a whole reply keeping at most `max_blocks` tool blocks (see `Parsed::over_limit`).
+pub fn parse_at_most(text: &str, tags: &ToolTags, max_blocks: usize) -> Parsed {
+    let mut scanner = BlockScanner::new(tags.clone()).with_block_limit(max_blocks);
+    scanner.push(text);
+    scanner.finish()
+}
+
 #[derive(Debug, Clone)]
 struct OpenFence {
     prefix: String,
@@ -103,6 +113,9 @@ pub struct BlockScanner {
     search_from: usize,
     open: Option<OpenFence>,
     blocks: Vec<Block>,
+    /// Tool blocks kept at most; later ones are only counted.
+    block_limit: usize,
+    over_limit: usize,
 }
 
 impl BlockScanner {
@@ -114,7 +127,16 @@ impl BlockScanner {
             search_from: 0,
             open: None,
             blocks: Vec::new(),
+            block_limit: usize::MAX,
+            over_limit: 0,
         }
+    }
+
+    /// Keeps at most `max` tool blocks: later ones are skipped like ordinary markdown fences (so a
+    /// fence inside one is not taken for a block) and counted in `Parsed::over_limit`.
+    pub fn with_block_limit(mut self, max: usize) -> Self {
+        self.block_limit = max;
+        self
     }
 
     /// Appends `delta` and examines every line it completed.
@@ -144,6 +166,7 @@ impl BlockScanner {
         Parsed {
             text: self.text,
             blocks: self.blocks,
+            over_limit: self.over_limit,
         }
     }
 
@@ -167,7 +190,15 @@ impl BlockScanner {
                     return;
                 };
                 let info = split_info(fence.info);
-                let block = self.tags.resolve(info.tag).map(|tag| {
+                let at_limit = self.blocks.len() >= self.block_limit;
+                let tag = match self.tags.resolve(info.tag) {
+                    Some(_) if at_limit => {
+                        self.over_limit += 1;
+                        None
+                    }
+                    tag => tag,
+                };
+                let block = tag.map(|tag| {
                     let index = self.blocks.len();
                     self.blocks.push(Block {
                         index,
@@ -214,5 +245,36 @@ impl BlockScanner {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags() -> ToolTags {
+        ToolTags::new(["bash", "python"])
+    }
+
+    #[test]
+    fn blocks_past_the_limit_are_counted_and_left_as_text() {
+        let reply = "a\n```bash\none\n```\n```python\ntwo\n```\n```bash\n```python\nthree\n```\n```bash\nfour\n```\n";
+        let parsed = parse_at_most(reply, &tags(), 2);
+        assert_eq!(parsed.blocks.len(), 2);
+        assert_eq!(parsed.blocks[1].code, "two\n");
+        // The third fence's content (an inner fence line) is skipped like any other fence's,
+        // and the fourth block is counted too.
+        assert_eq!(parsed.over_limit, 2);
+        assert_eq!(
+            parsed.placeholder_text(),
+            "a\nblock:0\nblock:1\n```bash\n```python\nthree\n```\n```bash\nfour\n```\n"
+        );
+        let mut scanner = BlockScanner::new(tags()).with_block_limit(2);
+        for piece in reply.split_inclusive('e') {
+            scanner.push(piece);
+        }
+        assert_eq!(scanner.finish(), parsed, "streamed and batch agree");
+        assert_eq!(parse(reply, &tags()).over_limit, 0);
+        assert_eq!(parse(reply, &tags()).blocks.len(), 4);
     }
 }

@@ -247,6 +247,9 @@ impl Transcript {
                     self.touch(at);
                 }
             }
+            Event::BlocksNotRun { count, limit, .. } => self.push(Item::Notice(format!(
+                "{count} more blocks in this reply were not run: seek runs at most {limit} per reply"
+            ))),
             Event::ApprovalChanged { approval } => self.push(Item::Notice(format!(
                 "approval: {approval} for the rest of this session"
             ))),

@@ -3,8 +3,10 @@
 //!
 //! Plain threads and blocking sockets, so it serves async client tests and tests that run the
 //! real binary alike. Responses are close-delimited HTTP/1.1, so a cut connection looks exactly
-//! like a server that died mid-reply. Nothing here sleeps: a stalling reply waits until the client
-//! hangs up.
+//! like a server that died mid-reply. Nothing here sleeps to wait for the client: a stalling reply
+//! waits until the client hangs up. Only the faults that emulate a server's pace (keep-alives, a
+//! slow drip of tokens) space their writes, and every endless fault stops at a size or time bound
+//! so a client that never hangs up fails its test instead of hanging the suite.
 
 #![allow(dead_code)]
 
@@ -44,6 +46,23 @@ pub enum Reply {
     /// Sends the headers, waits until `gate` is opened, then streams `answer` like `Text`: the
     /// client is held mid-request for as long as the test needs.
     Held { answer: String, gate: Gate },
+    /// Opens a content line and never ends it: `x` after `x` with no line ending, until the
+    /// client hangs up (at most `limit` bytes).
+    EndlessLine { limit: usize },
+    /// Streams distinct tokens (`t0 `, `t1 `, …: nothing repeats) until the client hangs up (at
+    /// most `limit` tokens), never finishing.
+    EndlessTokens { limit: usize },
+    /// Streams `answer`, then a keep-alive comment (SSE `: keep-alive`, Ollama a blank line)
+    /// every `every` until the client hangs up (at most `FAILURE_BOUND`).
+    KeepAlive {
+        answer: String,
+        every: std::time::Duration,
+    },
+    /// Streams one distinct token every `every` until the client hangs up (at most
+    /// `FAILURE_BOUND`): a live reply that never ends.
+    Drip { every: std::time::Duration },
+    /// Streams `answer`, then the first half of a content line, then closes the connection.
+    CutMidLine { answer: String },
 }
 
 /// Holds a `Reply::Held` until the test opens it.
@@ -374,6 +393,74 @@ fn serve(
                 }
             }
         }
+        Reply::EndlessLine { limit } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                let line = wire.content("x");
+                // The line up to its content's opening quote, then `x` for ever.
+                let open = &line[..line.find("\"x\"").map_or(0, |i| i + 1)];
+                let block = vec![b'x'; 64 * 1024];
+                let mut sent = open.len();
+                let mut alive = stream.write_all(open.as_bytes()).is_ok();
+                while alive && sent < limit {
+                    alive = stream.write_all(&block).is_ok();
+                    sent += block.len();
+                }
+            }
+            let _ = hangup.send(());
+        }
+        Reply::EndlessTokens { limit } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                // Many lines per write, so the server is faster than any client.
+                let mut batch = String::new();
+                for token in 0..limit {
+                    batch.push_str(&wire.content(&format!("t{token} ")));
+                    batch.push('\n');
+                    if batch.len() > 32 * 1024 {
+                        if stream.write_all(batch.as_bytes()).is_err() {
+                            break;
+                        }
+                        batch.clear();
+                    }
+                }
+            }
+            let _ = hangup.send(());
+        }
+        Reply::KeepAlive { answer, every } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+                let started = std::time::Instant::now();
+                while started.elapsed() < FAILURE_BOUND
+                    && write_line(&mut stream, wire.keep_alive()).is_ok()
+                {
+                    std::thread::sleep(every);
+                }
+            }
+            let _ = hangup.send(());
+        }
+        Reply::Drip { every } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                let started = std::time::Instant::now();
+                let mut token = 0u64;
+                while started.elapsed() < FAILURE_BOUND
+                    && write_line(&mut stream, &wire.content(&format!("d{token} "))).is_ok()
+                {
+                    token += 1;
+                    std::thread::sleep(every);
+                }
+            }
+            let _ = hangup.send(());
+        }
+        Reply::CutMidLine { answer } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                }
+                let line = wire.content("the rest of the reply");
+                let _ = stream.write_all(&line.as_bytes()[..line.len() / 2]);
+            }
+        }
     }
     let _ = stream.flush();
     let _ = stream.shutdown(Shutdown::Both);
@@ -397,6 +484,14 @@ impl Wire {
         match self {
             Wire::Ollama => serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": "", "thinking": text}, "done": false}).to_string(),
             Wire::OpenAi => format!("data: {}\n", serde_json::json!({"choices": [{"index": 0, "delta": {"reasoning_content": text}, "finish_reason": null}]})),
+        }
+    }
+
+    /// A line that carries nothing, as servers send to keep a connection open.
+    fn keep_alive(self) -> &'static str {
+        match self {
+            Wire::Ollama => "",
+            Wire::OpenAi => ": keep-alive\n",
         }
     }
 
