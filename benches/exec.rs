@@ -82,6 +82,7 @@ fn bench(c: &mut Criterion) {
         work_dir: dir.path().to_owned(),
         temp_dir: dir.path().join("tmp"),
         cache_dir: dir.path().join("cache"),
+        allow_sockets: Vec::new(),
     }));
     group.bench_function("sandbox-added/bash -c true", |b| {
         b.iter_custom(|iters| {

@@ -41,6 +41,7 @@ fn place(mode: SandboxMode) -> Place {
         work_dir: work.clone(),
         temp_dir: root.path().join("tmp"),
         cache_dir: root.path().join("cache"),
+        allow_sockets: Vec::new(),
     };
     Place {
         _root: root,

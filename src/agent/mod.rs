@@ -61,6 +61,7 @@ pub fn spawn_with(
             work_dir: config.work_dir.value.clone(),
             temp_dir: temp.0.clone(),
             cache_dir: config.data_dir.join("cache"),
+            allow_sockets: safety.allow_sockets.value.clone(),
         })
     });
     let env_remove = crate::config::Env::from_process()

@@ -46,6 +46,7 @@ pub struct FileConfig {
 pub struct ExecFile {
     pub output_limit_bytes: FileValue<i64>,
     pub pass_env: FileValue<Vec<String>>,
+    pub allow_sockets: FileValue<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

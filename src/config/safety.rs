@@ -1,5 +1,6 @@
-//! The safety settings: the sandbox mode, the approval policy, the optional command blocklist and
-//! which credential-like variables blocks may still see.
+//! The safety settings: the sandbox mode, the approval policy, the optional command blocklist,
+//! which credential-like variables blocks may still see, and which unix sockets outside the
+//! sandbox they may reach.
 //!
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
@@ -10,6 +11,7 @@ use std::str::FromStr;
 use super::file::FileConfig;
 use super::{ConfigError, Origin, Resolver, Sourced, invalid};
 use crate::exec::sandbox::{self, SandboxMode};
+use crate::exec::socket_guard::{self, AllowedSocket};
 
 /// Whether blocks run without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -59,6 +61,8 @@ pub struct Safety {
     pub safe_mode: Sourced<bool>,
     /// Credential-like variables blocks may see anyway.
     pub pass_env: Sourced<Vec<String>>,
+    /// Unix sockets outside the sandbox's folders that blocks may connect to.
+    pub allow_sockets: Sourced<Vec<AllowedSocket>>,
 }
 
 impl Safety {
@@ -70,6 +74,14 @@ impl Safety {
                 self.approval.value
             )
         })
+    }
+
+    /// What to say once at start-up when blocks' sockets are not supervised as configured.
+    pub fn socket_warning(&self) -> Option<String> {
+        if self.sandbox.value == SandboxMode::Off {
+            return None;
+        }
+        socket_guard::support().warning()
     }
 
     /// `sandbox workspace-write`, `sandbox off` or `sandbox unavailable`, for headers.
@@ -128,10 +140,27 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
     let pass_env = r
         .file_value(cfg.and_then(|c| c.exec.pass_env.as_ref()))
         .unwrap_or_else(|| Sourced::new(Vec::new(), Origin::Default));
+    let allow_sockets = match r.file_value(cfg.and_then(|c| c.exec.allow_sockets.as_ref())) {
+        Some(entries) => {
+            let parsed = entries
+                .value
+                .iter()
+                .map(|entry| {
+                    entry.parse::<AllowedSocket>().map_err(|expected| {
+                        let one = Sourced::new(entry.clone(), entries.origin.clone());
+                        invalid(&one, "exec.allow_sockets", &expected)
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Sourced::new(parsed, entries.origin)
+        }
+        None => Sourced::new(Vec::new(), Origin::Default),
+    };
     Ok(Safety {
         sandbox,
         approval,
         safe_mode,
         pass_env,
+        allow_sockets,
     })
 }

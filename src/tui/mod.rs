@@ -92,6 +92,9 @@ pub async fn run(
     if let Some(warning) = config.safety.warning() {
         app.transcript.error(format!("warning: {warning}"));
     }
+    if let Some(warning) = config.safety.socket_warning() {
+        app.transcript.error(format!("warning: {warning}"));
+    }
     if config
         .model
         .value

@@ -1,0 +1,158 @@
+//! The supervisor: answers every `connect` a block's processes make, by making it itself.
+//!
+//! Owns the notification loop (one thread per running block) and the answer to each call (one
+//! short-lived thread per call, so a connect that blocks never holds up the others). It never lets
+//! the caller's own call proceed (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the caller's memory could
+//! change between the check and the kernel reading it again. It reads the address once, takes the
+//! caller's socket, and connects that socket to what it checked. Every failure here fails closed:
+//! the caller's connect fails. It must not decide what is allowed (`policy` does).
+
+use std::io::PipeReader;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::policy::{Destination, SocketPolicy};
+use super::sys;
+use super::target::Target;
+
+/// Calls answered at the same time, at most. Beyond that a call fails at once with `EAGAIN`, so a
+/// block cannot make seek start threads without bound.
+const MAX_IN_FLIGHT: usize = 64;
+/// A connect's thread needs little: a few paths and a sockaddr.
+const ANSWER_STACK: usize = 128 * 1024;
+/// `sizeof(struct sockaddr_storage)`: the kernel refuses longer addresses with `EINVAL`.
+const MAX_ADDRESS: usize = 128;
+
+/// Runs until `stop` is closed or no process uses the filter any more.
+pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
+    sys::block_signals();
+    let listener = Arc::new(listener);
+    let policy = Arc::new(policy);
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `fds` is a live array of two pollfds.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        if fds[1].revents != 0 {
+            break;
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            match sys::receive_notification(listener.as_fd()) {
+                Ok(notification) => hand_over(&listener, &policy, &in_flight, notification),
+                // The caller was interrupted or killed before its call was read.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => {}
+                // Closing the listener makes every pending and later connect fail (ENOSYS).
+                Err(_) => break,
+            }
+        } else if fds[0].revents != 0 {
+            // POLLHUP: every process under the filter has ended.
+            break;
+        }
+    }
+}
+
+/// Answers `notification` on a thread of its own.
+fn hand_over(
+    listener: &Arc<OwnedFd>,
+    policy: &Arc<SocketPolicy>,
+    in_flight: &Arc<AtomicUsize>,
+    notification: libc::seccomp_notif,
+) {
+    if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
+        in_flight.fetch_sub(1, Ordering::AcqRel);
+        let _ = sys::answer(listener.as_fd(), notification.id, Err(libc::EAGAIN));
+        return;
+    }
+    let job = {
+        let (listener, policy, in_flight) = (listener.clone(), policy.clone(), in_flight.clone());
+        move || {
+            if let Some(result) = decide_and_connect(&listener, &policy, &notification) {
+                let _ = sys::answer(listener.as_fd(), notification.id, result);
+            }
+            in_flight.fetch_sub(1, Ordering::AcqRel);
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name("seek-connect".into())
+        .stack_size(ANSWER_STACK)
+        .spawn(job);
+    if spawned.is_err() {
+        in_flight.fetch_sub(1, Ordering::AcqRel);
+        let _ = sys::answer(listener.as_fd(), notification.id, Err(libc::EAGAIN));
+    }
+}
+
+/// What the caller's `connect` returns; `None` when the caller is gone (nobody to answer).
+fn decide_and_connect(
+    listener: &OwnedFd,
+    policy: &SocketPolicy,
+    notification: &libc::seccomp_notif,
+) -> Option<Result<(), i32>> {
+    let target = Target::open(notification.pid);
+    // Only now, with the handles open, does a valid id prove they belong to the caller.
+    if !sys::still_waiting(listener.as_fd(), notification.id) {
+        return None;
+    }
+    let Ok(target) = target else {
+        return Some(Err(libc::EACCES));
+    };
+    Some(connect_for(&target, policy, &notification.data))
+}
+
+/// `connect(fd, address, length)` on the caller's behalf: `args` as the caller passed them.
+fn connect_for(
+    target: &Target,
+    policy: &SocketPolicy,
+    call: &libc::seccomp_data,
+) -> Result<(), i32> {
+    // The kernel reads `int fd` and `socklen_t addrlen`: the low 32 bits of those registers.
+    let fd = call.args[0] as u32 as i32;
+    let length = call.args[2] as u32;
+    if length as i32 <= 1 || length as usize > MAX_ADDRESS {
+        // Too short to hold a family (every family refuses it), negative, or too long.
+        return Err(libc::EINVAL);
+    }
+    let mut address = [0u8; MAX_ADDRESS];
+    let address = &mut address[..length as usize];
+    target
+        .read(call.args[1], address)
+        .map_err(|_| libc::EFAULT)?;
+    let socket = target.descriptor(fd).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBADF) => libc::EBADF,
+        _ => libc::EACCES,
+    })?;
+    let domain = sys::socket_domain(socket.as_fd()).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTSOCK) => libc::ENOTSOCK,
+        _ => libc::EACCES,
+    })?;
+    let outcome = if domain == libc::AF_UNIX {
+        // Decided by the socket's family, not by what the address claims to be.
+        match policy.judge(target, address)? {
+            Destination::AsGiven => sys::connect(socket.as_fd(), address),
+            Destination::File(file) => {
+                sys::connect(socket.as_fd(), &Destination::file_address(&file))
+            }
+        }
+    } else {
+        sys::connect(socket.as_fd(), address)
+    };
+    outcome.map_err(|e| e.raw_os_error().unwrap_or(libc::ECONNREFUSED))
+}

@@ -1,0 +1,72 @@
+//! A thread of a block waiting in `connect`, as the supervisor sees it: handles on its `/proc`
+//! entry, its memory and its descriptors, taken once and checked to still be that thread.
+//!
+//! Owns reading the caller's arguments and reaching its socket and its view of the file system.
+//! It must not decide whether the connect is allowed (`policy` does).
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::os::unix::fs::FileExt;
+
+use super::sys;
+
+pub struct Target {
+    /// `/proc/<tid>`: lookups through it fail once the thread is gone, never reach another.
+    proc_dir: OwnedFd,
+    pidfd: OwnedFd,
+    memory: File,
+}
+
+impl Target {
+    /// Opens the handles for thread `tid` (as the supervisor's pid namespace numbers it). The
+    /// caller must then check the notification is still valid: only that proves `tid` was not
+    /// reused by another process between the notification and these opens.
+    pub fn open(tid: u32) -> io::Result<Self> {
+        let tid = libc::pid_t::try_from(tid)
+            .ok()
+            .filter(|&t| t > 0)
+            // 0: the caller is in a pid namespace seek cannot see.
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+        let path = CString::new(format!("/proc/{tid}"))
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let proc_dir = sys::open_path(None, &path, libc::O_DIRECTORY)?;
+        let memory = sys::open_at(proc_dir.as_fd(), c"mem", libc::O_RDONLY)?;
+        Ok(Self {
+            pidfd: sys::pidfd_open(tid)?,
+            memory: File::from(memory),
+            proc_dir,
+        })
+    }
+
+    /// Copies `buf.len()` bytes from the caller's memory at `address`, once.
+    pub fn read(&self, address: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.memory.read_exact_at(buf, address)
+    }
+
+    /// The caller's descriptor `fd`: the same open file description (connecting it connects
+    /// theirs).
+    pub fn descriptor(&self, fd: RawFd) -> io::Result<OwnedFd> {
+        sys::pidfd_getfd(self.pidfd.as_fd(), fd)
+    }
+
+    /// The caller's current directory, where its relative socket paths start.
+    pub fn cwd(&self) -> io::Result<OwnedFd> {
+        sys::open_path(Some(self.proc_dir.as_fd()), c"cwd", libc::O_DIRECTORY)
+    }
+
+    /// Whether the caller resolves paths as seek does: same mount namespace and same root. A
+    /// block cannot mount under Landlock, but one that made its own namespace or chroot would
+    /// see other files at the same paths; its pathname connects are refused then.
+    pub fn shares_our_view_of_files(&self) -> io::Result<bool> {
+        let theirs = |name: &std::ffi::CStr| {
+            sys::open_path(Some(self.proc_dir.as_fd()), name, 0)
+                .and_then(|fd| sys::identity(fd.as_fd()))
+        };
+        let ours = |path: &std::ffi::CStr| {
+            sys::open_path(None, path, 0).and_then(|fd| sys::identity(fd.as_fd()))
+        };
+        Ok(theirs(c"ns/mnt")? == ours(c"/proc/self/ns/mnt")? && theirs(c"root")? == ours(c"/")?)
+    }
+}
