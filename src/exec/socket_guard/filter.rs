@@ -396,6 +396,50 @@ mod tests {
         assert_eq!(seen, [libc::EACCES, libc::EACCES, 0, 0, libc::EACCES]);
     }
 
+    /// A block cannot put a listener of its own under seek's (it could answer its connects
+    /// itself): the kernel allows one listener per filter chain. A filter without one that
+    /// allows `connect` changes nothing: the strictest action of all filters wins.
+    #[test]
+    fn a_block_cannot_stack_its_own_listener_or_allow_connect_itself() {
+        let (second_listener, after_allow_all) = std::thread::spawn(|| {
+            // SAFETY: prctl with integer arguments, on this thread only.
+            assert_eq!(
+                unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) },
+                0
+            );
+            let program = program(Program::Supervised).expect("the program builds");
+            let listener = install(program, true)
+                .expect("the kernel accepts the program")
+                .expect("a listener");
+            let second = install(program, true).err().and_then(|e| e.raw_os_error());
+            let allow_all = [sock_filter {
+                code: (BPF_RET | BPF_K) as u16,
+                jt: 0,
+                jf: 0,
+                k: SECCOMP_RET_ALLOW,
+            }];
+            install(&allow_all, false).expect("a plain filter installs");
+            // SAFETY: this thread owns the listener; closing it makes notified calls fail
+            // (ENOSYS) instead of waiting for an answer nobody gives.
+            unsafe { libc::close(listener) };
+            let address = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a loopback port");
+            let connect = std::net::TcpStream::connect(address)
+                .err()
+                .and_then(|e| e.raw_os_error());
+            (second, connect)
+        })
+        .join()
+        .expect("the filtered thread ends");
+        assert_eq!(second_listener, Some(libc::EBUSY));
+        assert_eq!(
+            after_allow_all,
+            Some(libc::ENOSYS),
+            "connect was not notified"
+        );
+    }
+
     #[test]
     fn connect_waits_for_a_supervisor_and_fails_without_one() {
         let errno = on_filtered_thread(Program::Supervised, || {

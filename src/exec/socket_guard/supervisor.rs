@@ -1,39 +1,63 @@
 //! The supervisor: answers every `connect` a block's processes make, by making it itself.
 //!
-//! Owns the notification loop (one thread per running block) and the answer to each call (one
-//! short-lived thread per call, so a connect that blocks never holds up the others). It never lets
-//! the caller's own call proceed (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the caller's memory could
-//! change between the check and the kernel reading it again. It reads the address once, takes the
-//! caller's socket, and connects that socket to what it checked. Every failure here fails closed:
-//! the caller's connect fails. It must not decide what is allowed (`policy` does).
+//! Owns the notification loop (one thread per running block) and the answers (on up to
+//! `MAX_ANSWERING` threads, so a connect that blocks never holds up the others; calls beyond that
+//! wait their turn, as a slow connect would). It never lets the caller's own call proceed
+//! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the caller's memory could change between the check and
+//! the kernel reading it again. It reads the address once, takes the caller's socket, and connects
+//! that socket to what it checked. Every failure here fails closed: the caller's connect fails. It
+//! must not decide what is allowed (`policy` does).
 
+use std::collections::VecDeque;
 use std::io::PipeReader;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::policy::{Destination, SocketPolicy};
 use super::sys;
 use super::target::Target;
 
-/// Calls answered at the same time, at most. Beyond that a call fails at once with `EAGAIN`, so a
-/// block cannot make seek start threads without bound.
-const MAX_IN_FLIGHT: usize = 64;
-/// A connect's thread needs little: a few paths and a sockaddr.
+/// Threads answering one block's calls at the same time, at most: a block cannot make seek start
+/// threads without bound, only wait longer.
+const MAX_ANSWERING: usize = 64;
+/// An answering thread needs little: a few paths and a sockaddr.
 const ANSWER_STACK: usize = 128 * 1024;
 /// `sizeof(struct sockaddr_storage)`: the kernel refuses longer addresses with `EINVAL`.
 const MAX_ADDRESS: usize = 128;
 
+/// What the answering threads share.
+struct Shared {
+    listener: OwnedFd,
+    policy: SocketPolicy,
+    work: Mutex<Work>,
+}
+
+/// Calls received but not yet taken by a thread, and how many threads are answering.
+#[derive(Default)]
+struct Work {
+    waiting: VecDeque<libc::seccomp_notif>,
+    threads: usize,
+}
+
+impl Shared {
+    fn work(&self) -> MutexGuard<'_, Work> {
+        // A panic while holding this lock leaves a plain queue and count intact: recover them.
+        self.work.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Runs until `stop` is closed or no process uses the filter any more.
 pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
     sys::block_signals();
-    let listener = Arc::new(listener);
-    let policy = Arc::new(policy);
-    let in_flight = Arc::new(AtomicUsize::new(0));
+    let shared = Arc::new(Shared {
+        listener,
+        policy,
+        work: Mutex::new(Work::default()),
+    });
     loop {
         let mut fds = [
             libc::pollfd {
-                fd: listener.as_raw_fd(),
+                fd: shared.listener.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -55,8 +79,8 @@ pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
             break;
         }
         if fds[0].revents & libc::POLLIN != 0 {
-            match sys::receive_notification(listener.as_fd()) {
-                Ok(notification) => hand_over(&listener, &policy, &in_flight, notification),
+            match sys::receive_notification(shared.listener.as_fd()) {
+                Ok(notification) => hand_over(&shared, notification),
                 // The caller was interrupted or killed before its call was read.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => {}
                 // Closing the listener makes every pending and later connect fail (ENOSYS).
@@ -69,34 +93,45 @@ pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
     }
 }
 
-/// Answers `notification` on a thread of its own.
-fn hand_over(
-    listener: &Arc<OwnedFd>,
-    policy: &Arc<SocketPolicy>,
-    in_flight: &Arc<AtomicUsize>,
-    notification: libc::seccomp_notif,
-) {
-    if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-        in_flight.fetch_sub(1, Ordering::AcqRel);
-        let _ = sys::answer(listener.as_fd(), notification.id, Err(libc::EAGAIN));
+/// Gives `notification` to a new answering thread, or queues it for one that is busy.
+fn hand_over(shared: &Arc<Shared>, notification: libc::seccomp_notif) {
+    let mut work = shared.work();
+    if work.threads >= MAX_ANSWERING {
+        work.waiting.push_back(notification);
         return;
     }
-    let job = {
-        let (listener, policy, in_flight) = (listener.clone(), policy.clone(), in_flight.clone());
-        move || {
-            if let Some(result) = decide_and_connect(&listener, &policy, &notification) {
-                let _ = sys::answer(listener.as_fd(), notification.id, result);
-            }
-            in_flight.fetch_sub(1, Ordering::AcqRel);
-        }
-    };
+    work.threads += 1;
+    drop(work);
+    let answering = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("seek-connect".into())
         .stack_size(ANSWER_STACK)
-        .spawn(job);
+        .spawn(move || answer_while_calls_wait(&answering, notification));
     if spawned.is_err() {
-        in_flight.fetch_sub(1, Ordering::AcqRel);
-        let _ = sys::answer(listener.as_fd(), notification.id, Err(libc::EAGAIN));
+        let mut work = shared.work();
+        work.threads -= 1;
+        if work.threads > 0 {
+            // A busy thread will take it.
+            work.waiting.push_back(notification);
+        } else {
+            drop(work);
+            let _ = sys::answer(shared.listener.as_fd(), notification.id, Err(libc::EAGAIN));
+        }
+    }
+}
+
+/// Answers `first`, then whatever has queued up meanwhile.
+fn answer_while_calls_wait(shared: &Shared, first: libc::seccomp_notif) {
+    let mut next = Some(first);
+    while let Some(notification) = next {
+        if let Some(result) = decide_and_connect(&shared.listener, &shared.policy, &notification) {
+            let _ = sys::answer(shared.listener.as_fd(), notification.id, result);
+        }
+        let mut work = shared.work();
+        next = work.waiting.pop_front();
+        if next.is_none() {
+            work.threads -= 1;
+        }
     }
 }
 
