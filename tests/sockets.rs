@@ -399,6 +399,52 @@ print("udp", server.recv(8).decode())"#
     }
 }
 
+/// A connect that blocks (a listener in the work dir whose queue is full and which never accepts)
+/// does not hold up the block's other connects: each call is answered on a thread of its own.
+#[test]
+fn a_connect_that_blocks_does_not_hold_up_the_others() {
+    supervised_here();
+    let sb = Sandbox::new();
+    // Were the second connect stuck behind the first, the block would end at this timeout.
+    sb.write_config("[tools.python]\ntimeout_secs = 60\n");
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("loopback");
+    let port = tcp.local_addr().expect("port").port();
+    let code = format!(
+        r#"import socket, threading, time
+listener = socket.socket(socket.AF_UNIX)
+listener.bind("slow.sock")
+listener.listen(0)
+fillers = []
+while True:
+    filler = socket.socket(socket.AF_UNIX)
+    filler.setblocking(False)
+    fillers.append(filler)
+    try:
+        filler.connect("slow.sock")
+    except BlockingIOError:
+        break
+blocked = socket.socket(socket.AF_UNIX)
+thread = threading.Thread(target=lambda: blocked.connect("slow.sock"), daemon=True)
+thread.start()
+# Wait (bounded) until that thread is inside connect.
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    with open(f"/proc/self/task/{{thread.native_id}}/syscall") as f:
+        if f.read().split()[0] == "{connect}":
+            break
+print("first connect waiting", thread.is_alive())
+started = time.monotonic()
+socket.create_connection(("127.0.0.1", {port}))
+print("second connect done", time.monotonic() - started < 20)"#,
+        connect = libc::SYS_connect,
+    );
+    let (output, feedback) = run_block(&sb, "python", &code, &[]);
+    assert!(feedback.is_none(), "{output}");
+    assert!(output.contains("first connect waiting True"), "{output}");
+    assert!(output.contains("second connect done True"), "{output}");
+    drop(tcp);
+}
+
 /// Go dials with non-blocking sockets from many goroutines while its runtime interrupts threads
 /// with signals (preemption): every connect goes through the supervisor and all succeed.
 #[test]

@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::sys;
-use super::target::Target;
+use super::target::{FileView, Target};
 
 /// `offsetof(struct sockaddr_un, sun_path)`.
 const SUN_PATH_OFFSET: usize = 2;
@@ -68,6 +68,8 @@ pub struct SocketPolicy {
     /// Canonical folders whose sockets blocks may reach.
     roots: Vec<PathBuf>,
     allowed: Vec<AllowedSocket>,
+    /// Seek's mount namespace and root (`None`: unknown, so no pathname socket is reachable).
+    our_view: Option<FileView>,
 }
 
 impl SocketPolicy {
@@ -80,6 +82,7 @@ impl SocketPolicy {
                 .filter_map(|root| std::fs::canonicalize(root).ok())
                 .collect(),
             allowed: allowed.to_vec(),
+            our_view: FileView::ours().ok(),
         }
     }
 
@@ -115,7 +118,10 @@ impl SocketPolicy {
     /// from its cwd) and checks where that file really is.
     fn open_pathname(&self, target: &Target, path: &[u8]) -> Result<OwnedFd, i32> {
         let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EACCES);
-        if !target.shares_our_view_of_files().map_err(errno)? {
+        // A block cannot mount under Landlock, but one that made its own mount namespace or
+        // chroot would see other files at the same paths: its pathname connects are refused.
+        let theirs = target.file_view().map_err(|_| libc::EACCES)?;
+        if self.our_view != Some(theirs) {
             return Err(libc::EACCES);
         }
         // `parse` cut the path at its first NUL: there is none inside.

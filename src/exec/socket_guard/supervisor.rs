@@ -2,7 +2,8 @@
 //!
 //! Owns the notification loop (one thread per running block) and the answers (on up to
 //! `MAX_ANSWERING` threads, so a connect that blocks never holds up the others; calls beyond that
-//! wait their turn, as a slow connect would). It never lets the caller's own call proceed
+//! wait their turn, as a slow connect would; an idle thread waits a moment for the next call
+//! rather than ending, since starting one costs more than most answers). It never lets the caller's own call proceed
 //! (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the caller's memory could change between the check and
 //! the kernel reading it again. It reads the address once, takes the caller's socket, and connects
 //! that socket to what it checked. Every failure here fails closed: the caller's connect fails. It
@@ -11,7 +12,8 @@
 use std::collections::VecDeque;
 use std::io::PipeReader;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::policy::{Destination, SocketPolicy};
 use super::sys;
@@ -22,6 +24,8 @@ use super::target::Target;
 const MAX_ANSWERING: usize = 64;
 /// An answering thread needs little: a few paths and a sockaddr.
 const ANSWER_STACK: usize = 128 * 1024;
+/// How long an idle answering thread waits for another call before it ends.
+const IDLE_LINGER: Duration = Duration::from_millis(500);
 /// `sizeof(struct sockaddr_storage)`: the kernel refuses longer addresses with `EINVAL`.
 const MAX_ADDRESS: usize = 128;
 
@@ -30,13 +34,19 @@ struct Shared {
     listener: OwnedFd,
     policy: SocketPolicy,
     work: Mutex<Work>,
+    /// Wakes an idle thread when a call is queued, or all of them when the loop ends.
+    wake: Condvar,
 }
 
-/// Calls received but not yet taken by a thread, and how many threads are answering.
+/// Calls received but not yet taken by a thread, and the threads' state.
 #[derive(Default)]
 struct Work {
     waiting: VecDeque<libc::seccomp_notif>,
+    /// Threads alive (answering or idle).
     threads: usize,
+    idle: usize,
+    /// The loop has ended: idle threads end instead of waiting.
+    ended: bool,
 }
 
 impl Shared {
@@ -53,6 +63,7 @@ pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
         listener,
         policy,
         work: Mutex::new(Work::default()),
+        wake: Condvar::new(),
     });
     loop {
         let mut fds = [
@@ -91,13 +102,20 @@ pub fn serve(listener: OwnedFd, stop: PipeReader, policy: SocketPolicy) {
             break;
         }
     }
+    shared.work().ended = true;
+    shared.wake.notify_all();
 }
 
-/// Gives `notification` to a new answering thread, or queues it for one that is busy.
+/// Queues `notification` and makes sure a thread will take it now: an idle one, or a new one
+/// while there are more calls waiting than idle threads (up to the limit; beyond it, a busy thread
+/// takes it when done).
 fn hand_over(shared: &Arc<Shared>, notification: libc::seccomp_notif) {
     let mut work = shared.work();
-    if work.threads >= MAX_ANSWERING {
-        work.waiting.push_back(notification);
+    work.waiting.push_back(notification);
+    if work.idle > 0 {
+        shared.wake.notify_one();
+    }
+    if work.waiting.len() <= work.idle || work.threads >= MAX_ANSWERING {
         return;
     }
     work.threads += 1;
@@ -106,33 +124,48 @@ fn hand_over(shared: &Arc<Shared>, notification: libc::seccomp_notif) {
     let spawned = std::thread::Builder::new()
         .name("seek-connect".into())
         .stack_size(ANSWER_STACK)
-        .spawn(move || answer_while_calls_wait(&answering, notification));
+        .spawn(move || answer_calls(&answering));
     if spawned.is_err() {
         let mut work = shared.work();
         work.threads -= 1;
-        if work.threads > 0 {
-            // A busy thread will take it.
-            work.waiting.push_back(notification);
-        } else {
+        if work.threads == 0 {
+            // Nobody will take it: fail this call rather than leave it waiting.
+            work.waiting.retain(|queued| queued.id != notification.id);
             drop(work);
             let _ = sys::answer(shared.listener.as_fd(), notification.id, Err(libc::EAGAIN));
         }
     }
 }
 
-/// Answers `first`, then whatever has queued up meanwhile.
-fn answer_while_calls_wait(shared: &Shared, first: libc::seccomp_notif) {
-    let mut next = Some(first);
-    while let Some(notification) = next {
-        if let Some(result) = decide_and_connect(&shared.listener, &shared.policy, &notification) {
-            let _ = sys::answer(shared.listener.as_fd(), notification.id, result);
+/// Answers queued calls; waits `IDLE_LINGER` for more when there are none, then ends.
+fn answer_calls(shared: &Shared) {
+    let mut work = shared.work();
+    loop {
+        if let Some(notification) = work.waiting.pop_front() {
+            drop(work);
+            if let Some(result) =
+                decide_and_connect(&shared.listener, &shared.policy, &notification)
+            {
+                let _ = sys::answer(shared.listener.as_fd(), notification.id, result);
+            }
+            work = shared.work();
+            continue;
         }
-        let mut work = shared.work();
-        next = work.waiting.pop_front();
-        if next.is_none() {
-            work.threads -= 1;
+        if work.ended {
+            break;
+        }
+        work.idle += 1;
+        let (after, timeout) = shared
+            .wake
+            .wait_timeout(work, IDLE_LINGER)
+            .unwrap_or_else(|e| e.into_inner());
+        work = after;
+        work.idle -= 1;
+        if timeout.timed_out() && work.waiting.is_empty() {
+            break;
         }
     }
+    work.threads -= 1;
 }
 
 /// What the caller's `connect` returns; `None` when the caller is gone (nobody to answer).

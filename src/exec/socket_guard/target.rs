@@ -56,17 +56,39 @@ impl Target {
         sys::open_path(Some(self.proc_dir.as_fd()), c"cwd", libc::O_DIRECTORY)
     }
 
-    /// Whether the caller resolves paths as seek does: same mount namespace and same root. A
-    /// block cannot mount under Landlock, but one that made its own namespace or chroot would
-    /// see other files at the same paths; its pathname connects are refused then.
-    pub fn shares_our_view_of_files(&self) -> io::Result<bool> {
-        let theirs = |name: &std::ffi::CStr| {
+    /// The mount namespace and root the caller resolves paths in.
+    pub fn file_view(&self) -> io::Result<FileView> {
+        let identity = |name: &std::ffi::CStr| {
             sys::open_path(Some(self.proc_dir.as_fd()), name, 0)
                 .and_then(|fd| sys::identity(fd.as_fd()))
+                .map(|(device, inode, _)| (device, inode))
         };
-        let ours = |path: &std::ffi::CStr| {
-            sys::open_path(None, path, 0).and_then(|fd| sys::identity(fd.as_fd()))
+        Ok(FileView {
+            mounts: identity(c"ns/mnt")?,
+            root: identity(c"root")?,
+        })
+    }
+}
+
+/// Where a process resolves paths: its mount namespace and its root, as (device, inode). Two
+/// processes with the same view see the same file at the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileView {
+    mounts: (u64, u64),
+    root: (u64, u64),
+}
+
+impl FileView {
+    /// Seek's own view.
+    pub fn ours() -> io::Result<Self> {
+        let identity = |path: &std::ffi::CStr| {
+            sys::open_path(None, path, 0)
+                .and_then(|fd| sys::identity(fd.as_fd()))
+                .map(|(device, inode, _)| (device, inode))
         };
-        Ok(theirs(c"ns/mnt")? == ours(c"/proc/self/ns/mnt")? && theirs(c"root")? == ours(c"/")?)
+        Ok(Self {
+            mounts: identity(c"/proc/self/ns/mnt")?,
+            root: identity(c"/")?,
+        })
     }
 }
