@@ -68,8 +68,6 @@ pub struct SocketPolicy {
     /// Canonical folders whose sockets blocks may reach.
     roots: Vec<PathBuf>,
     allowed: Vec<AllowedSocket>,
-    /// Seek's mount namespace and root (`None`: unknown, so no pathname socket is reachable).
-    our_view: Option<FileView>,
 }
 
 impl SocketPolicy {
@@ -82,7 +80,6 @@ impl SocketPolicy {
                 .filter_map(|root| std::fs::canonicalize(root).ok())
                 .collect(),
             allowed: allowed.to_vec(),
-            our_view: FileView::ours().ok(),
         }
     }
 
@@ -121,7 +118,7 @@ impl SocketPolicy {
         // A block cannot mount under Landlock, but one that made its own mount namespace or
         // chroot would see other files at the same paths: its pathname connects are refused.
         let theirs = target.file_view().map_err(|_| libc::EACCES)?;
-        if self.our_view != Some(theirs) {
+        if FileView::ours() != Some(theirs) {
             return Err(libc::EACCES);
         }
         // `parse` cut the path at its first NUL: there is none inside.

@@ -79,8 +79,14 @@ pub struct FileView {
 }
 
 impl FileView {
-    /// Seek's own view.
-    pub fn ours() -> io::Result<Self> {
+    /// Seek's own view, read once (seek never changes its mount namespace or root); `None` if
+    /// `/proc` could not tell.
+    pub fn ours() -> Option<Self> {
+        static OURS: std::sync::OnceLock<Option<FileView>> = std::sync::OnceLock::new();
+        *OURS.get_or_init(|| Self::read_ours().ok())
+    }
+
+    fn read_ours() -> io::Result<Self> {
         let identity = |path: &std::ffi::CStr| {
             sys::open_path(None, path, 0)
                 .and_then(|fd| sys::identity(fd.as_fd()))
