@@ -51,7 +51,7 @@ pub enum Program {
     /// `connect` waits for the supervisor; unix datagram sockets and io_uring are refused.
     Supervised,
     /// No supervisor (the kernel cannot notify): unix sockets cannot be created at all, except
-    /// connected stream pairs (`socketpair`), which reach nobody.
+    /// connected pairs (`socketpair` of stream or seqpacket sockets), which reach nobody.
     DenyUnix,
 }
 

@@ -57,7 +57,7 @@ impl Support {
     }
 }
 
-/// What the kernel offers, probed once (about 0.1 ms: two short-lived threads).
+/// What the kernel offers, probed once (a short-lived thread installs the filter on itself).
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(probe)
