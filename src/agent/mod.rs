@@ -57,6 +57,7 @@ pub fn spawn_with(
     let temp = PrivateTemp::start(&config.data_dir, &config.run_dir());
     let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
         Arc::new(Sandbox {
+            allow_sockets: safety.allow_sockets.value.clone(),
             protected: config
                 .own_files()
                 .into_iter()

@@ -50,6 +50,7 @@ pub struct ExecFile {
     pub pass_env: FileValue<Vec<String>>,
     pub max_processes: FileValue<i64>,
     pub max_memory_mb: FileValue<i64>,
+    pub allow_sockets: FileValue<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,5 +1,6 @@
-//! The safety settings: the sandbox mode, the approval policy, the optional command blocklist and
-//! which withheld variables (credentials, session handles: `crate::secrets`) blocks may still see.
+//! The safety settings: the sandbox mode, the approval policy, the optional command blocklist,
+//! which withheld variables (credentials, session handles: `crate::secrets`) blocks may still see,
+//! which unix sockets outside the sandbox they may reach, and their resource limits.
 //!
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
@@ -10,6 +11,7 @@ use std::str::FromStr;
 use super::file::FileConfig;
 use super::{ConfigError, Origin, Resolver, Sourced, invalid};
 use crate::exec::sandbox::{self, SandboxMode};
+use crate::exec::socket_guard::{self, AllowedSocket};
 
 /// Whether blocks run without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -63,6 +65,8 @@ pub struct Safety {
     pub max_processes: Sourced<u64>,
     /// Memory one block may use, in MiB (0: no limit).
     pub max_memory_mb: Sourced<u64>,
+    /// Unix sockets outside the sandbox's folders that blocks may connect to.
+    pub allow_sockets: Sourced<Vec<AllowedSocket>>,
 }
 
 /// Default processes and threads per block: room for parallel builds and JVMs, not a fork bomb.
@@ -104,6 +108,14 @@ impl Safety {
                 self.approval.value
             )
         })
+    }
+
+    /// What to say once at start-up when blocks' sockets are not supervised as configured.
+    pub fn socket_warning(&self) -> Option<String> {
+        if self.sandbox.value == SandboxMode::Off {
+            return None;
+        }
+        socket_guard::support().warning()
     }
 
     /// `sandbox workspace-write`, `sandbox off` or `sandbox unavailable`, for headers.
@@ -174,6 +186,22 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
         0..=(1 << 30),
         default_max_memory_mb(),
     )?;
+    let allow_sockets = match r.file_value(cfg.and_then(|c| c.exec.allow_sockets.as_ref())) {
+        Some(entries) => {
+            let parsed = entries
+                .value
+                .iter()
+                .map(|entry| {
+                    entry.parse::<AllowedSocket>().map_err(|expected| {
+                        let one = Sourced::new(entry.clone(), entries.origin.clone());
+                        invalid(&one, "exec.allow_sockets", &expected)
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Sourced::new(parsed, entries.origin)
+        }
+        None => Sourced::new(Vec::new(), Origin::Default),
+    };
     Ok(Safety {
         sandbox,
         approval,
@@ -181,5 +209,6 @@ pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safe
         pass_env,
         max_processes,
         max_memory_mb,
+        allow_sockets,
     })
 }

@@ -182,6 +182,22 @@ pub fn render(config: &Config, env: &Env) -> String {
         &safety.pass_env.origin,
         None,
     );
+    let allow_sockets: Vec<String> = safety
+        .allow_sockets
+        .value
+        .iter()
+        .map(|entry| toml_str(&entry.to_string()))
+        .collect();
+    let socket_note = safety
+        .socket_warning()
+        .map(|_| "blocks' connections are not supervised here");
+    line(
+        &mut out,
+        "allow_sockets",
+        &format!("[{}]", allow_sockets.join(", ")),
+        &safety.allow_sockets.origin,
+        socket_note,
+    );
     let _ = writeln!(
         out,
         "# blocks' processes: {}",

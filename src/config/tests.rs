@@ -550,3 +550,48 @@ fn own_files_name_every_file_of_seeks_and_not_the_work_dir() {
         "the default work dir is none of them: {own:?}"
     );
 }
+
+#[test]
+fn allow_sockets_are_read_checked_and_rendered() {
+    use crate::exec::socket_guard::AllowedSocket;
+    let f = Fixture::new();
+    let config = f.resolve(&Overrides::default(), &[]).expect("defaults");
+    assert!(config.safety.allow_sockets.value.is_empty());
+
+    f.write_config("[exec]\nallow_sockets = [\"/run/user/1000/bus\", \"@docker\"]\n");
+    let env = Env::from_pairs::<[(&str, &str); 0], _, _>([]);
+    let config =
+        Config::resolve(&Overrides::default(), &env, &f.dirs(), f.path()).expect("resolves");
+    let allowed = &config.safety.allow_sockets;
+    assert_eq!(
+        allowed.value,
+        [
+            AllowedSocket::Path("/run/user/1000/bus".into()),
+            AllowedSocket::Abstract(b"docker".to_vec())
+        ]
+    );
+    assert!(matches!(allowed.origin, Origin::File { line: 2, .. }));
+    let text = render(&config, &env);
+    assert!(
+        text.contains("allow_sockets = [\"/run/user/1000/bus\", \"@docker\"]"),
+        "{text}"
+    );
+    let copy = f.path().join("copy.toml");
+    std::fs::write(&copy, &text).expect("write copy");
+    let flags = Overrides {
+        config: Some(copy),
+        ..Overrides::default()
+    };
+    let again = Config::resolve(&flags, &env, &f.dirs(), f.path()).expect("rendered config parses");
+    assert_eq!(again.safety.allow_sockets.value, allowed.value);
+
+    f.write_config("[exec]\nallow_sockets = [\"run/x.sock\"]\n");
+    let err = f
+        .resolve(&Overrides::default(), &[])
+        .expect_err("a relative path")
+        .to_string();
+    assert!(
+        err.contains(":2: exec.allow_sockets = \"run/x.sock\"") && err.contains("absolute path"),
+        "{err}"
+    );
+}

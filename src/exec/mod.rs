@@ -12,6 +12,7 @@ pub mod cgroup;
 pub mod instance;
 mod reaper;
 pub mod sandbox;
+pub mod socket_guard;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -189,7 +190,7 @@ pub async fn run(
         source,
     })?;
 
-    let confinement = match &request.sandbox {
+    let mut confinement = match &request.sandbox {
         Some(sandbox) => Some(sandbox.prepare().map_err(|source| ExecError::Spawn {
             program: program.clone(),
             source,
@@ -199,6 +200,9 @@ pub async fn run(
     cgroup::prepare(&request.limits);
     let group = std::sync::Arc::new(cgroup::BlockGroup::create(request.limits));
     let group_in_child = std::sync::Arc::clone(&group);
+    let socket_supervisor = confinement
+        .as_mut()
+        .and_then(sandbox::Prepared::take_socket_supervisor);
     let mut command = tokio::process::Command::new(&request.program);
     for name in &request.env_remove {
         command.env_remove(name);
@@ -216,7 +220,8 @@ pub async fn run(
         .stderr(Stdio::from(writer_for_stderr))
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
-    // system calls (setsid, prctl, write, setrlimit, capset, landlock_restrict_self); it
+    // system calls (setsid, prctl, write, setrlimit, capset, landlock_restrict_self, seccomp,
+    // sendmsg, close); it
     // allocates nothing.
     unsafe {
         command.pre_exec(move || {
@@ -257,6 +262,17 @@ pub async fn run(
     let tree = reaper::BlockTree::new(leader, token, Some(group));
     // If this future is dropped mid-run (its task aborted), still leave no process behind.
     let mut guard = KillOnDrop(Some(tree.clone()));
+    // Until it answers, the block's connects wait; if it cannot start, the block is ended.
+    let sockets = match socket_supervisor.map(socket_guard::ParentHalf::start) {
+        Some(Ok(supervisor)) => Some(supervisor),
+        Some(Err(e)) => {
+            return Err(ExecError::Spawn {
+                program: program.clone(),
+                source: std::io::Error::new(e.kind(), format!("the socket supervisor: {e}")),
+            });
+        }
+        None => None,
+    };
     let mut pipe =
         tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(|source| {
             ExecError::Spawn {
@@ -293,7 +309,13 @@ pub async fn run(
     // jobs, daemons), then collect its status and the last of the output.
     guard.0 = None;
     let sweep = tree.clone();
-    let _ = tokio::task::spawn_blocking(move || sweep.kill_all(KILL_GRACE)).await;
+    let _ = tokio::task::spawn_blocking(move || {
+        sweep.kill_all(KILL_GRACE);
+        if let Some(sockets) = sockets {
+            sockets.stop();
+        }
+    })
+    .await;
     let status = match status {
         Some(status) => status,
         None => child.wait().await,

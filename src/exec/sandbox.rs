@@ -1,12 +1,13 @@
 //! Confining a block's processes with the kernel: Landlock (writes only in the work dir, a
 //! private temp dir and seek's cache dir; or only the temp dir in `read-only`; never seek's own
 //! files, even inside the work dir; no signals to, and no abstract-socket connections with,
-//! processes outside the block where the kernel has Landlock ABI 6), and no privileges
+//! processes outside the block where the kernel has Landlock ABI 6), no privileges
 //! (`no_new_privs`, every capability dropped, so even as root a block cannot set the clock, mount,
-//! load modules or touch other users' files).
+//! load modules or touch other users' files), and the socket guard (unix sockets only in those
+//! folders or in `[exec] allow_sockets`; see `socket_guard`).
 //!
-//! Owns the policy and its two halves: the ruleset built in seek (which may allocate) and the
-//! few raw system calls made in the forked child before `exec` (which must not). Applied to the
+//! Owns the policy and its two halves: what is built in seek (which may allocate) and the few
+//! raw system calls made in the forked child before `exec` (which must not). Applied to the
 //! child only, inherited by everything it starts. It must not decide whether a block runs.
 
 use std::ffi::OsString;
@@ -14,6 +15,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use super::socket_guard::{self, AllowedSocket, SocketPolicy};
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
@@ -110,6 +112,8 @@ pub struct Sandbox {
     /// seek's own files and folders (config, data dir): never writable by blocks, even where they
     /// lie inside the work dir.
     pub protected: Vec<PathBuf>,
+    /// Unix sockets outside those folders that blocks may connect to (`[exec] allow_sockets`).
+    pub allow_sockets: Vec<AllowedSocket>,
 }
 
 impl Sandbox {
@@ -126,6 +130,7 @@ impl Sandbox {
             temp_dir: temp_dir.into(),
             cache_dir: cache_dir.into(),
             protected: Vec::new(),
+            allow_sockets: Vec::new(),
         }
     }
 
@@ -167,6 +172,8 @@ impl Sandbox {
             return Ok(Prepared {
                 confine: false,
                 ruleset: None,
+                sockets: None,
+                supervisor: None,
             });
         }
         for dir in self.writable() {
@@ -177,10 +184,23 @@ impl Sandbox {
         } else {
             None
         };
+        let (sockets, supervisor) = socket_guard::prepare(self.socket_policy())?;
         Ok(Prepared {
             confine: true,
             ruleset,
+            sockets,
+            supervisor,
         })
+    }
+
+    /// Blocks may reach sockets in the folders they may write (where they could have made them
+    /// anyway) and in the work dir, plus the allow list.
+    fn socket_policy(&self) -> SocketPolicy {
+        let mut roots = self.writable();
+        if !roots.contains(&self.work_dir) {
+            roots.push(self.work_dir.clone());
+        }
+        SocketPolicy::new(roots, &self.allow_sockets)
     }
 
     fn ruleset(&self) -> std::io::Result<OwnedFd> {
@@ -216,6 +236,9 @@ impl Sandbox {
 pub(crate) struct Prepared {
     confine: bool,
     ruleset: Option<OwnedFd>,
+    sockets: Option<socket_guard::ChildHalf>,
+    /// Taken by the runner before the spawn and started after it.
+    supervisor: Option<socket_guard::ParentHalf>,
 }
 
 /// `_LINUX_CAPABILITY_VERSION_3`.
@@ -236,8 +259,15 @@ struct CapData {
 }
 
 impl Prepared {
-    /// Drops every privilege and enters the Landlock domain. Only raw system calls: this runs
-    /// in the forked child of a multi-threaded process, where allocating could deadlock.
+    /// The seek side of the socket guard, to start once the child runs (`None`: nothing to
+    /// supervise).
+    pub(crate) fn take_socket_supervisor(&mut self) -> Option<socket_guard::ParentHalf> {
+        self.supervisor.take()
+    }
+
+    /// Drops every privilege, enters the Landlock domain, then installs the socket filter. Only
+    /// raw system calls: this runs in the forked child of a multi-threaded process, where
+    /// allocating could deadlock.
     pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
         if !self.confine {
             return Ok(());
@@ -285,6 +315,12 @@ impl Prepared {
                     0u32,
                 ))?;
             }
+        }
+        // Last, so that the only calls made under the filter before `exec` are the listener's
+        // hand-over, and the listener lives in the child as briefly as possible. (Needs
+        // `no_new_privs`, set above.)
+        if let Some(sockets) = &self.sockets {
+            sockets.apply_in_child()?;
         }
         Ok(())
     }

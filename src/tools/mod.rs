@@ -340,7 +340,7 @@ fn sandbox_note(sandbox: &crate::exec::sandbox::Sandbox) -> String {
         SandboxMode::Off => return String::new(),
     };
     format!(
-        "\n[sandbox] blocks run confined: {writable}, and without administrator rights (no sudo, no clock, no mounts). Write files inside the work dir with relative paths."
+        "\n[sandbox] blocks run confined: {writable}, and without administrator rights (no sudo, no clock, no mounts). Write files inside the work dir with relative paths. Unix sockets outside the work dir (tmux, screen, ssh-agent, D-Bus, docker) are refused unless the user lists them in `[exec] allow_sockets`; unix datagram sockets and io_uring are refused."
     )
 }
 

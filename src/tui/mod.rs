@@ -97,6 +97,9 @@ pub async fn run(
     {
         app.transcript.error(format!("warning: {warning}"));
     }
+    if let Some(warning) = config.safety.socket_warning() {
+        app.transcript.error(format!("warning: {warning}"));
+    }
     if config
         .model
         .value
