@@ -358,3 +358,32 @@ fn a_block_is_held_to_its_process_and_memory_limits() {
     assert!(shown.contains("max_processes = 40"), "{shown}");
     assert!(shown.contains("# blocks' processes: "), "{shown}");
 }
+
+#[test]
+fn python_under_the_sandbox_uses_the_standard_library_s_compiled_files() {
+    // With a pycache prefix Python ignores the standard library's own compiled files, and where
+    // PYTHONDONTWRITEBYTECODE=1 is set it recompiled every imported module in every block.
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![Reply::text(
+        "Checking.\n```python\nimport sys, json\nprint('prefix', sys.pycache_prefix)\nprint('cached', json.__cached__)\n```\n",
+    )]);
+    let out = sb
+        .seek_at(&server.url(), &["-p", "where are the compiled files"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("seek");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let feedback = stdout(&out);
+    assert!(feedback.contains("prefix None"), "{feedback}");
+    let cached = feedback
+        .lines()
+        .find_map(|l| l.strip_prefix("cached "))
+        .expect("the block printed json's compiled file");
+    let compiled = std::path::Path::new(cached);
+    assert!(
+        compiled
+            .parent()
+            .is_some_and(|dir| dir.ends_with("json/__pycache__")),
+        "{cached}"
+    );
+}
