@@ -154,10 +154,12 @@ impl SessionFile {
     }
 
     fn note(&self, message: String) {
-        if !self.noted.swap(true, Ordering::SeqCst)
-            && let Ok(mut failure) = self.failure.lock()
-        {
-            *failure = Some(message);
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            // Only `note` and `take_failure` hold this lock, and neither can panic holding it.
+            *self
+                .failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(message);
         }
     }
 
@@ -185,10 +187,17 @@ impl SessionFile {
     }
 
     /// Forces what was written to the disk (at each turn's end).
+    /// A lock poisoned by a write that panicked midway is a failure (its record may be torn),
+    /// though what was written is still forced to the disk.
     pub fn sync(&self) {
         let result = match self.file.lock() {
             Ok(file) => file.sync_data(),
-            Err(_) => Ok(()),
+            Err(poisoned) => {
+                let synced = poisoned.into_inner().sync_data();
+                synced.and(Err(std::io::Error::other(
+                    "a write to it failed midway (its last record may be torn)",
+                )))
+            }
         };
         if let Err(e) = result {
             self.note(format!(
@@ -200,7 +209,10 @@ impl SessionFile {
 
     /// The first failure, once.
     pub fn take_failure(&self) -> Option<String> {
-        self.failure.lock().ok().and_then(|mut f| f.take())
+        self.failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 }
 
@@ -209,4 +221,46 @@ fn encode(record: &Record, masker: &Masker) -> std::io::Result<String> {
     let mut line = masker.json_line(record).map_err(std::io::Error::other)?;
     line.push('\n');
     Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_file_lock_is_reported_as_a_failed_sync() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let masker = Arc::new(Masker::new(Vec::<String>::new()));
+        let file = SessionFile::create(
+            &path,
+            "s",
+            Record::Header {
+                version: 1,
+                id: "s".into(),
+                created_ms: 0,
+                work_dir: "/w".into(),
+                model: "m".into(),
+                agent: crate::config::AgentName::Casual,
+            },
+            masker,
+        )
+        .expect("a new session file");
+        file.sync();
+        assert_eq!(file.take_failure(), None, "a healthy file syncs quietly");
+
+        std::thread::scope(|scope| {
+            let poisoner = scope.spawn(|| {
+                let _held = file.file.lock();
+                panic!("a write panics holding the file");
+            });
+            assert!(poisoner.join().is_err());
+        });
+        file.sync();
+        let failure = file.take_failure().expect("the poisoned lock is reported");
+        assert!(
+            failure.contains("cannot be synced") && failure.contains("failed midway"),
+            "{failure}"
+        );
+    }
 }
