@@ -215,17 +215,9 @@ pub async fn run(
     let tree = reaper::BlockTree::new(leader, token, Some(group));
     // If this future is dropped mid-run (its task aborted), still leave no process behind.
     let guard = KillOnDrop(Some(tree.clone()));
-    // Until it answers, the block's connects wait; if it cannot start, the block is ended.
-    let sockets = match socket_supervisor.map(socket_guard::ParentHalf::start) {
-        Some(Ok(supervisor)) => Some(supervisor),
-        Some(Err(e)) => {
-            return Err(spawn_error(std::io::Error::new(
-                e.kind(),
-                format!("the socket supervisor: {e}"),
-            )));
-        }
-        None => None,
-    };
+    // Until it answers, the block's connects wait; if it cannot start, the block is ended
+    // (by `guard`, as this returns).
+    let sockets = start_socket_supervisor(socket_supervisor).map_err(spawn_error)?;
     let pipe =
         tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_error)?;
 
@@ -327,6 +319,15 @@ fn spawn_registered(
     let leader = child.id().map_or(0, |id| id as i32);
     live.push(leader);
     Ok((child, leader))
+}
+
+/// Starts answering the block's connects (`None`: no socket guard for this block).
+fn start_socket_supervisor(
+    half: Option<socket_guard::ParentHalf>,
+) -> std::io::Result<Option<socket_guard::Supervisor>> {
+    half.map(socket_guard::ParentHalf::start)
+        .transpose()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("the socket supervisor: {e}")))
 }
 
 /// The run's end is handled here from now on: the drop guard must not kill a second time.
