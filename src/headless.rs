@@ -45,42 +45,10 @@ pub async fn run(
     // Listen for Ctrl+C before the task starts, so an early interrupt is never lost.
     let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut handle = agent::spawn_with(Arc::clone(&config), model, sessions);
-    if let Some(resume) = resume {
-        let id = match resume {
-            Resume::Latest => None,
-            Resume::Id(id) => Some(id),
-        };
-        let _ = handle.commands.send(Command::Resume { id });
-        loop {
-            match handle.events.recv().await {
-                Some(Event::Resumed {
-                    id,
-                    turns,
-                    warnings,
-                    ..
-                }) => {
-                    for warning in &warnings {
-                        say(&mut std::io::stderr(), &format!("seek: warning: {warning}"));
-                    }
-                    if json {
-                        let line = json!({"type": "resumed", "id": id, "turns": turns, "warnings": warnings});
-                        say_json(&mut std::io::stdout(), &line)?;
-                    } else {
-                        say(
-                            &mut std::io::stderr(),
-                            &format!("seek: continuing session {id} ({turns} tasks)"),
-                        );
-                    }
-                    break;
-                }
-                Some(Event::Error { message }) => {
-                    say(&mut std::io::stderr(), &format!("seek: {message}"));
-                    return Ok(Exit::Usage);
-                }
-                Some(_) => {}
-                None => return Ok(Exit::TaskFailed),
-            }
-        }
+    if let Some(resume) = resume
+        && let Some(exit) = resume_session(&mut handle, resume, json).await?
+    {
+        return Ok(exit);
     }
     let _ = handle.commands.send(Command::Submit {
         prompt,
@@ -108,70 +76,145 @@ pub async fn run(
             break Exit::TaskFailed;
         };
         if json {
-            say_json(&mut stdout, &event)?;
+            say_json(&mut stdout, &mut stderr, &event)?;
         } else {
             progress(&mut stderr, &event);
         }
-        if let Event::TurnFinished {
-            outcome,
-            answer,
-            reasoning,
-            agent,
-            rounds,
-            blocks,
-            message,
-            ..
-        } = &event
-        {
+        if let Event::TurnFinished { outcome, .. } = &event {
             if json {
-                let done = json!({
-                    "type": "done",
-                    "success": outcome.success(),
-                    "outcome": outcome,
-                    "answer": answer,
-                    "reasoning": reasoning,
-                    "agent": agent,
-                    "rounds": rounds,
-                    "message": message,
-                    "blocks": blocks.iter().map(|b| json!({
-                        "tool_type": b.tool_type,
-                        "block": b.block,
-                        "feedback": b.feedback,
-                        "success": b.success,
-                        "exit_code": b.exit_code,
-                        "timed_out": b.timed_out,
-                        "skipped": b.skipped,
-                        "round": b.round,
-                    })).collect::<Vec<_>>(),
-                });
-                say_json(&mut stdout, &done)?;
+                say_json(&mut stdout, &mut stderr, &done_line(&event))?;
             } else {
-                let last_round: Vec<&BlockRecord> =
-                    blocks.iter().filter(|b| b.round == *rounds).collect();
-                let answer = render_answer(answer, &last_round);
-                stdout.write_all(terminal_safe(&answer).as_bytes())?;
-                if let Some(message) = message.as_ref().filter(|_| *outcome != Outcome::Done) {
-                    say(&mut stderr, &format!("seek: {message}"));
-                }
+                print_answer(&mut stdout, &mut stderr, &event)?;
             }
             stdout.flush()?;
-            break if interrupted {
-                Exit::Interrupted
-            } else {
-                match outcome {
-                    Outcome::Done => Exit::Success,
-                    Outcome::ModelError => Exit::ModelServer,
-                    Outcome::Stopped => Exit::Interrupted,
-                    Outcome::GaveUp | Outcome::RoundLimit | Outcome::NeedsClarification => {
-                        Exit::TaskFailed
-                    }
-                }
-            };
+            break exit_for(*outcome, interrupted);
         }
     };
     let _ = handle.commands.send(Command::Shutdown);
     let _ = handle.task.await;
     Ok(exit)
+}
+
+/// Resumes a saved session before the task; `Some(exit)` when it cannot be resumed.
+async fn resume_session(
+    handle: &mut agent::AgentHandle,
+    resume: Resume,
+    json: bool,
+) -> std::io::Result<Option<Exit>> {
+    let id = match resume {
+        Resume::Latest => None,
+        Resume::Id(id) => Some(id),
+    };
+    let _ = handle.commands.send(Command::Resume { id });
+    loop {
+        match handle.events.recv().await {
+            Some(Event::Resumed {
+                id,
+                turns,
+                warnings,
+                ..
+            }) => {
+                let mut stderr = std::io::stderr();
+                for warning in &warnings {
+                    say(&mut stderr, &format!("seek: warning: {warning}"));
+                }
+                if json {
+                    let line =
+                        json!({"type": "resumed", "id": id, "turns": turns, "warnings": warnings});
+                    say_json(&mut std::io::stdout(), &mut stderr, &line)?;
+                } else {
+                    say(
+                        &mut stderr,
+                        &format!("seek: continuing session {id} ({turns} tasks)"),
+                    );
+                }
+                return Ok(None);
+            }
+            Some(Event::Error { message }) => {
+                say(&mut std::io::stderr(), &format!("seek: {message}"));
+                return Ok(Some(Exit::Usage));
+            }
+            Some(_) => {}
+            None => return Ok(Some(Exit::TaskFailed)),
+        }
+    }
+}
+
+/// The exit code for how the task ended; a Ctrl+C wins over the outcome.
+fn exit_for(outcome: Outcome, interrupted: bool) -> Exit {
+    if interrupted {
+        return Exit::Interrupted;
+    }
+    match outcome {
+        Outcome::Done => Exit::Success,
+        Outcome::ModelError => Exit::ModelServer,
+        Outcome::Stopped => Exit::Interrupted,
+        Outcome::GaveUp | Outcome::RoundLimit | Outcome::NeedsClarification => Exit::TaskFailed,
+    }
+}
+
+/// `--json`'s last line: the task's end with every block's result.
+fn done_line(finished: &Event) -> serde_json::Value {
+    let Event::TurnFinished {
+        outcome,
+        answer,
+        reasoning,
+        agent,
+        rounds,
+        blocks,
+        message,
+        ..
+    } = finished
+    else {
+        return json!({"type": "done", "success": false});
+    };
+    json!({
+        "type": "done",
+        "success": outcome.success(),
+        "outcome": outcome,
+        "answer": answer,
+        "reasoning": reasoning,
+        "agent": agent,
+        "rounds": rounds,
+        "message": message,
+        "blocks": blocks.iter().map(|b| json!({
+            "tool_type": b.tool_type,
+            "block": b.block,
+            "feedback": b.feedback,
+            "success": b.success,
+            "exit_code": b.exit_code,
+            "timed_out": b.timed_out,
+            "skipped": b.skipped,
+            "round": b.round,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Plain mode's end: the answer with the last round's blocks on stdout, and why the task did
+/// not finish (if it did not) on stderr.
+fn print_answer(
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+    finished: &Event,
+) -> std::io::Result<()> {
+    let Event::TurnFinished {
+        outcome,
+        answer,
+        rounds,
+        blocks,
+        message,
+        ..
+    } = finished
+    else {
+        return Ok(());
+    };
+    let last_round: Vec<&BlockRecord> = blocks.iter().filter(|b| b.round == *rounds).collect();
+    let answer = render_answer(answer, &last_round);
+    stdout.write_all(terminal_safe(&answer).as_bytes())?;
+    if let Some(message) = message.as_ref().filter(|_| *outcome != Outcome::Done) {
+        say(stderr, &format!("seek: {message}"));
+    }
+    Ok(())
 }
 
 /// The answer with each `block:N` replaced by the block's code and its result.
@@ -225,9 +268,25 @@ fn say(err: &mut impl Write, line: &str) {
     let _ = writeln!(err, "{}", terminal_safe(line));
 }
 
-/// Writes `value` as one JSON line with every control character escaped.
-fn say_json(out: &mut impl Write, value: &impl serde::Serialize) -> std::io::Result<()> {
-    let line = json_line(value).map_err(std::io::Error::other)?;
+/// Writes `value` as one JSON line with every control character escaped. A value that cannot
+/// be encoded becomes an `error` line (and a message on stderr), never an empty or partial
+/// line; only a failing stdout is an error.
+fn say_json(
+    out: &mut impl Write,
+    err: &mut impl Write,
+    value: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    let line = match json_line(value) {
+        Ok(line) => line,
+        Err(e) => {
+            let message = format!("an event could not be written as JSON: {e}");
+            crate::log::write("ERROR", &message);
+            say(err, &format!("seek: {message}"));
+            json_line(&json!({"type": "error", "message": message})).unwrap_or_else(|_| {
+                r#"{"type":"error","message":"an event could not be written as JSON"}"#.to_owned()
+            })
+        }
+    };
     writeln!(out, "{line}")
 }
 
@@ -300,4 +359,57 @@ fn progress_line(event: &Event) -> Option<String> {
         Event::Error { message } => format!("seek: error: {message}"),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serialising it fails: JSON object keys must be strings.
+    fn unencodable() -> std::collections::BTreeMap<(u8, u8), u8> {
+        std::collections::BTreeMap::from([((1, 2), 3)])
+    }
+
+    #[test]
+    fn a_value_that_cannot_be_encoded_becomes_an_error_line_and_a_message() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        say_json(&mut out, &mut err, &unencodable()).expect("stdout works");
+        let out = String::from_utf8(out).expect("utf-8");
+        assert_eq!(out.lines().count(), 1, "one line: {out:?}");
+        let line: serde_json::Value = serde_json::from_str(out.trim_end()).expect("valid JSON");
+        assert_eq!(line["type"], "error");
+        let message = line["message"].as_str().expect("a message");
+        assert!(
+            message.starts_with("an event could not be written as JSON: "),
+            "{message}"
+        );
+        let err = String::from_utf8(err).expect("utf-8");
+        assert!(
+            err.starts_with("seek: an event could not be written as JSON"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_encodable_value_is_one_exact_line() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let event = Event::Error {
+            message: "x\u{1b}y".into(),
+        };
+        say_json(&mut out, &mut err, &event).expect("stdout works");
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            format!("{}\n", json_line(&event).expect("encodable"))
+        );
+        assert!(err.is_empty());
+    }
+
+    #[test]
+    fn a_ctrl_c_wins_over_the_outcome() {
+        assert_eq!(exit_for(Outcome::Done, true), Exit::Interrupted);
+        assert_eq!(exit_for(Outcome::Done, false), Exit::Success);
+        assert_eq!(exit_for(Outcome::ModelError, false), Exit::ModelServer);
+        assert_eq!(exit_for(Outcome::Stopped, false), Exit::Interrupted);
+        assert_eq!(exit_for(Outcome::GaveUp, false), Exit::TaskFailed);
+    }
 }

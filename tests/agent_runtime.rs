@@ -6,7 +6,7 @@ mod fake_model;
 
 use std::sync::Arc;
 
-use fake_model::{FakeModel, Reply};
+use fake_model::{FakeModel, Gate, Reply};
 use seek::agent::{self, AgentHandle, Command, Event, Outcome};
 use seek::config::{Config, Dirs, Env, Overrides};
 use seek::llm;
@@ -151,6 +151,44 @@ async fn stop_ends_a_streaming_turn_and_the_next_one_works() {
         events
             .iter()
             .any(|e| matches!(e, Event::TurnFinished { answer, .. } if answer == "fresh start"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_is_heard_while_the_server_is_asked_for_its_context_window() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![Reply::text("after the probe")]);
+    let gate = Gate::new();
+    server.hold_window_reports(gate.clone());
+    let mut handle = start(&server, work.path());
+    submit(&handle, "first");
+    // The turn is waiting for the server's window report, which the gate holds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.all_requests().iter().any(|r| r.path == "/props") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the window probe never reached the server"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    handle.commands.send(Command::Stop).expect("alive");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Stopped);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnFinished { rounds: 0, .. })),
+        "stopped before its first round, while the probe was held: {events:?}"
+    );
+    assert!(server.chat_requests().is_empty(), "no reply was asked for");
+    gate.open();
+    submit(&handle, "second");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Done);
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::TurnFinished { answer, .. } if answer == "after the probe")
+        )
     );
 }
 

@@ -12,6 +12,7 @@ mod memory;
 mod policy;
 mod prompts;
 mod turn;
+mod window;
 
 use std::sync::Arc;
 
@@ -80,7 +81,7 @@ pub fn spawn_with(
         config,
         model,
         events: EventSink::new(event_tx),
-        context_window: None,
+        context_window: Arc::default(),
         approvals,
         sandbox,
         env_remove: Arc::new(env_remove),
@@ -173,7 +174,7 @@ async fn run(
             }
             finished = async { rt.running.as_mut().map(|r| &mut r.task).expect("guarded by the select condition").await }, if rt.running.is_some() => {
                 rt.running = None;
-                rt.finished(finished);
+                rt.finished(finished).await;
             }
         }
     }
@@ -194,7 +195,7 @@ impl Runtime {
                 self.ctx.events.emit(event);
             }
         }
-        self.sync_session();
+        self.sync_session().await;
     }
 
     async fn command(&mut self, command: Command) {
@@ -211,8 +212,7 @@ impl Runtime {
                     return;
                 }
                 let chosen = agent.unwrap_or(self.agent);
-                self.ensure_session(chosen);
-                self.learn_context_window().await;
+                self.ensure_session(chosen).await;
                 let Some(mut mem) = self.memory.take() else {
                     return;
                 };
@@ -251,7 +251,7 @@ impl Runtime {
                 }
                 // A running task keeps the model it started with; the next one uses this.
                 self.ctx.model = self.ctx.model.with_model(model);
-                self.ctx.context_window = None;
+                self.ctx.context_window = Arc::default();
                 self.ctx.events.emit(Event::ModelChanged {
                     description: self.ctx.model.describe(),
                 });
@@ -272,7 +272,7 @@ impl Runtime {
                     self.error("a task is running: stop it before starting a new session (Esc)");
                     return;
                 }
-                self.sync_session();
+                self.sync_session().await;
                 self.ctx.events.session = None;
                 self.memory = Some(new_memory(&self.ctx.config, self.agent));
                 self.last_prompt = None;
@@ -311,53 +311,18 @@ impl Runtime {
         }
     }
 
-    /// Asks the server for the model's context window once per model (bounded: a server that
-    /// cannot say leaves the configured window).
-    async fn learn_context_window(&mut self) {
-        if self.ctx.context_window.is_some() {
-            return;
-        }
-        let configured = &self.ctx.config.model_settings.context_window;
-        let reported = tokio::time::timeout(
-            std::time::Duration::from_secs(3),
-            self.ctx.model.context_window(),
-        )
-        .await
-        .ok()
-        .flatten();
-        let window = match reported {
-            // Ollama's window is the `num_ctx` seek sends, up to what the model allows; other
-            // servers fix theirs at start-up, so theirs is the truth unless the user asked for less.
-            Some(reported)
-                if self.ctx.config.provider.value.wire == crate::config::Wire::OpenAi
-                    && configured.origin == crate::config::Origin::Default =>
-            {
-                reported
-            }
-            Some(reported) => reported.min(configured.value),
-            None => configured.value,
-        };
-        crate::log::write(
-            "INFO",
-            &format!(
-                "context window: {window} tokens (configured {}, the server said {reported:?})",
-                configured.value
-            ),
-        );
-        self.ctx.context_window = Some(window);
-    }
-
     /// Opens a session file for the conversation if it has none yet (at its first task, so
-    /// opening seek and leaving leaves no empty session behind).
-    fn ensure_session(&mut self, agent: AgentName) {
+    /// opening seek and leaving leaves no empty session behind). The file is made off the
+    /// runtime: it is created, locked and linked on the disk.
+    async fn ensure_session(&mut self, agent: AgentName) {
         if self.ctx.events.session.is_some() {
             return;
         }
-        let Some(sessions) = &self.sessions else {
+        let Some(sessions) = self.sessions.clone() else {
             return;
         };
-        match sessions.create(agent) {
-            Ok(file) => {
+        match tokio::task::spawn_blocking(move || sessions.create(agent)).await {
+            Ok(Ok(file)) => {
                 let file = Arc::new(file);
                 if let Some(mem) = &mut self.memory {
                     mem.journal_to(Arc::clone(&file));
@@ -366,7 +331,10 @@ impl Runtime {
                 self.ctx.events.session = Some(file);
                 self.ctx.events.emit(Event::SessionStarted { id, path });
             }
-            Err(e) => self.error(format!("{e}: this session is not being saved")),
+            Ok(Err(e)) => self.error(format!("{e}: this session is not being saved")),
+            Err(e) => self.error(format!(
+                "creating the session file failed ({e}): this session is not being saved"
+            )),
         }
     }
 
@@ -388,7 +356,7 @@ impl Runtime {
             Ok(Err(e)) => return self.error(e.to_string()),
             Err(e) => return self.error(format!("resuming failed: {e}")),
         };
-        self.sync_session();
+        self.sync_session().await;
         let file = Arc::new(file);
         self.agent = loaded.agent;
         let mut memory = loaded.memory(prompt_for(&self.ctx.config, self.agent));
@@ -405,7 +373,7 @@ impl Runtime {
         });
     }
 
-    fn finished(&mut self, finished: Result<(Memory, Event), tokio::task::JoinError>) {
+    async fn finished(&mut self, finished: Result<(Memory, Event), tokio::task::JoinError>) {
         let event = match finished {
             Ok((mem, event)) => {
                 self.memory = Some(mem);
@@ -434,16 +402,24 @@ impl Runtime {
             }
         };
         self.ctx.events.emit(event);
-        self.sync_session();
+        self.sync_session().await;
     }
 
-    /// fsync at each task's end; a session that cannot be written is reported once.
-    fn sync_session(&self) {
-        if let Some(file) = &self.ctx.events.session {
+    /// fsync at each task's end, off the runtime; a session that cannot be written is reported
+    /// once.
+    async fn sync_session(&self) {
+        let Some(file) = self.ctx.events.session.clone() else {
+            return;
+        };
+        let synced = tokio::task::spawn_blocking(move || {
             file.sync();
-            if let Some(failure) = file.take_failure() {
-                self.error(failure);
-            }
+            file.take_failure()
+        })
+        .await;
+        match synced {
+            Ok(None) => {}
+            Ok(Some(failure)) => self.error(failure),
+            Err(e) => self.error(format!("syncing the session file failed: {e}")),
         }
     }
 }

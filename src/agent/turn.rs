@@ -24,8 +24,9 @@ pub struct TurnContext {
     pub config: Arc<Config>,
     pub model: Arc<dyn ChatModel>,
     pub events: EventSink,
-    /// The model's context window in tokens, once known (the server's word or the config's).
-    pub context_window: Option<u64>,
+    /// The model's context window in tokens, once known (the server's word or the config's);
+    /// a new model gets a new cell.
+    pub context_window: Arc<tokio::sync::OnceCell<u64>>,
     /// Whether blocks run without asking, and the user's answers when they do not.
     pub approvals: super::approval::ApprovalGate,
     /// The confinement of blocks (`None`: sandbox off).
@@ -41,9 +42,125 @@ struct Reply {
     finish: Option<FinishReason>,
 }
 
+impl Reply {
+    fn empty() -> Self {
+        Self {
+            answer: String::new(),
+            reasoning: String::new(),
+            finish: None,
+        }
+    }
+}
+
+/// Why a reply did not arrive whole. Kept typed until the turn's end, where it becomes the
+/// `Error` event's and the `TurnFinished` event's message.
+#[derive(Debug, thiserror::Error)]
 enum ReplyError {
+    #[error("stopped by the user")]
     Stopped,
-    Model(String),
+    #[error(transparent)]
+    TooBig(#[from] budget::TooBig),
+    #[error(transparent)]
+    Model(#[from] crate::llm::LlmError),
+    #[error("the model stream ended without finishing the reply")]
+    StreamEnded,
+}
+
+/// What the turn has gathered so far, for its `TurnFinished` event.
+struct Progress {
+    turn: u64,
+    agent: AgentName,
+    rounds: u32,
+    /// Failed rounds so far (each one asks the model to correct itself).
+    failures: u32,
+    records: Vec<BlockRecord>,
+    last_answer: String,
+    last_reasoning: Option<String>,
+    /// The last failure, for the give-up message.
+    last_error: Option<String>,
+}
+
+impl Progress {
+    fn new(turn: u64, agent: AgentName) -> Self {
+        Self {
+            turn,
+            agent,
+            rounds: 0,
+            failures: 0,
+            records: Vec::new(),
+            last_answer: String::new(),
+            last_reasoning: None,
+            last_error: None,
+        }
+    }
+
+    /// The turn's last event. The runtime emits it once it holds the memory again, so a front
+    /// end that reacts to it with a new command never finds the agent still busy.
+    fn finish(self, outcome: Outcome, message: Option<String>) -> Event {
+        Event::TurnFinished {
+            turn: self.turn,
+            outcome,
+            answer: self.last_answer,
+            reasoning: self.last_reasoning,
+            agent: self.agent,
+            rounds: self.rounds,
+            blocks: self.records,
+            message,
+        }
+    }
+
+    /// The message when the round cap is reached, `None` while rounds are left.
+    fn round_limit(&self, max_rounds: u32) -> Option<String> {
+        (self.rounds >= max_rounds).then(|| {
+            format!(
+                "stopped after {} rounds without finishing (max_rounds = {max_rounds}); ask again to continue",
+                self.rounds
+            )
+        })
+    }
+
+    /// Counts a failed round; the give-up message once `max_attempts` failed.
+    fn count_failure(&mut self, max_attempts: u32) -> Option<String> {
+        self.failures += 1;
+        (self.failures >= max_attempts).then(|| {
+            format!(
+                "gave up after {} failed attempts; the last error: {}",
+                self.failures,
+                self.last_error.as_deref().unwrap_or("unknown")
+            )
+        })
+    }
+}
+
+/// The tools a turn's agent may use, and how its blocks run.
+struct Tools {
+    toolbox: Toolbox,
+    /// Every tool the agent owns is parsed, installed or not: a missing one fails with a
+    /// message naming what to install instead of its block passing silently as markdown.
+    parse_tags: protocol::ToolTags,
+    ctx: ToolContext,
+}
+
+impl Tools {
+    fn for_agent(ctx: &TurnContext, agent: AgentName, cancel: &CancellationToken) -> Self {
+        let config = &ctx.config;
+        let toolbox = Toolbox::builtin(config).only(agent_tools(agent));
+        let parse_tags = toolbox.tags();
+        let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
+        tool_ctx.output_limit =
+            usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
+        tool_ctx.cancel = cancel.clone();
+        tool_ctx.sandbox = ctx.sandbox.clone();
+        tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
+        tool_ctx.limits = config.safety.limits();
+        tool_ctx.safe_mode = config.safety.safe_mode.value;
+        tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
+        Self {
+            toolbox,
+            parse_tags,
+            ctx: tool_ctx,
+        }
+    }
 }
 
 /// Runs one task; returns its `TurnFinished` event for the runtime to emit.
@@ -58,19 +175,7 @@ pub async fn run_turn(
     let config = &ctx.config;
     let events = &ctx.events;
     let agent = resolve_agent(agent);
-    let tags = agent_tools(agent);
-    let toolbox = Toolbox::builtin(config).only(tags);
-    // Every tool the agent owns is parsed, installed or not: a missing one fails with a message
-    // naming what to install instead of its block passing silently as markdown.
-    let parse_tags = toolbox.tags();
-    let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
-    tool_ctx.output_limit = usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
-    tool_ctx.cancel = cancel.clone();
-    tool_ctx.sandbox = ctx.sandbox.clone();
-    tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
-    tool_ctx.limits = config.safety.limits();
-    tool_ctx.safe_mode = config.safety.safe_mode.value;
-    tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
+    let tools = Tools::for_agent(ctx, agent, &cancel);
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;
 
@@ -80,240 +185,214 @@ pub async fn run_turn(
         agent,
     });
     memory.begin_turn(prompt);
+    let mut progress = Progress::new(turn, agent);
 
-    let mut failures = 0u32;
-    let mut rounds = 0u32;
-    let mut records: Vec<BlockRecord> = Vec::new();
-    let mut last_answer = String::new();
-    let mut last_reasoning = None;
-    let mut last_error: Option<String> = None;
-
-    // The runtime emits this event once it holds the memory again, so a front end that reacts
-    // to it with a new command never finds the agent still busy.
-    let finish = |outcome: Outcome,
-                  answer: String,
-                  reasoning: Option<String>,
-                  rounds,
-                  blocks,
-                  message: Option<String>| {
-        Event::TurnFinished {
-            turn,
-            outcome,
-            answer,
-            reasoning,
-            agent,
-            rounds,
-            blocks,
-            message,
-        }
+    // The server is asked for the window once per model; Stop is heard while it is asked.
+    let window = tokio::select! {
+        () = cancel.cancelled() => None,
+        window = super::window::known(ctx) => Some(window),
+    };
+    let Some(window) = window else {
+        return progress.finish(Outcome::Stopped, Some(ReplyError::Stopped.to_string()));
     };
 
     loop {
-        if rounds >= max_rounds {
-            let message = format!(
-                "stopped after {rounds} rounds without finishing (max_rounds = {max_rounds}); ask again to continue"
-            );
-            return finish(
-                Outcome::RoundLimit,
-                last_answer,
-                last_reasoning,
-                rounds,
-                records,
-                Some(message),
-            );
+        if let Some(message) = progress.round_limit(max_rounds) {
+            return progress.finish(Outcome::RoundLimit, Some(message));
         }
-        rounds += 1;
-        let status = if failures > 0 {
-            Status::Correcting
-        } else {
-            Status::Thinking
-        };
-        events.emit(Event::Status {
-            status,
-            round: rounds,
-            attempt: failures,
-            max_attempts,
-        });
+        progress.rounds += 1;
+        emit_status(ctx, &progress, max_attempts);
 
-        let reply = match stream_reply(ctx, memory, &cancel).await {
+        let reply = match stream_reply(ctx, memory, window, &cancel).await {
             Ok(reply) => reply,
-            Err((error, partial)) => {
-                if !partial.answer.is_empty() {
-                    memory.push(
-                        Role::Assistant,
-                        format!("{}\n[interrupted]", partial.answer),
-                    );
-                }
-                let reasoning = non_empty(partial.reasoning);
-                return match error {
-                    ReplyError::Stopped => finish(
-                        Outcome::Stopped,
-                        partial.answer,
-                        reasoning,
-                        rounds,
-                        records,
-                        Some("stopped by the user".into()),
-                    ),
-                    ReplyError::Model(message) => {
-                        events.emit(Event::Error {
-                            message: message.clone(),
-                        });
-                        finish(
-                            Outcome::ModelError,
-                            partial.answer,
-                            reasoning,
-                            rounds,
-                            records,
-                            Some(message),
-                        )
-                    }
-                };
-            }
+            Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
-
-        let parsed = protocol::parse_at_most(&reply.answer, &parse_tags, MAX_BLOCKS_PER_REPLY);
-        let repetition = matches!(reply.finish, Some(FinishReason::Repetition(_)));
-        last_answer = parsed.placeholder_text();
-        last_reasoning = non_empty(reply.reasoning);
-        events.emit(Event::AnswerComplete {
-            round: rounds,
-            answer: last_answer.clone(),
-            reasoning: last_reasoning.clone(),
-            blocks: parsed.blocks.len(),
-            finish: finish_name(reply.finish.as_ref()),
-        });
-        if parsed.over_limit > 0 {
-            events.emit(Event::BlocksNotRun {
-                round: rounds,
-                count: parsed.over_limit,
-                limit: MAX_BLOCKS_PER_REPLY,
-            });
-        }
-        memory.push(Role::Assistant, reply.answer.clone());
-
-        let mut report = RoundReport {
-            had_blocks: !parsed.blocks.is_empty() && agent != AgentName::Casual,
-            all_succeeded: true,
-            last_tool: None,
-            clarification: reply.answer.contains(CLARIFICATION),
-            repetition,
-        };
-        if repetition {
-            memory.push(Role::User, repetition_feedback());
-            last_error = Some("the reply kept repeating itself".into());
-        } else if report.had_blocks && !report.clarification {
-            let status_events = events.clone();
-            let executed = execute_reply(
+        let (mut report, parsed) = take_reply(ctx, memory, &mut progress, &tools, reply);
+        // A repeating reply got feedback instead; a question waits for the user's answer.
+        let runs_blocks = report.had_blocks && !report.clarification && !report.repetition;
+        if runs_blocks
+            && let Some((outcome, message)) = run_blocks(
+                ctx,
+                memory,
+                &mut progress,
+                &tools,
                 &parsed,
-                rounds,
-                &toolbox,
-                &tool_ctx,
-                events,
-                &ctx.approvals,
-                |status| {
-                    status_events.emit(Event::Status {
-                        status,
-                        round: rounds,
-                        attempt: failures,
-                        max_attempts,
-                    });
-                },
+                &mut report,
+                &cancel,
             )
-            .await;
-            report.all_succeeded = executed.all_succeeded;
-            report.last_tool = executed.last_tool.clone();
-            if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
-                last_error = Some(failure_summary(failed));
-            }
-            records.extend(executed.records);
-            memory.push(Role::User, executed.feedback);
-            if executed.held {
-                return finish(
-                    Outcome::Done,
-                    last_answer,
-                    last_reasoning,
-                    rounds,
-                    records,
-                    Some(super::approval::SHOWN_ONLY.into()),
-                );
-            }
-            if cancel.is_cancelled() {
-                return finish(
-                    Outcome::Stopped,
-                    last_answer,
-                    last_reasoning,
-                    rounds,
-                    records,
-                    Some("stopped by the user".into()),
-                );
-            }
+            .await
+        {
+            return progress.finish(outcome, message);
         }
 
         match decide(agent, &report) {
-            Decision::Done => {
-                return finish(
-                    Outcome::Done,
-                    last_answer,
-                    last_reasoning,
-                    rounds,
-                    records,
-                    None,
-                );
-            }
+            Decision::Done => return progress.finish(Outcome::Done, None),
             Decision::Clarify => {
-                let question = last_answer.replace(CLARIFICATION, "").trim().to_owned();
-                return finish(
-                    Outcome::NeedsClarification,
-                    last_answer,
-                    last_reasoning,
-                    rounds,
-                    records,
-                    Some(question),
-                );
+                let question = progress
+                    .last_answer
+                    .replace(CLARIFICATION, "")
+                    .trim()
+                    .to_owned();
+                return progress.finish(Outcome::NeedsClarification, Some(question));
             }
-            Decision::AskAgain { failed } => {
-                if failed {
-                    failures += 1;
-                    if failures >= max_attempts {
-                        let message = format!(
-                            "gave up after {failures} failed attempts; the last error: {}",
-                            last_error.as_deref().unwrap_or("unknown")
-                        );
-                        return finish(
-                            Outcome::GaveUp,
-                            last_answer,
-                            last_reasoning,
-                            rounds,
-                            records,
-                            Some(message),
-                        );
-                    }
+            Decision::AskAgain { failed: true } => {
+                if let Some(message) = progress.count_failure(max_attempts) {
+                    return progress.finish(Outcome::GaveUp, Some(message));
                 }
             }
+            Decision::AskAgain { failed: false } => {}
         }
     }
+}
+
+/// Says whether the model is thinking afresh or correcting a failure.
+fn emit_status(ctx: &TurnContext, progress: &Progress, max_attempts: u32) {
+    let status = if progress.failures > 0 {
+        Status::Correcting
+    } else {
+        Status::Thinking
+    };
+    ctx.events.emit(Event::Status {
+        status,
+        round: progress.rounds,
+        attempt: progress.failures,
+        max_attempts,
+    });
+}
+
+/// Ends the turn on a reply that did not arrive whole: the text that came is kept in memory
+/// (marked interrupted), and a model failure is also an `Error` event.
+fn reply_failed(
+    ctx: &TurnContext,
+    memory: &mut Memory,
+    mut progress: Progress,
+    error: ReplyError,
+    partial: Reply,
+) -> Event {
+    if !partial.answer.is_empty() {
+        memory.push(
+            Role::Assistant,
+            format!("{}\n[interrupted]", partial.answer),
+        );
+    }
+    progress.last_answer = partial.answer;
+    progress.last_reasoning = non_empty(partial.reasoning);
+    let message = error.to_string();
+    let outcome = match error {
+        ReplyError::Stopped => Outcome::Stopped,
+        ReplyError::TooBig(_) | ReplyError::Model(_) | ReplyError::StreamEnded => {
+            ctx.events.emit(Event::Error {
+                message: message.clone(),
+            });
+            Outcome::ModelError
+        }
+    };
+    progress.finish(outcome, Some(message))
+}
+
+/// Takes a whole reply: parses its blocks, announces it, keeps it in memory, and says what the
+/// round holds for the policy. A repeating reply is answered with feedback here.
+fn take_reply(
+    ctx: &TurnContext,
+    memory: &mut Memory,
+    progress: &mut Progress,
+    tools: &Tools,
+    reply: Reply,
+) -> (RoundReport, protocol::Parsed) {
+    let parsed = protocol::parse_at_most(&reply.answer, &tools.parse_tags, MAX_BLOCKS_PER_REPLY);
+    let repetition = matches!(reply.finish, Some(FinishReason::Repetition(_)));
+    progress.last_answer = parsed.placeholder_text();
+    progress.last_reasoning = non_empty(reply.reasoning);
+    ctx.events.emit(Event::AnswerComplete {
+        round: progress.rounds,
+        answer: progress.last_answer.clone(),
+        reasoning: progress.last_reasoning.clone(),
+        blocks: parsed.blocks.len(),
+        finish: finish_name(reply.finish.as_ref()),
+    });
+    if parsed.over_limit > 0 {
+        ctx.events.emit(Event::BlocksNotRun {
+            round: progress.rounds,
+            count: parsed.over_limit,
+            limit: MAX_BLOCKS_PER_REPLY,
+        });
+    }
+    let clarification = reply.answer.contains(CLARIFICATION);
+    memory.push(Role::Assistant, reply.answer);
+    if repetition {
+        memory.push(Role::User, repetition_feedback());
+        progress.last_error = Some("the reply kept repeating itself".into());
+    }
+    let report = RoundReport {
+        had_blocks: !parsed.blocks.is_empty() && progress.agent != AgentName::Casual,
+        all_succeeded: true,
+        last_tool: None,
+        clarification,
+        repetition,
+    };
+    (report, parsed)
+}
+
+/// Runs the reply's blocks and feeds their results back. Returns how the turn ends when it must
+/// end here: blocks held for approval, or the user stopped them.
+async fn run_blocks(
+    ctx: &TurnContext,
+    memory: &mut Memory,
+    progress: &mut Progress,
+    tools: &Tools,
+    parsed: &protocol::Parsed,
+    report: &mut RoundReport,
+    cancel: &CancellationToken,
+) -> Option<(Outcome, Option<String>)> {
+    let max_attempts = ctx.config.max_attempts.value;
+    let (round, attempt) = (progress.rounds, progress.failures);
+    let status_events = ctx.events.clone();
+    let executed = execute_reply(
+        parsed,
+        round,
+        &tools.toolbox,
+        &tools.ctx,
+        &ctx.events,
+        &ctx.approvals,
+        |status| {
+            status_events.emit(Event::Status {
+                status,
+                round,
+                attempt,
+                max_attempts,
+            });
+        },
+    )
+    .await;
+    report.all_succeeded = executed.all_succeeded;
+    report.last_tool = executed.last_tool.clone();
+    if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
+        progress.last_error = Some(failure_summary(failed));
+    }
+    progress.records.extend(executed.records);
+    memory.push(Role::User, executed.feedback);
+    if executed.held {
+        return Some((Outcome::Done, Some(super::approval::SHOWN_ONLY.into())));
+    }
+    if cancel.is_cancelled() {
+        return Some((Outcome::Stopped, Some(ReplyError::Stopped.to_string())));
+    }
+    None
 }
 
 /// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
 async fn stream_reply(
     ctx: &TurnContext,
     memory: &Memory,
+    window: u64,
     cancel: &CancellationToken,
 ) -> Result<Reply, (ReplyError, Reply)> {
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
-    let window = ctx.context_window.unwrap_or(settings.context_window.value);
     let budget = budget::prompt_budget(window, settings.max_tokens.value);
     let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
         Ok(fitted) => fitted,
-        Err(too_big) => {
-            let empty = Reply {
-                answer: String::new(),
-                reasoning: String::new(),
-                finish: None,
-            };
-            return Err((ReplyError::Model(too_big.to_string()), empty));
-        }
+        Err(too_big) => return Err((too_big.into(), Reply::empty())),
     };
     if fitted.trimmed() {
         events.emit(Event::ContextTrimmed {
@@ -328,11 +407,7 @@ async fn stream_reply(
         options: GenerationOptions::from_config(&ctx.config),
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
-    let mut reply = Reply {
-        answer: String::new(),
-        reasoning: String::new(),
-        finish: None,
-    };
+    let mut reply = Reply::empty();
     loop {
         let item = tokio::select! {
             () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),
@@ -367,14 +442,9 @@ async fn stream_reply(
                 reply.finish = Some(finish.reason);
                 return Ok(reply);
             }
-            Some(Err(error)) => return Err((ReplyError::Model(error.to_string()), reply)),
+            Some(Err(error)) => return Err((error.into(), reply)),
             None if cancel.is_cancelled() => return Err((ReplyError::Stopped, reply)),
-            None => {
-                return Err((
-                    ReplyError::Model("the model stream ended without finishing the reply".into()),
-                    reply,
-                ));
-            }
+            None => return Err((ReplyError::StreamEnded, reply)),
         }
     }
 }
@@ -406,4 +476,62 @@ fn failure_summary(record: &BlockRecord) -> String {
         &lines[..]
     };
     format!("{} block: {}", record.tool_type, tail.join(" | "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_round_cap_is_reached_after_max_rounds() {
+        let mut progress = Progress::new(1, AgentName::Coder);
+        progress.rounds = 2;
+        assert_eq!(progress.round_limit(3), None);
+        progress.rounds = 3;
+        let message = progress.round_limit(3).expect("at the cap");
+        assert!(message.starts_with("stopped after 3 rounds"), "{message}");
+    }
+
+    #[test]
+    fn the_turn_gives_up_at_max_attempts_naming_the_last_error() {
+        let mut progress = Progress::new(1, AgentName::Coder);
+        assert_eq!(progress.count_failure(2), None);
+        progress.last_error = Some("bash block: boom".into());
+        let message = progress
+            .count_failure(2)
+            .expect("the second failure gives up");
+        assert_eq!(
+            message,
+            "gave up after 2 failed attempts; the last error: bash block: boom"
+        );
+    }
+
+    #[test]
+    fn the_finish_event_carries_what_was_gathered() {
+        let mut progress = Progress::new(7, AgentName::Coder);
+        progress.rounds = 2;
+        progress.last_answer = "answer".into();
+        let event = progress.finish(Outcome::Done, None);
+        assert!(
+            matches!(&event, Event::TurnFinished { turn: 7, rounds: 2, answer, outcome: Outcome::Done, message: None, .. } if answer == "answer"),
+            "{event:?}"
+        );
+    }
+
+    #[test]
+    fn reply_errors_keep_their_words_at_the_edge() {
+        assert_eq!(ReplyError::Stopped.to_string(), "stopped by the user");
+        assert_eq!(
+            ReplyError::StreamEnded.to_string(),
+            "the model stream ended without finishing the reply"
+        );
+        let too_big = budget::TooBig {
+            tokens: 10,
+            budget: 5,
+        };
+        assert_eq!(
+            ReplyError::from(too_big.clone()).to_string(),
+            too_big.to_string()
+        );
+    }
 }

@@ -353,26 +353,84 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn resolve(&self, file: ConfigFile, dirs: &Dirs) -> Result<Config, ConfigError> {
         let cfg = self.file.map(|f| &f.config);
-        let provider = self.pick_string(
+        let provider = self.provider(cfg)?;
+        let preset = provider.value;
+        let base_url = self.base_url(cfg, preset)?;
+        let model = self.model(cfg, preset);
+        let api_key_env = self.api_key_env(cfg, preset)?;
+        let work_dir = self.work_dir(cfg, dirs)?;
+        let agent = self.agent(cfg)?;
+        let max_attempts = self.count(
+            cfg.and_then(|c| c.max_attempts.as_ref()),
+            "max_attempts",
+            1..=100,
+            DEFAULT_MAX_ATTEMPTS,
+        )?;
+        let max_rounds = self.count(
+            cfg.and_then(|c| c.max_rounds.as_ref()),
+            "max_rounds",
+            1..=1000,
+            DEFAULT_MAX_ROUNDS,
+        )?;
+        let output_limit_bytes = self.number(
+            cfg.and_then(|c| c.exec.output_limit_bytes.as_ref()),
+            "exec.output_limit_bytes",
+            1024..=(1 << 30),
+            DEFAULT_OUTPUT_LIMIT,
+        )?;
+        let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
+        let model_settings = self.model_settings(cfg)?;
+        let safety = safety::resolve(self, cfg)?;
+
+        Ok(Config {
+            file,
+            data_dir: dirs.data_dir.clone(),
+            provider,
+            base_url,
+            model,
+            api_key_env,
+            work_dir,
+            agent,
+            max_attempts,
+            max_rounds,
+            output_limit_bytes,
+            model_settings,
+            tools,
+            safety,
+            home: self.home(),
+        })
+    }
+
+    /// The provider preset: named by flag, env var or file, or the default one.
+    fn provider(
+        &self,
+        cfg: Option<&file::FileConfig>,
+    ) -> Result<Sourced<&'static Preset>, ConfigError> {
+        let named = self.pick_string(
             self.overrides.provider.as_deref(),
             "--provider",
             "SEEK_PROVIDER",
             cfg.and_then(|c| c.provider.as_ref()),
         );
-        let provider = match provider {
-            Some(s) => {
-                let preset = providers::find(&s.value).ok_or_else(|| ConfigError::Invalid {
-                    origin: s.origin.clone(),
-                    key: "provider".into(),
-                    value: format!("{:?}", s.value),
-                    expected: format!("unknown provider; expected one of: {}", providers::names()),
-                })?;
-                Sourced::new(preset, s.origin)
-            }
-            None => Sourced::new(providers::default_preset(), Origin::Default),
+        let Some(s) = named else {
+            return Ok(Sourced::new(providers::default_preset(), Origin::Default));
         };
-        let preset = provider.value;
+        let preset = providers::find(&s.value).ok_or_else(|| ConfigError::Invalid {
+            origin: s.origin.clone(),
+            key: "provider".into(),
+            value: format!("{:?}", s.value),
+            expected: format!("unknown provider; expected one of: {}", providers::names()),
+        })?;
+        Ok(Sourced::new(preset, s.origin))
+    }
 
+    /// The server's address: flag, env var, file, `OLLAMA_HOST` for an Ollama server, or the
+    /// preset's. Refused when empty or holding whitespace.
+    fn base_url(
+        &self,
+        cfg: Option<&file::FileConfig>,
+        preset: &'static Preset,
+    ) -> Result<Sourced<String>, ConfigError> {
         let base_url = self
             .pick_string(
                 self.overrides.base_url.as_deref(),
@@ -398,8 +456,16 @@ impl Resolver<'_> {
                 "expected a URL such as http://127.0.0.1:11434",
             ));
         }
+        Ok(base_url)
+    }
 
-        let model = match self.pick_string(
+    /// The model's name: flag, env var, file, or the preset's default (which may be none).
+    fn model(
+        &self,
+        cfg: Option<&file::FileConfig>,
+        preset: &'static Preset,
+    ) -> Sourced<Option<String>> {
+        match self.pick_string(
             self.overrides.model.as_deref(),
             "--model",
             "SEEK_MODEL",
@@ -410,28 +476,32 @@ impl Resolver<'_> {
                 preset.default_model.map(str::to_owned),
                 Origin::Preset(preset.name),
             ),
-        };
+        }
+    }
 
-        let api_key_env = match self.file_value(cfg.and_then(|c| c.api_key_env.as_ref())) {
-            Some(s) => {
-                if !is_env_var_name(&s.value) {
-                    return Err(invalid(
-                        &s,
-                        "api_key_env",
-                        "expected the NAME of an environment variable, such as OPENAI_API_KEY (never the key itself)",
-                    ));
-                }
-                Sourced::new(Some(s.value), s.origin)
-            }
-            None => Sourced::new(
+    /// The NAME of the variable holding the API key (file only: a key never comes from a flag).
+    fn api_key_env(
+        &self,
+        cfg: Option<&file::FileConfig>,
+        preset: &'static Preset,
+    ) -> Result<Sourced<Option<String>>, ConfigError> {
+        match self.file_value(cfg.and_then(|c| c.api_key_env.as_ref())) {
+            Some(s) if !is_env_var_name(&s.value) => Err(invalid(
+                &s,
+                "api_key_env",
+                "expected the NAME of an environment variable, such as OPENAI_API_KEY (never the key itself)",
+            )),
+            Some(s) => Ok(Sourced::new(Some(s.value), s.origin)),
+            None => Ok(Sourced::new(
                 preset.api_key_env.map(str::to_owned),
                 Origin::Preset(preset.name),
-            ),
-        };
+            )),
+        }
+    }
 
-        let work_dir = self.work_dir(cfg, dirs)?;
-
-        let agent = match self.pick_string(
+    /// The starting agent: flag, env var, file, or `auto`.
+    fn agent(&self, cfg: Option<&file::FileConfig>) -> Result<Sourced<AgentName>, ConfigError> {
+        match self.pick_string(
             self.overrides.agent.as_deref(),
             "--agent",
             "SEEK_AGENT",
@@ -442,39 +512,29 @@ impl Resolver<'_> {
                     .value
                     .parse::<AgentName>()
                     .map_err(|expected| invalid(&s, "agent", &expected))?;
-                Sourced::new(agent, s.origin)
+                Ok(Sourced::new(agent, s.origin))
             }
-            None => Sourced::new(AgentName::Auto, Origin::Default),
-        };
+            None => Ok(Sourced::new(AgentName::Auto, Origin::Default)),
+        }
+    }
 
-        let max_attempts = self.number(
-            cfg.and_then(|c| c.max_attempts.as_ref()),
-            "max_attempts",
-            1..=100,
-            u64::from(DEFAULT_MAX_ATTEMPTS),
-        )?;
-        let max_attempts = Sourced::new(
-            u32::try_from(max_attempts.value).unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            max_attempts.origin,
-        );
-        let max_rounds = self.number(
-            cfg.and_then(|c| c.max_rounds.as_ref()),
-            "max_rounds",
-            1..=1000,
-            u64::from(DEFAULT_MAX_ROUNDS),
-        )?;
-        let max_rounds = Sourced::new(
-            u32::try_from(max_rounds.value).unwrap_or(DEFAULT_MAX_ROUNDS),
-            max_rounds.origin,
-        );
-        let output_limit_bytes = self.number(
-            cfg.and_then(|c| c.exec.output_limit_bytes.as_ref()),
-            "exec.output_limit_bytes",
-            1024..=(1 << 30),
-            DEFAULT_OUTPUT_LIMIT,
-        )?;
+    /// A cap from the file, within `range` (which must fit a `u32`), or `default`.
+    fn count(
+        &self,
+        value: Option<&toml::Spanned<i64>>,
+        key: &str,
+        range: std::ops::RangeInclusive<u64>,
+        default: u32,
+    ) -> Result<Sourced<u32>, ConfigError> {
+        let number = self.number(value, key, range, u64::from(default))?;
+        Ok(Sourced::new(
+            u32::try_from(number.value).unwrap_or(default),
+            number.origin,
+        ))
+    }
 
-        let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
+    /// The model's generation and streaming settings (`model::resolve` checks them).
+    fn model_settings(&self, cfg: Option<&file::FileConfig>) -> Result<ModelSettings, ConfigError> {
         let model_file = cfg.map_or_else(model::ModelFile::default, |c| model::ModelFile {
             context_window: c.context_window.as_ref(),
             max_tokens: c.max_tokens.as_ref(),
@@ -487,30 +547,15 @@ impl Resolver<'_> {
             stream_max_line_mib: c.stream_max_line_mib.as_ref(),
             max_retries: c.max_retries.as_ref(),
         });
-        let model_settings = model::resolve(&model_file, &|span| self.file_origin(span))?;
-        let safety = safety::resolve(self, cfg)?;
+        model::resolve(&model_file, &|span| self.file_origin(span))
+    }
 
-        Ok(Config {
-            file,
-            data_dir: dirs.data_dir.clone(),
-            provider,
-            base_url,
-            model,
-            api_key_env,
-            work_dir,
-            agent,
-            max_attempts,
-            max_rounds,
-            output_limit_bytes,
-            model_settings,
-            tools,
-            safety,
-            home: self
-                .env
-                .get("HOME")
-                .map(PathBuf::from)
-                .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned())),
-        })
+    /// The user's home (to warn when the work dir is or holds it): `HOME`, else the system's.
+    fn home(&self) -> Option<PathBuf> {
+        self.env
+            .get("HOME")
+            .map(PathBuf::from)
+            .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned()))
     }
 
     /// Flag, then env var, then file.

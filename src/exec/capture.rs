@@ -52,6 +52,11 @@ impl HeadTail {
         self.seen
     }
 
+    /// Whether the last byte kept is a line end (false when nothing was pushed).
+    pub fn ends_with_newline(&self) -> bool {
+        self.tail.back().or(self.head.last()) == Some(&b'\n')
+    }
+
     /// Bytes dropped from the middle.
     pub fn omitted(&self) -> u64 {
         self.seen - (self.head.len() + self.tail.len()) as u64
@@ -178,6 +183,18 @@ mod tests {
         c.push(&vec![b'x'; 1 << 20]);
         assert_eq!(c.seen(), 1 << 20);
         assert_eq!(c.omitted(), (1 << 20) - 64);
+    }
+
+    #[test]
+    fn the_last_kept_byte_says_whether_a_line_ended() {
+        let mut c = HeadTail::new(8);
+        assert!(!c.ends_with_newline());
+        c.push(b"ab\n");
+        assert!(c.ends_with_newline(), "a line end in the head");
+        c.push(b"cd");
+        assert!(!c.ends_with_newline());
+        c.push(b"efghij\n");
+        assert!(c.ends_with_newline(), "a line end in the tail");
     }
 
     #[test]

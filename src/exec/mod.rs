@@ -168,12 +168,21 @@ pub enum ExecError {
 /// Runs `request`, calling `on_output` with each piece of output text as it arrives, until the
 /// program ends, the timeout passes, or `cancel` fires. When it returns, no process the run
 /// started is left.
+///
+/// The order of the steps is what keeps the block contained; each step is named below, and none
+/// may move: the cgroup and the confinement are made before the spawn (the child joins them in
+/// `pre_exec`), the socket supervisor starts only once the child exists (its connects wait for
+/// it), and every process is killed before the main one is waited for and the pipe drained.
 pub async fn run(
     request: &RunRequest,
     cancel: &CancellationToken,
-    mut on_output: impl FnMut(&str),
+    on_output: impl FnMut(&str),
 ) -> Result<RunResult, ExecError> {
     let program = request.program.to_string_lossy().into_owned();
+    let spawn_error = |source| ExecError::Spawn {
+        program: program.clone(),
+        source,
+    };
     if !request.cwd.is_dir() {
         return Err(ExecError::NoWorkDir {
             path: request.cwd.clone(),
@@ -181,28 +190,71 @@ pub async fn run(
     }
     reaper::become_subreaper();
     let token = format!("{}-{}", std::process::id(), next_run_number());
-    let (reader, writer) = std::io::pipe().map_err(|source| ExecError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
-    let writer_for_stderr = writer.try_clone().map_err(|source| ExecError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
+    let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
+    let writer_for_stderr = writer.try_clone().map_err(spawn_error)?;
 
     let mut confinement = match &request.sandbox {
-        Some(sandbox) => Some(sandbox.prepare().map_err(|source| ExecError::Spawn {
-            program: program.clone(),
-            source,
-        })?),
+        Some(sandbox) => Some(sandbox.prepare().map_err(spawn_error)?),
         None => None,
     };
     cgroup::prepare(&request.limits);
     let group = std::sync::Arc::new(cgroup::BlockGroup::create(request.limits));
-    let group_in_child = std::sync::Arc::clone(&group);
     let socket_supervisor = confinement
         .as_mut()
         .and_then(sandbox::Prepared::take_socket_supervisor);
+    let mut command = block_command(request, &token, writer, writer_for_stderr);
+    join_in_child(&mut command, std::sync::Arc::clone(&group), confinement);
+
+    let started = Instant::now();
+    let (child, leader) = spawn_registered(&mut command, &program)?;
+    // The parent's copies of the write end were moved into `command`; drop them now so EOF
+    // arrives once the block's processes close theirs.
+    drop(command);
+    // An unconfirmed group stays with the tree: its v1 limits may still hold the block.
+    group.confirm(leader);
+    let tree = reaper::BlockTree::new(leader, token, Some(group));
+    // If this future is dropped mid-run (its task aborted), still leave no process behind.
+    let guard = KillOnDrop(Some(tree.clone()));
+    // Until it answers, the block's connects wait; if it cannot start, the block is ended
+    // (by `guard`, as this returns).
+    let sockets = start_socket_supervisor(socket_supervisor).map_err(spawn_error)?;
+    let pipe =
+        tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_error)?;
+
+    let mut running = Running {
+        child,
+        pipe,
+        output: Output::new(request.output_limit, on_output),
+    };
+    let stop = running.until_end(request.timeout, cancel).await;
+    // The block's main process ended or must end: kill whatever it leaves behind (background
+    // jobs, daemons), then collect its status and the last of the output.
+    disarm(guard);
+    sweep(tree, sockets).await;
+    let (status, ended) = match stop {
+        Stop::Exited(status) => (status, None),
+        Stop::Ended(ending) => (running.child.wait().await, Some(ending)),
+    };
+    unregister(leader);
+    running.drain().await;
+    let Running { mut output, .. } = running;
+    output.flush();
+    // A timeout or a stop says more than the status of a process seek killed itself.
+    let ending = match ended {
+        Some(ending) => ending,
+        None => ending_of(status, &mut output),
+    };
+    Ok(output.into_result(ending, started.elapsed()))
+}
+
+/// The block's command: its arguments, environment (credentials removed, the sandbox's and the
+/// request's variables, the run's token), work dir, and one pipe for stdout and stderr.
+fn block_command(
+    request: &RunRequest,
+    token: &str,
+    stdout: std::io::PipeWriter,
+    stderr: std::io::PipeWriter,
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(&request.program);
     for name in &request.env_remove {
         command.env_remove(name);
@@ -214,143 +266,225 @@ pub async fn run(
         .args(&request.args)
         .current_dir(&request.cwd)
         .envs(request.env.iter().map(|(k, v)| (k, v)))
-        .env(TOKEN_VAR, &token)
+        .env(TOKEN_VAR, token)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_for_stderr))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
         .kill_on_drop(true);
+    command
+}
+
+/// What the child does between fork and exec: a session of its own, death with seek, the
+/// block's cgroup, then the confinement (last: it may forbid what the steps before need).
+fn join_in_child(
+    command: &mut tokio::process::Command,
+    group: std::sync::Arc<cgroup::BlockGroup>,
+    confinement: Option<sandbox::Prepared>,
+) {
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
     // system calls (setsid, prctl, write, setrlimit, capset, landlock_restrict_self, seccomp,
-    // sendmsg, close); it
-    // allocates nothing.
+    // sendmsg, close); it allocates nothing.
     unsafe {
         command.pre_exec(move || {
             nix::unistd::setsid().map_err(std::io::Error::from)?;
             #[cfg(target_os = "linux")]
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
                 .map_err(std::io::Error::from)?;
-            group_in_child.apply_in_child();
+            group.apply_in_child();
             if let Some(confinement) = &confinement {
                 confinement.apply_in_child()?;
             }
             Ok(())
         });
     }
+}
 
-    let started = Instant::now();
-    let (mut child, leader) = {
-        let mut live = reaper::registry();
-        let child = command.spawn().map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => ExecError::NotFound {
-                program: program.clone(),
-            },
-            _ => ExecError::Spawn {
-                program: program.clone(),
-                source,
-            },
-        })?;
-        // The pid is present until the child is awaited, which has not happened yet.
-        let leader = child.id().map_or(0, |id| id as i32);
-        live.push(leader);
-        (child, leader)
-    };
-    // The parent's copies of the write end were moved into `command`; drop them now so EOF
-    // arrives once the block's processes close theirs.
-    drop(command);
-    // An unconfirmed group stays with the tree: its v1 limits may still hold the block.
-    group.confirm(leader);
-    let tree = reaper::BlockTree::new(leader, token, Some(group));
-    // If this future is dropped mid-run (its task aborted), still leave no process behind.
-    let mut guard = KillOnDrop(Some(tree.clone()));
-    // Until it answers, the block's connects wait; if it cannot start, the block is ended.
-    let sockets = match socket_supervisor.map(socket_guard::ParentHalf::start) {
-        Some(Ok(supervisor)) => Some(supervisor),
-        Some(Err(e)) => {
-            return Err(ExecError::Spawn {
-                program: program.clone(),
-                source: std::io::Error::new(e.kind(), format!("the socket supervisor: {e}")),
-            });
-        }
-        None => None,
-    };
-    let mut pipe =
-        tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(|source| {
-            ExecError::Spawn {
-                program: program.clone(),
-                source,
-            }
-        })?;
+/// Spawns the block with the registry of live leaders held, so a signal handler sweeping the
+/// registry never misses a child that exists.
+fn spawn_registered(
+    command: &mut tokio::process::Command,
+    program: &str,
+) -> Result<(tokio::process::Child, i32), ExecError> {
+    let mut live = reaper::registry();
+    let child = command.spawn().map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => ExecError::NotFound {
+            program: program.to_owned(),
+        },
+        _ => ExecError::Spawn {
+            program: program.to_owned(),
+            source,
+        },
+    })?;
+    // The pid is present until the child is awaited, which has not happened yet.
+    let leader = child.id().map_or(0, |id| id as i32);
+    live.push(leader);
+    Ok((child, leader))
+}
 
-    let mut capture = HeadTail::new(request.output_limit);
-    let mut decoder = Utf8Stream::default();
-    let mut buf = vec![0u8; READ_SIZE];
-    let deadline = tokio::time::sleep(request.timeout);
-    tokio::pin!(deadline);
-    let mut status = None;
-    let mut ending = None;
-    let mut pipe_open = true;
+/// Starts answering the block's connects (`None`: no socket guard for this block).
+fn start_socket_supervisor(
+    half: Option<socket_guard::ParentHalf>,
+) -> std::io::Result<Option<socket_guard::Supervisor>> {
+    half.map(socket_guard::ParentHalf::start)
+        .transpose()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("the socket supervisor: {e}")))
+}
 
-    while status.is_none() && ending.is_none() {
-        tokio::select! {
-            read = pipe.read(&mut buf), if pipe_open => match read {
-                Ok(0) | Err(_) => pipe_open = false,
-                Ok(n) => {
-                    capture.push(&buf[..n]);
-                    on_output(&decoder.decode(&buf[..n]));
-                }
-            },
-            exited = child.wait() => status = Some(exited),
-            () = &mut deadline => ending = Some(Ending::TimedOut { after_secs: request.timeout.as_secs() }),
-            () = cancel.cancelled() => ending = Some(Ending::Stopped),
-        }
-    }
-
-    // The block's main process ended or must end: kill whatever it leaves behind (background
-    // jobs, daemons), then collect its status and the last of the output.
+/// The run's end is handled here from now on: the drop guard must not kill a second time.
+fn disarm(mut guard: KillOnDrop) {
     guard.0 = None;
-    let sweep = tree.clone();
+}
+
+/// Kills every process of the block (SIGTERM, the grace, SIGKILL) and stops its socket
+/// supervisor, off the runtime: the grace is a blocking wait.
+async fn sweep(tree: reaper::BlockTree, sockets: Option<socket_guard::Supervisor>) {
     let _ = tokio::task::spawn_blocking(move || {
-        sweep.kill_all(KILL_GRACE);
+        tree.kill_all(KILL_GRACE);
         if let Some(sockets) = sockets {
             sockets.stop();
         }
     })
     .await;
-    let status = match status {
-        Some(status) => status,
-        None => child.wait().await,
-    };
-    unregister(leader);
-    let drain_until = tokio::time::Instant::now() + DRAIN_LIMIT;
-    while pipe_open {
-        match tokio::time::timeout_at(drain_until, pipe.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => {
-                capture.push(&buf[..n]);
-                on_output(&decoder.decode(&buf[..n]));
+}
+
+/// Why the wait for the block ended.
+#[derive(Debug)]
+enum Stop {
+    /// The main process exited (or waiting for it failed).
+    Exited(std::io::Result<std::process::ExitStatus>),
+    /// The timeout passed or the user stopped the block; the main process may still run.
+    Ended(Ending),
+}
+
+/// The spawned block: its main process, its output pipe, and what it printed so far.
+struct Running<F> {
+    child: tokio::process::Child,
+    pipe: tokio::net::unix::pipe::Receiver,
+    output: Output<F>,
+}
+
+impl<F: FnMut(&str)> Running<F> {
+    /// Reads output until the main process exits, the timeout passes, or `cancel` fires.
+    async fn until_end(&mut self, timeout: Duration, cancel: &CancellationToken) -> Stop {
+        let mut buf = vec![0u8; READ_SIZE];
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                read = self.pipe.read(&mut buf), if self.output.pipe_open => {
+                    self.output.take_read(read, &buf);
+                }
+                exited = self.child.wait() => return Stop::Exited(exited),
+                () = &mut deadline => return Stop::Ended(Ending::TimedOut { after_secs: timeout.as_secs() }),
+                () = cancel.cancelled() => return Stop::Ended(Ending::Stopped),
             }
-            _ => pipe_open = false,
         }
     }
-    let rest = decoder.finish();
-    if !rest.is_empty() {
-        on_output(&rest);
+
+    /// Reads what is left in the pipe once every process is gone, for at most `DRAIN_LIMIT`
+    /// (a descendant that escaped the sweep may hold the write end open).
+    async fn drain(&mut self) {
+        let mut buf = vec![0u8; READ_SIZE];
+        let drain_until = tokio::time::Instant::now() + DRAIN_LIMIT;
+        while self.output.pipe_open {
+            match tokio::time::timeout_at(drain_until, self.pipe.read(&mut buf)).await {
+                Ok(read) => self.output.take_read(read, &buf),
+                Err(_elapsed) => self.output.pipe_open = false,
+            }
+        }
+    }
+}
+
+/// The block's output as it arrives: kept head-and-tail, decoded, and passed to the caller.
+struct Output<F> {
+    capture: HeadTail,
+    decoder: Utf8Stream,
+    on_output: F,
+    pipe_open: bool,
+}
+
+impl<F: FnMut(&str)> Output<F> {
+    fn new(limit: usize, on_output: F) -> Self {
+        Self {
+            capture: HeadTail::new(limit),
+            decoder: Utf8Stream::default(),
+            on_output,
+            pipe_open: true,
+        }
     }
 
-    let ending = ending.unwrap_or_else(|| match status {
+    /// Takes one read's result: bytes are output, 0 is the end of the output, and an error is
+    /// reported in the output (and the log) before the pipe is given up: the block's output
+    /// after it is lost, and the model and the user must not take the cut for the block's end.
+    fn take_read(&mut self, read: std::io::Result<usize>, buf: &[u8]) {
+        match read {
+            Ok(0) => self.pipe_open = false,
+            Ok(n) => self.push(&buf[..n]),
+            Err(e) => {
+                self.pipe_open = false;
+                self.flush();
+                self.note(&format!(
+                    "reading the block's output failed ({e}); what it printed after this is lost"
+                ));
+            }
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.capture.push(bytes);
+        (self.on_output)(&self.decoder.decode(bytes));
+    }
+
+    /// Passes on a character the decoder held back waiting for the rest of it.
+    fn flush(&mut self) {
+        let rest = self.decoder.finish();
+        if !rest.is_empty() {
+            (self.on_output)(&rest);
+        }
+    }
+
+    /// Adds seek's own line to the output, on a line of its own, and logs it.
+    fn note(&mut self, message: &str) {
+        crate::log::write("WARN", &format!("exec: {message}"));
+        let mut line = String::new();
+        if self.capture.seen() > 0 && !self.capture.ends_with_newline() {
+            line.push('\n');
+        }
+        line.push_str(&format!("[seek: {message}]\n"));
+        self.capture.push(line.as_bytes());
+        (self.on_output)(&line);
+    }
+
+    fn into_result(self, ending: Ending, duration: Duration) -> RunResult {
+        RunResult {
+            ending,
+            duration,
+            output: self.capture.render(),
+            bytes_seen: self.capture.seen(),
+            truncated: self.capture.omitted() > 0,
+        }
+    }
+}
+
+/// How the main process ended. A status that cannot be read is reported in the output (and
+/// the log), and the run counts as failed with exit code −1: nothing is known of how it ended.
+fn ending_of<F: FnMut(&str)>(
+    status: std::io::Result<std::process::ExitStatus>,
+    output: &mut Output<F>,
+) -> Ending {
+    match status {
         Ok(s) => match (s.code(), s.signal()) {
             (Some(code), _) => Ending::Exited { code },
             (None, Some(signal)) => Ending::Signaled { signal },
             (None, None) => Ending::Exited { code: -1 },
         },
-        Err(_) => Ending::Exited { code: -1 },
-    });
-    Ok(RunResult {
-        ending,
-        duration: started.elapsed(),
-        output: capture.render(),
-        bytes_seen: capture.seen(),
-        truncated: capture.omitted() > 0,
-    })
+        Err(e) => {
+            output.note(&format!(
+                "the block's exit status could not be read ({e}); it is counted as failed"
+            ));
+            Ending::Exited { code: -1 }
+        }
+    }
 }
 
 /// Kills a block's processes from a plain thread if the run future is dropped before it finished.
@@ -375,4 +509,98 @@ fn next_run_number() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     COUNTER.fetch_add(1, Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collecting(seen: &mut String) -> Output<impl FnMut(&str) + '_> {
+        Output::new(1024, move |text: &str| seen.push_str(text))
+    }
+
+    #[test]
+    fn a_read_error_is_reported_not_taken_for_the_end_of_output() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        output.take_read(Ok(5), b"hello");
+        output.take_read(Err(std::io::Error::other("bad pipe")), &[]);
+        assert!(!output.pipe_open, "the pipe is given up after an error");
+        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
+        assert!(
+            result
+                .output
+                .starts_with("hello\n[seek: reading the block's output failed (bad pipe)"),
+            "{}",
+            result.output
+        );
+        assert!(
+            seen.ends_with("what it printed after this is lost]\n"),
+            "{seen}"
+        );
+    }
+
+    #[test]
+    fn a_zero_read_ends_the_output_quietly() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        output.take_read(Ok(3), b"ok\n");
+        output.take_read(Ok(0), &[]);
+        assert!(!output.pipe_open);
+        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
+        assert_eq!(result.output, "ok\n");
+        assert_eq!(seen, "ok\n");
+    }
+
+    #[test]
+    fn a_character_split_by_a_read_error_is_still_passed_on() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        let check = "✓".as_bytes();
+        output.take_read(Ok(2), &check[..2]);
+        output.take_read(Err(std::io::Error::other("gone")), &[]);
+        drop(output);
+        assert!(seen.starts_with('\u{fffd}'), "{seen}");
+    }
+
+    #[test]
+    fn a_wait_error_is_reported_and_counted_as_a_failure() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        output.take_read(Ok(7), b"partial");
+        let ending = ending_of(
+            Err(std::io::Error::from_raw_os_error(nix::libc::ECHILD)),
+            &mut output,
+        );
+        assert_eq!(ending, Ending::Exited { code: -1 });
+        let result = output.into_result(ending, Duration::ZERO);
+        assert!(!result.success());
+        assert!(
+            result
+                .output
+                .contains("partial\n[seek: the block's exit status could not be read ("),
+            "{}",
+            result.output
+        );
+        assert!(seen.contains("it is counted as failed]"), "{seen}");
+    }
+
+    #[test]
+    fn exit_statuses_become_endings() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        let exited = std::process::ExitStatus::from_raw(3 << 8);
+        let killed = std::process::ExitStatus::from_raw(9);
+        assert_eq!(
+            ending_of(Ok(exited), &mut output),
+            Ending::Exited { code: 3 }
+        );
+        assert_eq!(
+            ending_of(Ok(killed), &mut output),
+            Ending::Signaled { signal: 9 }
+        );
+        let result = output.into_result(Ending::Stopped, Duration::ZERO);
+        assert_eq!(result.output, "", "nothing is noted for a readable status");
+    }
 }

@@ -94,11 +94,13 @@ fn torn_and_foreign_lines_are_skipped_with_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let file = sessions(dir.path()).create(AgentName::Coder).unwrap();
     file.record_event(&started(1, "p"));
+    file.sync();
     let path = file.path().to_owned();
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str("not json at all\n");
     std::fs::write(&path, &text).unwrap();
     file.record_event(&finished(1));
+    file.sync();
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str("{\"kind\":\"event\",\"at");
     std::fs::write(&path, &text).unwrap();
@@ -112,6 +114,7 @@ fn torn_and_foreign_lines_are_skipped_with_warnings() {
     let reopened = SessionFile::reopen(&path, "x", std::sync::Arc::default()).unwrap();
     reopened.end_torn_line().unwrap();
     reopened.record_event(&started(2, "q"));
+    reopened.sync();
     let loaded = load(&path, "x").unwrap();
     assert_eq!(loaded.turns(), 2);
 }
@@ -134,6 +137,7 @@ fn listing_summarises_and_finds_by_prefix() {
     let a = s.create(AgentName::Coder).unwrap();
     a.record_event(&started(1, "alpha task\nsecond line"));
     a.record_event(&started(2, "beta"));
+    a.sync();
     let listing = list(dir.path()).unwrap();
     assert!(listing.skipped.is_empty(), "{listing:?}");
     let list = listing.sessions;
@@ -169,6 +173,7 @@ fn files_that_are_not_sessions_are_skipped_and_never_chosen() {
     let s = sessions(dir.path());
     let valid = s.create(AgentName::Coder).unwrap();
     valid.record_event(&started(1, "real"));
+    valid.sync();
     let folder = super::dir(dir.path());
     std::fs::write(folder.join("zz-garbage.jsonl"), "not json\n").unwrap();
     std::fs::write(folder.join("zz-empty.jsonl"), "").unwrap();
@@ -208,4 +213,23 @@ fn an_open_session_is_busy_for_others_and_shared_with_its_holder() {
         Err(SessionError::Busy { holder: Holder(Some(pid)), .. }) if pid == std::process::id()
     ));
     drop(reopened);
+}
+
+#[test]
+fn dropping_a_session_file_writes_what_was_queued_and_lets_go_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sessions(dir.path());
+    let file = s.create(AgentName::Coder).unwrap();
+    for turn in 1..=50 {
+        file.record_event(&started(turn, "queued"));
+    }
+    let (path, id) = (file.path().to_owned(), file.id().to_owned());
+    drop(file);
+    assert_eq!(
+        load(&path, &id).unwrap().last_turn,
+        50,
+        "every queued record"
+    );
+    let (loaded, _again) = s.reopen(Some(&id), None).expect("the lock is released");
+    assert_eq!(loaded.turns(), 50);
 }

@@ -1,10 +1,11 @@
 //! Appending to a session file: one `write` per record with `O_APPEND`, so a kill leaves at most
-//! a torn last line; `sync` (fsync) at each turn's end. Every record goes through the masker
+//! a torn last line; `sync` (fsync) at each turn's end. Records are written by a thread of the
+//! file's own, in order, so neither the agent's task nor the async runtime waits on the disk. Every record goes through the masker
 //! (`crate::secrets::Masker`) before it reaches the disk. The file is locked (`lock`) for as long as it is open here: a new session
 //! appears in the folder already locked and with its header, and an existing one is locked
 //! before anything is read or written.
 //!
-//! Owns the open file and the first write failure (reported once by the runtime). It must not
+//! Owns the open file, its writer thread and the first write failure (reported once by the runtime). It must not
 //! read sessions or decide what is recorded.
 
 use std::fs::File;
@@ -12,7 +13,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::lock::{self, LockError};
 use super::record::{MemoryOp, Record, now_ms, worth_keeping};
@@ -22,11 +24,47 @@ use crate::secrets::Masker;
 pub struct SessionFile {
     id: String,
     path: PathBuf,
-    file: Mutex<File>,
+    /// Shared with the writer thread, which does every append and fsync.
+    file: Arc<Mutex<File>>,
     masker: Arc<Masker>,
-    failure: Mutex<Option<String>>,
+    failure: Arc<Failure>,
+    /// The writer thread's queue; `None` only while dropping.
+    queue: Option<Sender<Job>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the writer thread is asked to do, in order.
+enum Job {
+    /// Appends one encoded record.
+    Line(String),
+    /// Forces what was written to the disk; answered with the result.
+    Sync(Sender<std::io::Result<()>>),
+    /// Answered once every earlier line is written.
+    Written(Sender<()>),
+}
+
+/// The first failure, kept until the runtime reports it (once).
+#[derive(Debug, Default)]
+struct Failure {
+    first: Mutex<Option<String>>,
     /// A failure was noted already: the user hears of it once.
     noted: AtomicBool,
+}
+
+impl Failure {
+    fn note(&self, message: String) {
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            // Only `note` and `take` hold this lock, and neither can panic holding it.
+            *self.first.lock().unwrap_or_else(PoisonError::into_inner) = Some(message);
+        }
+    }
+
+    fn take(&self) -> Option<String> {
+        self.first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
 }
 
 impl std::fmt::Debug for SessionFile {
@@ -61,7 +99,7 @@ impl SessionFile {
             .as_file()
             .write_all(encode(&header, &masker)?.as_bytes())?;
         let file = draft.persist_noclobber(path).map_err(|e| e.error)?;
-        Ok(Self::from_file(path, id, file, masker))
+        Self::from_file(path, id, file, masker)
     }
 
     /// Opens an existing session to append to it, locked. Nothing is read or written: call
@@ -73,12 +111,13 @@ impl SessionFile {
             .open(path)
             .map_err(LockError::Io)?;
         lock::lock_exclusive(&file)?;
-        Ok(Self::from_file(path, id, file, masker))
+        Self::from_file(path, id, file, masker).map_err(LockError::Io)
     }
 
     /// Gives a torn last line (a kill while writing) a line end, so the next record starts on a
     /// line of its own.
     pub fn end_torn_line(&self) -> std::io::Result<()> {
+        self.wait_written();
         let mut file = self.handle()?;
         let mut last = [b'\n'];
         if file.metadata()?.len() > 0 {
@@ -101,26 +140,34 @@ impl SessionFile {
     }
 
     /// A second handle on this open file, sharing its lock (continuing the session this
-    /// process already has open must not find it locked by itself).
+    /// process already has open must not find it locked by itself). Every record queued so far
+    /// is written first, so the file read next is whole.
     pub fn share(&self) -> std::io::Result<Self> {
+        self.wait_written();
         let file = self.handle()?.try_clone()?;
-        Ok(Self::from_file(
-            &self.path,
-            &self.id,
-            file,
-            Arc::clone(&self.masker),
-        ))
+        Self::from_file(&self.path, &self.id, file, Arc::clone(&self.masker))
     }
 
-    fn from_file(path: &Path, id: &str, file: File, masker: Arc<Masker>) -> Self {
-        Self {
+    /// Wraps an open, locked file and starts its writer thread.
+    fn from_file(path: &Path, id: &str, file: File, masker: Arc<Masker>) -> std::io::Result<Self> {
+        let file = Arc::new(Mutex::new(file));
+        let failure = Arc::new(Failure::default());
+        let (queue, jobs) = channel();
+        let writer = {
+            let (file, failure, path) = (Arc::clone(&file), Arc::clone(&failure), path.to_owned());
+            std::thread::Builder::new()
+                .name("seek-session".into())
+                .spawn(move || write_jobs(&jobs, &file, &failure, &path))?
+        };
+        Ok(Self {
             id: id.to_owned(),
             path: path.to_owned(),
-            file: Mutex::new(file),
+            file,
             masker,
-            failure: Mutex::new(None),
-            noted: AtomicBool::new(false),
-        }
+            failure,
+            queue: Some(queue),
+            writer: Some(writer),
+        })
     }
 
     fn handle(&self) -> std::io::Result<std::sync::MutexGuard<'_, File>> {
@@ -137,28 +184,33 @@ impl SessionFile {
         &self.path
     }
 
-    /// Appends one record as one line.
-    pub fn append(&self, record: &Record) -> std::io::Result<()> {
-        let line = encode(record, &self.masker)?;
-        self.handle()?.write_all(line.as_bytes())
+    /// Queues one record as one line, remembering (not returning) a failure: recording must
+    /// never stop a task, nor make it wait on the disk.
+    fn append_or_note(&self, record: &Record) {
+        match encode(record, &self.masker) {
+            Ok(line) => self.send(Job::Line(line)),
+            Err(e) => self.failure.note(format!(
+                "a record for the session file {} cannot be encoded ({e}): this session is not being saved",
+                self.path.display()
+            )),
+        }
     }
 
-    /// Appends, remembering (not returning) a failure: recording must never stop a task.
-    fn append_or_note(&self, record: &Record) {
-        if let Err(e) = self.append(record) {
-            self.note(format!(
-                "the session file {} cannot be written ({e}): this session is not being saved",
+    fn send(&self, job: Job) {
+        let sent = self.queue.as_ref().is_some_and(|q| q.send(job).is_ok());
+        if !sent {
+            self.failure.note(format!(
+                "the session file {} has no writer: this session is not being saved",
                 self.path.display()
             ));
         }
     }
 
-    fn note(&self, message: String) {
-        if !self.noted.swap(true, Ordering::SeqCst)
-            && let Ok(mut failure) = self.failure.lock()
-        {
-            *failure = Some(message);
-        }
+    /// Blocks until every record queued so far is written.
+    fn wait_written(&self) {
+        let (done, written) = channel();
+        self.send(Job::Written(done));
+        let _ = written.recv();
     }
 
     /// Records `event` if it is worth keeping (`worth_keeping`). A task's end is kept without its block list: each block's result is
@@ -184,14 +236,16 @@ impl SessionFile {
         });
     }
 
-    /// Forces what was written to the disk (at each turn's end).
+    /// Writes every queued record and forces them to the disk (at each task's end). Blocks
+    /// until done: call it off the async runtime.
     pub fn sync(&self) {
-        let result = match self.file.lock() {
-            Ok(file) => file.sync_data(),
-            Err(_) => Ok(()),
-        };
+        let (reply, result) = channel();
+        self.send(Job::Sync(reply));
+        let result = result
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the writer thread stopped")));
         if let Err(e) = result {
-            self.note(format!(
+            self.failure.note(format!(
                 "the session file {} cannot be synced: {e}",
                 self.path.display()
             ));
@@ -200,7 +254,58 @@ impl SessionFile {
 
     /// The first failure, once.
     pub fn take_failure(&self) -> Option<String> {
-        self.failure.lock().ok().and_then(|mut f| f.take())
+        self.failure.take()
+    }
+}
+
+/// Dropping waits for the queued records, so the file is whole and its lock released when the
+/// handle is gone (another seek may take the session at once).
+impl Drop for SessionFile {
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// The writer thread: does each job in order until every handle is gone.
+fn write_jobs(jobs: &Receiver<Job>, file: &Mutex<File>, failure: &Failure, path: &Path) {
+    for job in jobs {
+        match job {
+            Job::Line(line) => {
+                let written = file
+                    .lock()
+                    .map_err(|_| std::io::Error::other("session file lock poisoned"))
+                    .and_then(|mut file| file.write_all(line.as_bytes()));
+                if let Err(e) = written {
+                    failure.note(format!(
+                        "the session file {} cannot be written ({e}): this session is not being saved",
+                        path.display()
+                    ));
+                }
+            }
+            Job::Sync(reply) => {
+                let _ = reply.send(sync_data(file));
+            }
+            Job::Written(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// fsync. A lock poisoned by a write that panicked midway is a failure (its record may be
+/// torn), though what was written is still forced to the disk.
+fn sync_data(file: &Mutex<File>) -> std::io::Result<()> {
+    match file.lock() {
+        Ok(file) => file.sync_data(),
+        Err(poisoned) => {
+            let synced = poisoned.into_inner().sync_data();
+            synced.and(Err(std::io::Error::other(
+                "a write to it failed midway (its last record may be torn)",
+            )))
+        }
     }
 }
 
@@ -209,4 +314,46 @@ fn encode(record: &Record, masker: &Masker) -> std::io::Result<String> {
     let mut line = masker.json_line(record).map_err(std::io::Error::other)?;
     line.push('\n');
     Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_file_lock_is_reported_as_a_failed_sync() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let masker = Arc::new(Masker::new(Vec::<String>::new()));
+        let file = SessionFile::create(
+            &path,
+            "s",
+            Record::Header {
+                version: 1,
+                id: "s".into(),
+                created_ms: 0,
+                work_dir: "/w".into(),
+                model: "m".into(),
+                agent: crate::config::AgentName::Casual,
+            },
+            masker,
+        )
+        .expect("a new session file");
+        file.sync();
+        assert_eq!(file.take_failure(), None, "a healthy file syncs quietly");
+
+        std::thread::scope(|scope| {
+            let poisoner = scope.spawn(|| {
+                let _held = file.file.lock();
+                panic!("a write panics holding the file");
+            });
+            assert!(poisoner.join().is_err());
+        });
+        file.sync();
+        let failure = file.take_failure().expect("the poisoned lock is reported");
+        assert!(
+            failure.contains("cannot be synced") && failure.contains("failed midway"),
+            "{failure}"
+        );
+    }
 }

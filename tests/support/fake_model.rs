@@ -137,6 +137,8 @@ struct State {
     models: Vec<String>,
     /// What `/api/show` and `/props` report as the context window (`None`: 404).
     context_length: Option<u64>,
+    /// Holds every context-window report until the test opens it.
+    window_gate: Option<Gate>,
 }
 
 /// The running server. It stops when dropped (its listener thread ends with the test process).
@@ -156,6 +158,7 @@ impl FakeModel {
             log: Vec::new(),
             models: vec!["fake-coder:7b".into(), "fake-chat:1b".into()],
             context_length: None,
+            window_gate: None,
         }));
         let (hangup_tx, hangup_rx) = mpsc::channel();
         let (arrival_tx, arrival_rx) = mpsc::channel();
@@ -185,6 +188,12 @@ impl FakeModel {
     /// Makes the server report a context window of `n` tokens.
     pub fn set_context_length(&self, n: u64) {
         self.lock().context_length = Some(n);
+    }
+
+    /// Holds each `/api/show` and `/props` answer until `gate` opens: a server slow to say its
+    /// context window.
+    pub fn hold_window_reports(&self, gate: Gate) {
+        self.lock().window_gate = Some(gate);
     }
 
     pub fn push(&self, reply: Reply) {
@@ -273,6 +282,10 @@ fn serve(
     let ollama = request.path.starts_with("/api/");
     // The model's context window, as Ollama (`/api/show`) and llama.cpp (`/props`) report it.
     if request.path == "/api/show" || request.path == "/props" {
+        let gate = lock().window_gate.clone();
+        if let Some(gate) = gate {
+            gate.wait();
+        }
         let body = match lock().context_length {
             Some(n) if ollama => serde_json::json!({"model_info": {"llama.context_length": n}}),
             Some(n) => serde_json::json!({"default_generation_settings": {"n_ctx": n}}),
