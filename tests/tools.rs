@@ -5,11 +5,13 @@ use std::path::Path;
 
 use seek::config::{Origin, Sourced, ToolConfig};
 use seek::protocol::{Block, ToolTags, parse};
+use seek::tool_kind::ToolKind;
 use seek::tools::Bash;
 use seek::tools::{Compiled, FileFinder, Python, Tool, ToolContext, ToolOutcome, execute_block};
 
 fn settings(tag: &'static str, timeout_secs: Option<u64>) -> ToolConfig {
-    let mut s = ToolConfig::defaults(tag);
+    let kind = ToolKind::from_tag(tag).expect("a built-in tool's tag");
+    let mut s = ToolConfig::defaults(kind);
     if let Some(secs) = timeout_secs {
         s.timeout_secs = Some(Sourced::new(secs, Origin::Default));
     }

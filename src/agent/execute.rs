@@ -12,6 +12,7 @@ use crate::session::SessionFile;
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
 use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
+use crate::tool_kind::ToolKind;
 use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 
 /// Streamed output forwarded per block as events, at most; the block's final head-and-tail
@@ -50,7 +51,7 @@ pub struct Executed {
     /// The feedback message for the model.
     pub feedback: String,
     pub all_succeeded: bool,
-    pub last_tool: Option<String>,
+    pub last_tool: Option<ToolKind>,
     /// Blocks were shown but not run (approval = never): the task ends with this reply.
     pub held: bool,
 }
@@ -188,7 +189,7 @@ pub async fn execute_reply(
             ctx.saved_this_reply.push(path.clone());
         }
         executed.all_succeeded &= outcome.success;
-        executed.last_tool = Some(block.tag.clone());
+        executed.last_tool = ToolKind::from_tag(&block.tag);
         feedback_parts.push(if several {
             format!(
                 "Block {} ({}):\n{}",

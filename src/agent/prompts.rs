@@ -6,18 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{AgentName, Config};
+use crate::config::{AgentName, Config, ToolConfig};
+use crate::tool_kind::ToolKind;
 
 const CODER: &str = include_str!("../../prompts/coder.md");
 const FILE: &str = include_str!("../../prompts/file.md");
 const CASUAL: &str = include_str!("../../prompts/casual.md");
 
-/// The tags of the tools each agent owns, in the order they are taught.
-pub fn agent_tools(agent: AgentName) -> &'static [&'static str] {
+/// The tools each agent owns, in the order they are taught.
+pub fn agent_tools(agent: AgentName) -> &'static [ToolKind] {
     match agent {
         AgentName::Casual => &[],
-        AgentName::File => &["file_finder", "bash"],
-        AgentName::Coder | AgentName::Auto => &["bash", "python", "c", "go", "java", "file_finder"],
+        AgentName::File => &[ToolKind::FileFinder, ToolKind::Bash],
+        AgentName::Coder | AgentName::Auto => &ToolKind::ALL,
     }
 }
 
@@ -29,42 +30,17 @@ pub fn resolve_agent(agent: AgentName) -> AgentName {
     }
 }
 
-/// How each tool is taught, with the programs it needs.
-fn tool_lesson(tag: &str, config: &Config) -> Option<(Vec<String>, String)> {
-    let tool = config.tool(tag);
-    let command = tool.map_or("", |t| t.command()).to_owned();
-    let lesson = match tag {
-        "bash" => (vec![command], "```bash\nls -la\n```  runs in bash.".to_owned()),
-        "python" => (vec![command], "```python\nprint(\"hello\")\n```  runs with Python 3.".to_owned()),
-        "c" => (vec![command], "```c\n#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n```  is compiled with gcc and run.".to_owned()),
-        "go" => (vec![command], "```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n```  is compiled and run (standard library only).".to_owned()),
-        "java" => (
-            vec![command, tool.map_or("java", |t| t.runtime()).to_owned()],
-            "```java\npublic class Hello {\n    public static void main(String[] args) { System.out.println(\"hi\"); }\n}\n```  is compiled and run.".to_owned(),
-        ),
-        "file_finder" => (
-            Vec::new(),
-            "```file_finder\nname=notes.txt\n```  finds files by name in the work directory; add a line `action=read` to read the best match.".to_owned(),
-        ),
-        _ => return None,
-    };
-    Some(lesson)
-}
-
 /// The tools of `agent` whose programs are installed.
-pub fn available_tools(agent: AgentName, config: &Config) -> Vec<&'static str> {
+pub fn available_tools(agent: AgentName, config: &Config) -> Vec<ToolKind> {
     agent_tools(agent)
         .iter()
         .copied()
-        .filter(|tag| {
-            tool_lesson(tag, config)
-                .is_some_and(|(programs, _)| programs.iter().all(|p| on_path(p)))
-        })
+        .filter(|kind| ToolConfig::of(config, *kind).programs().all(on_path))
         .collect()
 }
 
 /// The system prompt for `agent`.
-pub fn system_prompt(agent: AgentName, config: &Config, tools: &[&str]) -> String {
+pub fn system_prompt(agent: AgentName, config: &Config, tools: &[ToolKind]) -> String {
     let agent = resolve_agent(agent);
     let embedded = match agent {
         AgentName::Casual => CASUAL,
@@ -76,7 +52,7 @@ pub fn system_prompt(agent: AgentName, config: &Config, tools: &[&str]) -> Strin
         .unwrap_or_else(|| embedded.to_owned());
     let lessons: Vec<String> = tools
         .iter()
-        .filter_map(|tag| tool_lesson(tag, config).map(|(_, lesson)| format!("- {lesson}")))
+        .map(|kind| format!("- {}", kind.lesson()))
         .collect();
     let tools_text = if lessons.is_empty() {
         "(none)".to_owned()
@@ -149,14 +125,14 @@ mod tests {
     fn a_tool_whose_program_is_missing_is_not_advertised() {
         let mut config = config();
         for tool in &mut config.tools {
-            if tool.tag == "go" {
+            if tool.kind == ToolKind::Go {
                 tool.command = Some(Sourced::new("seek-no-such-go".into(), Origin::Default));
             }
         }
         let tools = available_tools(AgentName::Coder, &config);
-        assert!(!tools.contains(&"go"), "{tools:?}");
+        assert!(!tools.contains(&ToolKind::Go), "{tools:?}");
         assert!(
-            tools.contains(&"bash") && tools.contains(&"file_finder"),
+            tools.contains(&ToolKind::Bash) && tools.contains(&ToolKind::FileFinder),
             "{tools:?}"
         );
         let prompt = system_prompt(AgentName::Coder, &config, &tools);
@@ -175,7 +151,10 @@ mod tests {
     #[test]
     fn each_agent_has_its_tools() {
         assert!(agent_tools(AgentName::Casual).is_empty());
-        assert_eq!(agent_tools(AgentName::File), ["file_finder", "bash"]);
+        assert_eq!(
+            agent_tools(AgentName::File),
+            [ToolKind::FileFinder, ToolKind::Bash]
+        );
         assert_eq!(resolve_agent(AgentName::Auto), AgentName::Coder);
     }
 }

@@ -214,7 +214,7 @@ pub async fn run_turn(
             )
             .await;
             report.all_succeeded = executed.all_succeeded;
-            report.last_tool = executed.last_tool.clone();
+            report.last_tool = executed.last_tool;
             if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
                 last_error = Some(failure_summary(failed));
             }

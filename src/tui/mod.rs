@@ -270,7 +270,7 @@ fn carry_out(
                 // The editor gets the terminal and every key until it exits.
                 input_control.pause();
                 terminal::restore();
-                let edited = editor::edit(&tool, &code);
+                let edited = editor::edit(crate::tool_kind::ToolKind::from_tag(&tool), &code);
                 terminal::resume(screen)?;
                 input_control.resume();
                 match edited {
