@@ -23,7 +23,7 @@ pub use event::{BlockRecord, Command, Event, NotRun, Outcome, Status};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
-pub use prompts::{agent_tools, available_tools, on_path, resolve_agent, system_prompt};
+pub use prompts::{PromptEnv, agent_tools, available_tools, on_path, resolve_agent, system_prompt};
 pub use turn::{TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
@@ -102,6 +102,8 @@ struct Runtime {
     /// Where the user's approval decisions go (to the task waiting for one).
     decisions: mpsc::UnboundedSender<approval::Decision>,
     ctx: TurnContext,
+    /// What system prompts are built from, read once at start.
+    prompt_env: PromptEnv,
     sessions: Option<Sessions>,
     agent: AgentName,
     memory: Option<Memory>,
@@ -147,9 +149,18 @@ async fn run(
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let agent = ctx.config.agent.value;
+    // Files, /proc and PATH are read here, once, off the async threads.
+    let config = Arc::clone(&ctx.config);
+    let prompt_env = tokio::task::spawn_blocking(move || PromptEnv::gather(&config))
+        .await
+        .unwrap_or_else(|e| {
+            crate::log::write("ERROR", &format!("reading the prompts' environment: {e}"));
+            PromptEnv::default()
+        });
     let mut rt = Runtime {
         decisions,
-        memory: Some(new_memory(&ctx.config, agent)),
+        memory: Some(new_memory(&ctx.config, &prompt_env, agent)),
+        prompt_env,
         ctx,
         sessions,
         agent,
@@ -217,7 +228,7 @@ impl Runtime {
                 };
                 if chosen != self.agent {
                     self.agent = chosen;
-                    mem.set_system_prompt(prompt_for(&self.ctx.config, chosen));
+                    mem.set_system_prompt(prompt_for(&self.ctx.config, &self.prompt_env, chosen));
                 }
                 self.turn += 1;
                 self.last_prompt = Some((prompt.clone(), chosen));
@@ -273,7 +284,7 @@ impl Runtime {
                 }
                 self.sync_session();
                 self.ctx.events.session = None;
-                self.memory = Some(new_memory(&self.ctx.config, self.agent));
+                self.memory = Some(new_memory(&self.ctx.config, &self.prompt_env, self.agent));
                 self.last_prompt = None;
                 self.turn = 0;
                 self.ctx.events.emit(Event::Cleared);
@@ -393,7 +404,7 @@ impl Runtime {
         self.sync_session();
         let file = Arc::new(file);
         self.agent = loaded.agent;
-        let mut memory = loaded.memory(prompt_for(&self.ctx.config, self.agent));
+        let mut memory = loaded.memory(prompt_for(&self.ctx.config, &self.prompt_env, self.agent));
         memory.journal_to(Arc::clone(&file));
         self.memory = Some(memory);
         self.ctx.events.session = Some(file);
@@ -415,7 +426,7 @@ impl Runtime {
             }
             // The turn panicked (a bug): say so and keep going with a fresh memory.
             Err(error) => {
-                let mut memory = new_memory(&self.ctx.config, self.agent);
+                let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.agent);
                 if let Some(file) = &self.ctx.events.session {
                     memory.journal_to(Arc::clone(file));
                     file.record_memory(session::MemoryOp::Clear);
@@ -467,12 +478,12 @@ fn start(
     Running { task, cancel }
 }
 
-fn prompt_for(config: &Config, agent: AgentName) -> String {
+fn prompt_for(config: &Config, env: &PromptEnv, agent: AgentName) -> String {
     let agent = resolve_agent(agent);
-    let tools = available_tools(agent, config);
-    system_prompt(agent, config, &tools)
+    let tools = available_tools(agent, config, env);
+    system_prompt(agent, config, &tools, env)
 }
 
-fn new_memory(config: &Config, agent: AgentName) -> Memory {
-    Memory::new(prompt_for(config, agent))
+fn new_memory(config: &Config, env: &PromptEnv, agent: AgentName) -> Memory {
+    Memory::new(prompt_for(config, env, agent))
 }
