@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::AgentName;
 
+/// Names one approval question (`ApprovalRequested`); its answer (`Approve`) carries it back.
+/// Unique within a runtime, increasing from 1.
+pub type ApprovalId = u64;
+
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -31,8 +35,9 @@ pub enum Command {
     NewSession,
     /// List the saved sessions (answered with `SessionList`).
     ListSessions,
-    /// The answer to an `ApprovalRequested` event.
+    /// The answer to the `ApprovalRequested` event with the same `id`.
     Approve {
+        id: ApprovalId,
         #[serde(flatten)]
         decision: super::approval::Decision,
     },
@@ -180,8 +185,10 @@ pub enum Event {
     },
     /// The conversation was forgotten (`Clear`, `NewSession`).
     Cleared,
-    /// A block waits for the user's decision (approval = ask): answer with `Approve`.
+    /// A block waits for the user's decision (approval = ask): answer with `Approve` and the
+    /// same `id`.
     ApprovalRequested {
+        id: ApprovalId,
         round: u32,
         index: usize,
         tool: String,
@@ -233,4 +240,41 @@ pub enum Event {
         /// Why the task ended, in words (the last error, the question asked, …).
         message: Option<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::ApprovalDecision;
+
+    #[test]
+    fn an_approval_and_its_answer_carry_the_same_id_on_the_wire() {
+        let asked = Event::ApprovalRequested {
+            id: 7,
+            round: 1,
+            index: 0,
+            tool: "bash".into(),
+            code: "ls\n".into(),
+            save_path: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&asked).expect("serialise"),
+            json!({"type": "approval_requested", "id": 7, "round": 1, "index": 0, "tool": "bash",
+                   "code": "ls\n", "save_path": null})
+        );
+        let answer = Command::Approve {
+            id: 7,
+            decision: ApprovalDecision::Edit { code: "pwd".into() },
+        };
+        let wire = json!({"type": "approve", "id": 7, "decision": "edit", "code": "pwd"});
+        assert_eq!(serde_json::to_value(&answer).expect("serialise"), wire);
+        assert_eq!(serde_json::from_value::<Command>(wire).ok(), Some(answer));
+        assert!(
+            serde_json::from_value::<Command>(json!({"type": "approve", "decision": "run"}))
+                .is_err(),
+            "an answer without the question's id is refused"
+        );
+    }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{BlockRecord, Command, Event, NotRun, Outcome, Status};
+pub use event::{ApprovalId, BlockRecord, Command, Event, NotRun, Outcome, Status};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
@@ -30,7 +30,7 @@ use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::session::{self, Sessions};
-pub use approval::{ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
+pub use approval::{AnswerError, ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -52,7 +52,7 @@ pub fn spawn_with(
 ) -> AgentHandle {
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let (approvals, decisions) = ApprovalGate::new(config.safety.approval.value);
+    let approvals = ApprovalGate::new(config.safety.approval.value);
     let safety = &config.safety;
     let temp = PrivateTemp::start(&config.data_dir, &config.run_dir());
     let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
@@ -84,7 +84,7 @@ pub fn spawn_with(
         sandbox,
         env_remove: Arc::new(env_remove),
     };
-    let task = tokio::spawn(run(ctx, sessions, decisions, temp, command_rx));
+    let task = tokio::spawn(run(ctx, sessions, temp, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
@@ -99,8 +99,6 @@ struct Running {
 
 /// The runtime's state between tasks.
 struct Runtime {
-    /// Where the user's approval decisions go (to the task waiting for one).
-    decisions: mpsc::UnboundedSender<approval::Decision>,
     ctx: TurnContext,
     /// What system prompts are built from, read once at start.
     prompt_env: PromptEnv,
@@ -144,7 +142,6 @@ impl PrivateTemp {
 async fn run(
     ctx: TurnContext,
     sessions: Option<Sessions>,
-    decisions: mpsc::UnboundedSender<approval::Decision>,
     _temp: PrivateTemp,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
@@ -158,7 +155,6 @@ async fn run(
             PromptEnv::default()
         });
     let mut rt = Runtime {
-        decisions,
         memory: Some(new_memory(&ctx.config, &prompt_env, agent)),
         prompt_env,
         ctx,
@@ -290,12 +286,10 @@ impl Runtime {
                 self.ctx.events.emit(Event::Cleared);
             }
             Command::Resume { id } => self.resume(id).await,
-            Command::Approve { decision } => {
-                if self.running.is_none() {
-                    self.error("no block is waiting for approval");
-                    return;
+            Command::Approve { id, decision } => {
+                if let Err(e) = self.ctx.approvals.answer(id, decision) {
+                    self.error(e.to_string());
                 }
-                let _ = self.decisions.send(decision);
             }
             Command::ListSessions => {
                 let Some(sessions) = self.sessions.clone() else {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::agent::{ApprovalDecision, Command, Event};
+use crate::agent::{ApprovalDecision, ApprovalId, Command, Event};
 use crate::config::{AgentName, Approval};
 use crate::files::FileWrite;
 use crate::tui::composer::Composer;
@@ -32,11 +32,23 @@ pub enum Effect {
     Send(Command),
     /// A file write (prompt history) for the background writer.
     Write(FileWrite),
-    /// Open the awaiting block's code in the user's editor, then answer with the result.
+    /// Open the awaiting block's code in the user's editor, then answer question `id` with the
+    /// result.
     Edit {
+        id: ApprovalId,
         tool: String,
         code: String,
     },
+}
+
+/// The block waiting for the user's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Awaiting {
+    /// The question's id, which the answer carries back.
+    pub id: ApprovalId,
+    /// The block's tool tag.
+    pub tool: String,
+    pub code: String,
 }
 
 pub struct App {
@@ -56,8 +68,8 @@ pub struct App {
     pub sandbox: String,
     /// The approval policy (`None`: not shown).
     pub approval: Option<Approval>,
-    /// The block waiting for the user's decision: (tool, code).
-    pub awaiting: Option<(String, String)>,
+    /// The block waiting for the user's decision.
+    pub awaiting: Option<Awaiting>,
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
@@ -109,8 +121,12 @@ impl App {
         self.transcript.apply(event, now);
         self.status.apply(event, now);
         match event {
-            Event::ApprovalRequested { tool, code, .. } => {
-                self.awaiting = Some((tool.clone(), code.clone()))
+            Event::ApprovalRequested { id, tool, code, .. } => {
+                self.awaiting = Some(Awaiting {
+                    id: *id,
+                    tool: tool.clone(),
+                    code: code.clone(),
+                });
             }
             Event::BlockStarted { .. }
             | Event::BlockFinished { .. }
@@ -266,24 +282,26 @@ impl App {
 
     /// y, n, a and e answer a waiting approval while the input box is empty.
     fn approval_key(&mut self, code: KeyCode, modified: bool) -> Option<Vec<Effect>> {
-        let (tool, block) = self.awaiting.as_ref()?;
+        let awaiting = self.awaiting.as_ref()?;
         if modified || !self.composer.is_empty() {
             return None;
         }
+        let id = awaiting.id;
         let decision = match code {
             KeyCode::Char('y') => ApprovalDecision::Run,
             KeyCode::Char('n') => ApprovalDecision::Decline,
             KeyCode::Char('a') => ApprovalDecision::Always,
             KeyCode::Char('e') => {
                 return Some(vec![Effect::Edit {
-                    tool: tool.clone(),
-                    code: block.clone(),
+                    id,
+                    tool: awaiting.tool.clone(),
+                    code: awaiting.code.clone(),
                 }]);
             }
             _ => return None,
         };
         self.awaiting = None;
-        Some(vec![Effect::Send(Command::Approve { decision })])
+        Some(vec![Effect::Send(Command::Approve { id, decision })])
     }
 
     /// Keys while a transcript item has the focus.

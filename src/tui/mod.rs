@@ -266,7 +266,7 @@ fn carry_out(
                 }
             }
             Effect::Write(write) => crate::files::in_background(write),
-            Effect::Edit { tool, code } => {
+            Effect::Edit { id, tool, code } => {
                 // The editor gets the terminal and every key until it exits.
                 input_control.pause();
                 terminal::restore();
@@ -277,7 +277,7 @@ fn carry_out(
                     Ok(code) => {
                         app.awaiting = None;
                         let decision = agent::ApprovalDecision::Edit { code };
-                        let _ = commands.send(Command::Approve { decision });
+                        let _ = commands.send(Command::Approve { id, decision });
                     }
                     Err(message) => app.transcript.error(message),
                 }

@@ -235,6 +235,7 @@ impl Transcript {
                 tool,
                 code,
                 save_path,
+                ..
             } => {
                 if let Some(at) = self.pane_index(*round, *index) {
                     if let Item::Pane(p) = &mut self.items[at] {

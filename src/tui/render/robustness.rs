@@ -87,6 +87,7 @@ fn event() -> impl Strategy<Value = Event> {
         ),
         (small.clone(), index, nasty_text()).prop_map(|(round, index, code)| {
             Event::ApprovalRequested {
+                id: 1,
                 round,
                 index,
                 tool: "bash".into(),

@@ -399,6 +399,7 @@ fn a_block_waiting_for_approval() {
     s.event(
         300,
         Event::ApprovalRequested {
+            id: 7,
             round: 1,
             index: 0,
             tool: "bash".into(),
@@ -410,6 +411,7 @@ fn a_block_waiting_for_approval() {
     assert_eq!(
         s.key(1_000, KeyCode::Char('y'), KeyModifiers::NONE),
         [Effect::Send(Command::Approve {
+            id: 7,
             decision: crate::agent::ApprovalDecision::Run
         })]
     );
