@@ -185,6 +185,31 @@ impl App {
         ));
     }
 
+    /// The editor opened on question `id`'s block closed with `edited`: the edited code
+    /// answers the question if it still waits; a failed edit leaves it waiting.
+    pub fn edited(
+        &mut self,
+        id: ApprovalId,
+        edited: Result<String, String>,
+        now: Instant,
+    ) -> Vec<Effect> {
+        match edited {
+            Err(message) => {
+                self.transcript.error(message);
+                Vec::new()
+            }
+            Ok(code) if self.awaiting.as_ref().is_some_and(|a| a.id == id) => {
+                self.awaiting = None;
+                let decision = ApprovalDecision::Edit { code };
+                vec![Effect::Send(Command::Approve { id, decision })]
+            }
+            Ok(_) => {
+                self.say("the block no longer waits: the edit was not used", now);
+                Vec::new()
+            }
+        }
+    }
+
     pub fn paste(&mut self, text: &str) {
         self.focus = None;
         self.composer.insert(text);

@@ -260,3 +260,61 @@ fn slash_commands() {
     press(&mut a, KeyCode::Enter, NONE, t);
     assert!(a.quit);
 }
+
+fn ask(app: &mut App, id: ApprovalId, now: Instant) {
+    app.agent_event(
+        &Event::ApprovalRequested {
+            id,
+            round: 1,
+            index: 0,
+            tool: "python".into(),
+            code: "print(1)\n".into(),
+            save_path: None,
+        },
+        now,
+    );
+}
+
+#[test]
+fn an_approval_is_answered_with_its_id_and_an_edit_only_while_it_waits() {
+    let t = Instant::now();
+    let mut a = app();
+    start_turn(&mut a, t);
+    ask(&mut a, 4, t);
+    assert_eq!(
+        press(&mut a, KeyCode::Char('e'), NONE, t),
+        [Effect::Edit {
+            id: 4,
+            tool: "python".into(),
+            code: "print(1)\n".into()
+        }]
+    );
+    // The editor failed: the block still waits, and the error is shown.
+    assert_eq!(a.edited(4, Err("no editor".into()), t), []);
+    assert!(a.awaiting.is_some());
+    assert_eq!(
+        a.edited(4, Ok("print(2)\n".into()), t),
+        [Effect::Send(Command::Approve {
+            id: 4,
+            decision: ApprovalDecision::Edit {
+                code: "print(2)\n".into()
+            }
+        })]
+    );
+    assert_eq!(a.awaiting, None);
+
+    // An edit for a question that no longer waits answers nothing, not the next question.
+    ask(&mut a, 5, t);
+    assert_eq!(a.edited(4, Ok("stale\n".into()), t), []);
+    assert_eq!(
+        a.hint(t),
+        Some("the block no longer waits: the edit was not used")
+    );
+    assert_eq!(
+        press(&mut a, KeyCode::Char('n'), NONE, t),
+        [Effect::Send(Command::Approve {
+            id: 5,
+            decision: ApprovalDecision::Decline
+        })]
+    );
+}
