@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentName;
+use crate::llm::FinishReason;
 
 /// Names one approval question (`ApprovalRequested`); its answer (`Approve`) carries it back.
 /// Unique within a runtime, increasing from 1.
@@ -75,6 +76,63 @@ pub enum Outcome {
 impl Outcome {
     pub fn success(self) -> bool {
         self == Outcome::Done
+    }
+}
+
+/// How a round's reply ended. On the wire it is a string: `stop`, `length`, `repetition`, or
+/// what the server said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum AnswerFinish {
+    /// The model finished (also when the server did not say).
+    Stop,
+    /// `max_tokens` was reached.
+    Length,
+    /// The repetition guard cut a looping reply.
+    Repetition,
+    /// Anything else the server said.
+    Other(String),
+}
+
+impl AnswerFinish {
+    pub fn as_str(&self) -> &str {
+        match self {
+            AnswerFinish::Stop => "stop",
+            AnswerFinish::Length => "length",
+            AnswerFinish::Repetition => "repetition",
+            AnswerFinish::Other(other) => other,
+        }
+    }
+}
+
+impl From<String> for AnswerFinish {
+    fn from(name: String) -> Self {
+        match name.as_str() {
+            "stop" => AnswerFinish::Stop,
+            "length" => AnswerFinish::Length,
+            "repetition" => AnswerFinish::Repetition,
+            _ => AnswerFinish::Other(name),
+        }
+    }
+}
+
+impl From<AnswerFinish> for String {
+    fn from(finish: AnswerFinish) -> Self {
+        match finish {
+            AnswerFinish::Other(other) => other,
+            known => known.as_str().to_owned(),
+        }
+    }
+}
+
+impl From<Option<&FinishReason>> for AnswerFinish {
+    fn from(reason: Option<&FinishReason>) -> Self {
+        match reason {
+            None | Some(FinishReason::Stop) => AnswerFinish::Stop,
+            Some(FinishReason::Length) => AnswerFinish::Length,
+            Some(FinishReason::Repetition(_)) => AnswerFinish::Repetition,
+            Some(FinishReason::Other(other)) => AnswerFinish::Other(other.clone()),
+        }
     }
 }
 
@@ -156,8 +214,7 @@ pub enum Event {
         answer: String,
         reasoning: Option<String>,
         blocks: usize,
-        /// `stop`, `length`, `repetition`, or what the server said.
-        finish: String,
+        finish: AnswerFinish,
     },
     BlockStarted {
         round: u32,
@@ -276,5 +333,35 @@ mod tests {
                 .is_err(),
             "an answer without the question's id is refused"
         );
+    }
+
+    #[test]
+    fn a_replys_finish_is_the_same_string_on_the_wire() {
+        for (finish, name) in [
+            (AnswerFinish::Stop, "stop"),
+            (AnswerFinish::Length, "length"),
+            (AnswerFinish::Repetition, "repetition"),
+            (
+                AnswerFinish::Other("content_filter".into()),
+                "content_filter",
+            ),
+        ] {
+            let complete = Event::AnswerComplete {
+                round: 1,
+                answer: String::new(),
+                reasoning: None,
+                blocks: 0,
+                finish: finish.clone(),
+            };
+            let wire = serde_json::to_value(&complete).expect("serialise");
+            assert_eq!(wire["finish"], name);
+            assert_eq!(serde_json::from_value::<Event>(wire).ok(), Some(complete));
+        }
+        assert_eq!(AnswerFinish::from(None), AnswerFinish::Stop);
+        let cut = FinishReason::Repetition(crate::llm::Repetition {
+            unit_len: 4,
+            span: 400,
+        });
+        assert_eq!(AnswerFinish::from(Some(&cut)), AnswerFinish::Repetition);
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{ApprovalId, BlockRecord, Command, Event, NotRun, Outcome, Status};
+pub use event::{AnswerFinish, ApprovalId, BlockRecord, Command, Event, NotRun, Outcome, Status};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};

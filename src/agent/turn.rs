@@ -180,7 +180,7 @@ pub async fn run_turn(
             answer: last_answer.clone(),
             reasoning: last_reasoning.clone(),
             blocks: parsed.blocks.len(),
-            finish: finish_name(reply.finish.as_ref()),
+            finish: reply.finish.as_ref().into(),
         });
         memory.push(Role::Assistant, reply.answer.clone());
 
@@ -369,15 +369,6 @@ async fn stream_reply(
                 ));
             }
         }
-    }
-}
-
-fn finish_name(reason: Option<&FinishReason>) -> String {
-    match reason {
-        None | Some(FinishReason::Stop) => "stop".into(),
-        Some(FinishReason::Length) => "length".into(),
-        Some(FinishReason::Repetition(_)) => "repetition".into(),
-        Some(FinishReason::Other(other)) => other.clone(),
     }
 }
 

@@ -121,7 +121,7 @@ fn tab_walks_foldable_items_newest_first_and_enter_toggles() {
             answer: "text\nblock:0\nmore\nblock:1\n".into(),
             reasoning: None,
             blocks: 2,
-            finish: "stop".into(),
+            finish: crate::agent::AnswerFinish::Stop,
         },
         t,
     );

@@ -89,7 +89,7 @@ impl Scene {
                     answer: "I'll read the file and count with python.\nblock:0\n".into(),
                     reasoning: None,
                     blocks: 1,
-                    finish: "stop".into(),
+                    finish: crate::agent::AnswerFinish::Stop,
                 },
             )
             .event(
@@ -393,7 +393,7 @@ fn a_block_waiting_for_approval() {
             answer: "I'll remove it.\nblock:0\n".into(),
             reasoning: None,
             blocks: 1,
-            finish: "stop".into(),
+            finish: crate::agent::AnswerFinish::Stop,
         },
     );
     s.event(
