@@ -3,7 +3,8 @@
 //!
 //! Owns focus, the quit gesture, transient hints and the chosen agent, and routes input to the
 //! transcript, the viewport, the input box and the history. It must not do I/O (beyond what
-//! `History` does) or draw: the event loop sends its effects and the screen module draws it.
+//! `History` does), read the clock or draw: every update is given its time, the event loop
+//! carries out its effects and the screen module draws it.
 
 use std::time::{Duration, Instant};
 
@@ -159,7 +160,9 @@ impl App {
         }
     }
 
-    /// Shows a resumed session: its transcript replaces the screen's, with its own times.
+    /// Shows a resumed session: its transcript replaces the screen's. Its events keep the time
+    /// between them, the newest placed at `now` (what is shown depends only on the durations,
+    /// so the wall clock is not needed).
     fn replay(
         &mut self,
         id: &str,
@@ -168,12 +171,12 @@ impl App {
         replay: &[(u64, Event)],
         now: Instant,
     ) {
-        let now_ms = crate::session::now_ms();
+        let newest_ms = replay.iter().map(|(at_ms, _)| *at_ms).max().unwrap_or(0);
         self.transcript.archive(now);
         self.viewport = Viewport::default();
         self.focus = None;
         for (at_ms, event) in replay {
-            let ago = Duration::from_millis(now_ms.saturating_sub(*at_ms));
+            let ago = Duration::from_millis(newest_ms.saturating_sub(*at_ms));
             let at = now.checked_sub(ago).unwrap_or(now);
             self.transcript.apply(event, at);
         }

@@ -318,3 +318,56 @@ fn an_approval_is_answered_with_its_id_and_an_edit_only_while_it_waits() {
         })]
     );
 }
+
+#[test]
+fn a_resumed_transcript_keeps_its_durations_without_reading_the_clock() {
+    // Far from "now" on any clock: only the times between events matter.
+    let recorded_ms = 1_000_000_000_000u64;
+    let t = Instant::now() + Duration::from_secs(60);
+    let mut a = app();
+    a.agent_event(
+        &Event::Resumed {
+            id: "s1".into(),
+            turns: 1,
+            warnings: Vec::new(),
+            replay: vec![
+                (
+                    recorded_ms,
+                    Event::TurnStarted {
+                        turn: 1,
+                        prompt: "p".into(),
+                        agent: AgentName::Coder,
+                    },
+                ),
+                (
+                    recorded_ms + 1_000,
+                    Event::ReasoningDelta {
+                        text: "hmm".into(),
+                    },
+                ),
+                (
+                    recorded_ms + 4_000,
+                    Event::AnswerComplete {
+                        round: 1,
+                        answer: "done".into(),
+                        reasoning: Some("hmm".into()),
+                        blocks: 0,
+                        finish: crate::agent::AnswerFinish::Stop,
+                    },
+                ),
+            ],
+        },
+        t,
+    );
+    let reasoning = a
+        .transcript
+        .items()
+        .iter()
+        .find_map(|item| match item {
+            crate::tui::transcript::Item::Reasoning(r) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("a reasoning panel");
+    assert_eq!(reasoning.until, Some(t), "the newest event is placed now");
+    assert_eq!(t.duration_since(reasoning.since), Duration::from_secs(3));
+}
