@@ -341,9 +341,7 @@ fn a_resumed_transcript_keeps_its_durations_without_reading_the_clock() {
                 ),
                 (
                     recorded_ms + 1_000,
-                    Event::ReasoningDelta {
-                        text: "hmm".into(),
-                    },
+                    Event::ReasoningDelta { text: "hmm".into() },
                 ),
                 (
                     recorded_ms + 4_000,
