@@ -1,8 +1,8 @@
-//! The fenced-block scanner, batch and incremental.
+//! The fenced-block scanner.
 //!
-//! Owns the line-by-line state machine that turns a reply (or a growing prefix of one) into tool
-//! blocks with their spans. Every line is examined once, so feeding a reply in any number of pieces
-//! costs O(size). It must not execute anything or touch I/O.
+//! Owns the line-by-line state machine that turns a reply into tool blocks with their spans.
+//! Every line is examined once, so parsing costs O(size). It must not execute anything or touch
+//! I/O.
 
 use std::ops::Range;
 
@@ -31,15 +31,6 @@ pub struct Block {
     /// Byte range in the reply: from the start of the opening fence's line to the end of the
     /// closing fence (excluding its line ending), or to the end of the text when unclosed.
     pub span: Range<usize>,
-}
-
-/// What a push into the scanner discovered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanEvent {
-    /// A tool block's opening fence arrived.
-    Opened(usize),
-    /// A tool block's closing fence line arrived; the block is complete.
-    Closed(usize),
 }
 
 /// A whole reply, parsed.
@@ -76,9 +67,24 @@ impl Parsed {
 
 /// Parses a whole reply.
 pub fn parse(text: &str, tags: &ToolTags) -> Parsed {
-    let mut scanner = BlockScanner::new(tags.clone());
-    scanner.push(text);
-    scanner.finish()
+    let mut scanner = Scanner {
+        tags,
+        open: None,
+        blocks: Vec::new(),
+    };
+    let mut start = 0;
+    // The last line may have no line ending.
+    for line in text.split_inclusive('\n') {
+        scanner.examine_line(line, start);
+        start += line.len();
+    }
+    if let Some(OpenFence { block: Some(i), .. }) = scanner.open {
+        scanner.blocks[i].span.end = text.len();
+    }
+    Parsed {
+        text: text.to_owned(),
+        blocks: scanner.blocks,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -92,75 +98,18 @@ struct OpenFence {
     block: Option<usize>,
 }
 
-/// Incremental scanner: push pieces of a reply as they stream in.
-#[derive(Debug, Clone)]
-pub struct BlockScanner {
-    tags: ToolTags,
-    text: String,
-    /// Start of the first line not yet examined.
-    line_start: usize,
-    /// Where to resume looking for `\n` (everything between `line_start` and here has none).
-    search_from: usize,
+/// The scanner's state between lines.
+struct Scanner<'a> {
+    tags: &'a ToolTags,
     open: Option<OpenFence>,
     blocks: Vec<Block>,
 }
 
-impl BlockScanner {
-    pub fn new(tags: ToolTags) -> Self {
-        Self {
-            tags,
-            text: String::new(),
-            line_start: 0,
-            search_from: 0,
-            open: None,
-            blocks: Vec::new(),
-        }
-    }
-
-    /// Appends `delta` and examines every line it completed.
-    pub fn push(&mut self, delta: &str) -> Vec<ScanEvent> {
-        self.text.push_str(delta);
-        let mut events = Vec::new();
-        while let Some(offset) = self.text[self.search_from..].find('\n') {
-            let end = self.search_from + offset + 1;
-            self.examine_line(self.line_start..end, &mut events);
-            self.line_start = end;
-            self.search_from = end;
-        }
-        self.search_from = self.text.len();
-        events
-    }
-
-    /// Ends the reply: examines the last line (which has no line ending) and closes the books.
-    /// A tool block still open is returned with `closed: false`.
-    pub fn finish(mut self) -> Parsed {
-        if self.line_start < self.text.len() {
-            let mut events = Vec::new();
-            self.examine_line(self.line_start..self.text.len(), &mut events);
-        }
-        if let Some(OpenFence { block: Some(i), .. }) = self.open.take() {
-            self.blocks[i].span.end = self.text.len();
-        }
-        Parsed {
-            text: self.text,
-            blocks: self.blocks,
-        }
-    }
-
-    /// The text pushed so far.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Tool blocks found so far; the last one may still be open (`closed == false`), holding the
-    /// complete lines that arrived.
-    pub fn blocks(&self) -> &[Block] {
-        &self.blocks
-    }
-
-    fn examine_line(&mut self, range: Range<usize>, events: &mut Vec<ScanEvent>) {
-        let line = &self.text[range.clone()];
+impl Scanner<'_> {
+    /// Examines `line` (with its line ending, if any), which starts at byte `start` of the reply.
+    fn examine_line(&mut self, line: &str, start: usize) {
         let bare = without_line_ending(line);
+        let end = start + bare.len();
         match &self.open {
             None => {
                 let Some(fence) = opening_fence(bare) else {
@@ -176,9 +125,8 @@ impl BlockScanner {
                         save_path: info.save_path.map(str::to_owned),
                         code: String::new(),
                         closed: false,
-                        span: range.start..range.start + bare.len(),
+                        span: start..end,
                     });
-                    events.push(ScanEvent::Opened(index));
                     index
                 });
                 self.open = Some(OpenFence {
@@ -200,8 +148,7 @@ impl BlockScanner {
                     if let Some(i) = open.block {
                         let block = &mut self.blocks[i];
                         block.closed = true;
-                        block.span.end = range.start + bare.len();
-                        events.push(ScanEvent::Closed(i));
+                        block.span.end = end;
                     }
                     self.open = None;
                 } else if let Some(i) = open.block {
@@ -210,7 +157,7 @@ impl BlockScanner {
                     // Normalise CRLF so a block written on Windows runs in bash.
                     block.code.push_str(without_line_ending(content));
                     block.code.push('\n');
-                    block.span.end = range.start + bare.len();
+                    block.span.end = end;
                 }
             }
         }
