@@ -183,7 +183,7 @@ pub async fn execute_reply(
             )),
         };
         // Only a file really written counts (not one the read-only sandbox kept from disk).
-        if outcome.saved_to.is_some()
+        if outcome.saved
             && let Some(path) = &block.save_path
         {
             ctx.saved_this_reply.push(path.clone());

@@ -94,10 +94,8 @@ pub struct ToolOutcome {
     /// How the process ended; `None` when no process ran (file_finder, a refusal, a skip).
     pub ending: Option<Ending>,
     pub duration: Duration,
-    pub bytes_seen: u64,
-    pub truncated: bool,
-    /// Where the block was saved (`:path`), once it ran successfully.
-    pub saved_to: Option<PathBuf>,
+    /// The block was saved at its `:path` (it ran successfully and the save was allowed).
+    pub saved: bool,
 }
 
 impl ToolOutcome {
@@ -118,9 +116,7 @@ impl ToolOutcome {
             output: text,
             ending: None,
             duration: Duration::ZERO,
-            bytes_seen: 0,
-            truncated: false,
-            saved_to: None,
+            saved: false,
         }
     }
 
@@ -145,9 +141,7 @@ impl ToolOutcome {
             output: result.output,
             ending: Some(result.ending),
             duration: result.duration,
-            bytes_seen: result.bytes_seen,
-            truncated: result.truncated,
-            saved_to: None,
+            saved: false,
         }
     }
 
@@ -280,9 +274,9 @@ pub async fn execute_block(
             })
         });
     match saved {
-        Ok(saved) => {
+        Ok(_) => {
             outcome.feedback.push_str(&format!("\n(saved to {path})"));
-            outcome.saved_to = Some(saved);
+            outcome.saved = true;
         }
         Err(err) => {
             outcome.success = false;
