@@ -326,9 +326,14 @@ fn the_editor_gets_the_keys_and_a_failed_edit_leaves_the_block_waiting() {
     tui.wait_for_text("EDITOR-READY");
     // seek's own reader is paused: these keys reach the editor, not the input box.
     tui.type_text("typed-in-the-editor\r");
-    let screen = tui.wait_for_text("│ typed-in-the-editor");
-    assert!(screen.contains("│ echo typed-in-the-editor"), "{screen}");
-    tui.wait_for_text("Done.");
+    let screen = tui.wait_for_text("Done.");
+    assert!(screen.contains("│ typed-in-the-editor"), "{screen}");
+    assert!(
+        screen.contains("ask seek to do something"),
+        "nothing leaked into the input box: {screen}"
+    );
+    let told = last_user_message(&server.chat_requests()[1]);
+    assert!(told.contains("typed-in-the-editor"), "{told}");
     tui.send(pty::keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
 }
