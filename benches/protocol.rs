@@ -1,10 +1,10 @@
-//! Protocol benchmarks: batch parsing of a large reply, and streaming in tiny pieces.
+//! Protocol benchmarks: parsing a large reply, and splitting reasoning streamed in tiny pieces.
 //! Run with `cargo bench --bench protocol`; numbers are recorded in docs/benchmarks.md.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use seek::protocol::{BlockScanner, ThinkSplitter, ToolTags, parse};
+use seek::protocol::{ThinkSplitter, ToolTags, parse};
 
 fn tags() -> ToolTags {
     ToolTags::new(["bash", "python", "c", "go", "java", "file_finder"])
@@ -48,20 +48,6 @@ fn bench(c: &mut Criterion) {
             let parsed = parse(black_box(&big), &tags);
             assert_eq!(parsed.blocks.len(), 1000);
             parsed
-        })
-    });
-
-    let one_mb = reply(1024 * 1024, 100);
-    group.throughput(Throughput::Bytes(one_mb.len() as u64));
-    group.bench_function("stream_1MB_in_4_byte_pieces", |b| {
-        b.iter(|| {
-            let mut scanner = BlockScanner::new(tags.clone());
-            for piece in one_mb.as_bytes().chunks(4) {
-                // The generated reply is ASCII, so every 4-byte chunk is valid UTF-8.
-                let piece = std::str::from_utf8(piece).unwrap_or_default();
-                black_box(scanner.push(piece));
-            }
-            scanner.finish()
         })
     });
 

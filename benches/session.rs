@@ -54,7 +54,7 @@ fn write_session(path: &std::path::Path) -> SessionFile {
             answer: "I'll count.\nblock:0\n".into(),
             reasoning: Some("read and split".into()),
             blocks: 1,
-            finish: "stop".into(),
+            finish: seek::agent::AnswerFinish::Stop,
         });
         file.record_memory(MemoryOp::Push {
             role: Role::Assistant,

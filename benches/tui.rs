@@ -44,7 +44,7 @@ fn transcript(turns: usize) -> (App, Instant) {
                 answer: "I'll **count** with `python`:\nblock:0\nThat gives the count.\n".into(),
                 reasoning: None,
                 blocks: 1,
-                finish: "stop".into(),
+                finish: seek::agent::AnswerFinish::Stop,
             },
             Event::BlockStarted {
                 round: 1,

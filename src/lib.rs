@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod secrets;
 pub mod session;
 pub mod terminal_safe;
+pub mod tool_kind;
 pub mod tools;
 pub mod tui;
 

@@ -7,16 +7,17 @@ mod fake_model;
 use std::sync::Arc;
 
 use fake_model::{FakeModel, Gate, Reply};
-use seek::agent::{self, AgentHandle, Command, Event, Outcome};
+use seek::agent::{self, AgentHandle, ApprovalDecision, Command, Event, Outcome};
 use seek::config::{Config, Dirs, Env, Overrides};
 use seek::llm;
 
-fn config(server: &FakeModel, work: &std::path::Path) -> Arc<Config> {
+fn config(server: &FakeModel, work: &std::path::Path, approval: Option<&str>) -> Arc<Config> {
     let overrides = Overrides {
         provider: Some("llama.cpp".into()),
         base_url: Some(server.url()),
         model: Some("fake".into()),
         work_dir: Some(work.to_owned()),
+        approval: approval.map(str::to_owned),
         ..Overrides::default()
     };
     let dirs = Dirs {
@@ -29,7 +30,11 @@ fn config(server: &FakeModel, work: &std::path::Path) -> Arc<Config> {
 }
 
 fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
-    let config = config(server, work);
+    start_with(server, work, None)
+}
+
+fn start_with(server: &FakeModel, work: &std::path::Path, approval: Option<&str>) -> AgentHandle {
+    let config = config(server, work, approval);
     let model = llm::connect(&config, &Env::default()).expect("model");
     agent::spawn(config, Arc::new(model))
 }
@@ -200,4 +205,72 @@ async fn retry_with_nothing_to_retry_is_an_error_event() {
     handle.commands.send(Command::Retry).expect("alive");
     let event = handle.events.recv().await.expect("an event");
     assert!(matches!(event, Event::Error { message } if message.contains("no task to retry")));
+}
+
+/// The next event, within a bounded wait.
+async fn next_event(handle: &mut AgentHandle) -> Event {
+    tokio::time::timeout(std::time::Duration::from_secs(30), handle.events.recv())
+        .await
+        .expect("an event within 30 s")
+        .expect("the agent is alive")
+}
+
+#[tokio::test]
+async fn only_the_answer_with_the_questions_id_settles_an_approval() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let server = FakeModel::start(vec![
+        Reply::text("Saying it.\n```bash\necho ran-it\n```\n"),
+        Reply::text("Made."),
+    ]);
+    let mut handle = start_with(&server, work.path(), Some("ask"));
+    let answer = |id, decision| Command::Approve { id, decision };
+    // Before any question, an answer settles nothing (and is not kept for the next one).
+    handle
+        .commands
+        .send(answer(1, ApprovalDecision::Decline))
+        .expect("alive");
+    assert!(
+        matches!(next_event(&mut handle).await, Event::Error { message } if message.contains("no block is waiting")),
+    );
+    submit(&handle, "say it");
+    let id = loop {
+        if let Event::ApprovalRequested { id, tool, .. } = next_event(&mut handle).await {
+            assert_eq!(tool, "bash");
+            break id;
+        }
+    };
+    handle
+        .commands
+        .send(answer(id + 1, ApprovalDecision::Decline))
+        .expect("alive");
+    let refused = next_event(&mut handle).await;
+    assert!(
+        matches!(&refused, Event::Error { message } if message.contains(&format!("approval {id})"))),
+        "another id is refused and names the question waiting: {refused:?}"
+    );
+    handle
+        .commands
+        .send(answer(id, ApprovalDecision::Run))
+        .expect("alive");
+    let (outcome, events) = until_finished(&mut handle).await;
+    assert_eq!(outcome, Outcome::Done);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::BlockFinished { record } if record.output == "ran-it\n")),
+        "{events:?}"
+    );
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, Event::BlockStarted { .. }))
+        .count();
+    assert_eq!(started, 1, "the block ran once, after the right answer");
+    // A second answer to a settled question is too late.
+    handle
+        .commands
+        .send(answer(id, ApprovalDecision::Run))
+        .expect("alive");
+    assert!(
+        matches!(next_event(&mut handle).await, Event::Error { message } if message.contains(&format!("approval {id} came too late"))),
+    );
 }

@@ -1,13 +1,13 @@
 //! Properties of the protocol layer on arbitrary text: no panics, exact rebuilds from
-//! placeholders, and incremental parsing equal to batch parsing wherever the text is cut.
+//! placeholders, and streamed reasoning equal to batch reasoning wherever the text is cut.
 
 use std::borrow::Cow;
 
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use seek::protocol::{
-    BlockScanner, ScanEvent, ThinkDelta, ThinkSplitter, ToolTags, expand_placeholders, parse,
-    placeholder_index, split_reasoning,
+    ThinkDelta, ThinkSplitter, ToolTags, expand_placeholders, parse, placeholder_index,
+    split_reasoning,
 };
 
 fn tags() -> ToolTags {
@@ -82,37 +82,6 @@ proptest! {
     }
 
     #[test]
-    fn incremental_equals_batch(text in replyish(), cuts in prop::collection::vec(0usize..200, 0..12)) {
-        let batch = parse(&text, &tags());
-        let mut scanner = BlockScanner::new(tags());
-        let mut at = 0;
-        let mut closed_events = Vec::new();
-        for cut in cuts {
-            let mut end = (at + cut).min(text.len());
-            while !text.is_char_boundary(end) { end += 1; }
-            for event in scanner.push(&text[at..end]) {
-                if let ScanEvent::Closed(i) = event {
-                    closed_events.push(i);
-                    // The block is complete the moment its closing line arrived.
-                    prop_assert_eq!(&scanner.blocks()[i], &batch.blocks[i]);
-                }
-            }
-            at = end;
-        }
-        for event in scanner.push(&text[at..]) {
-            if let ScanEvent::Closed(i) = event {
-                closed_events.push(i);
-            }
-        }
-        prop_assert_eq!(scanner.finish(), batch.clone());
-        // Every closed block but one closed by the final line without a newline was announced.
-        let announced_all = batch.blocks.iter().filter(|b| b.closed).all(|b| {
-            closed_events.contains(&b.index) || !text[b.span.end..].contains('\n')
-        });
-        prop_assert!(announced_all);
-    }
-
-    #[test]
     fn streamed_reasoning_equals_batch(text in replyish(), cut in 0usize..400) {
         let whole = split_reasoning(&text);
         let mut cut = cut.min(text.len());
@@ -133,48 +102,17 @@ proptest! {
 }
 
 #[test]
-fn a_block_closes_when_its_closing_line_arrives() {
-    let mut scanner = BlockScanner::new(tags());
-    assert_eq!(scanner.push("Run:\n```bash\n"), [ScanEvent::Opened(0)]);
-    assert_eq!(scanner.push("echo hi\n``"), []);
-    assert_eq!(
-        scanner.blocks()[0].code,
-        "echo hi\n",
-        "complete lines are visible while open"
-    );
-    assert_eq!(
-        scanner.push("`"),
-        [],
-        "a ``` without its line end could still become ```py"
-    );
-    assert_eq!(scanner.push("\nmore text"), [ScanEvent::Closed(0)]);
-    assert!(scanner.blocks()[0].closed);
-}
-
-#[test]
-fn a_closing_fence_at_the_very_end_closes_on_finish() {
-    let mut scanner = BlockScanner::new(tags());
-    scanner.push("```bash\nls\n```");
-    let parsed = scanner.finish();
+fn a_closing_fence_at_the_very_end_closes_the_block() {
+    let parsed = parse("```bash\nls\n```", &tags());
     assert!(parsed.blocks[0].closed);
     assert_eq!(parsed.placeholder_text(), "block:0");
 }
 
 #[test]
-fn one_megabyte_in_four_byte_pieces() {
-    let unit = "Some prose.\n```python:x.py\nprint('```')\n```\n";
-    let text = unit.repeat(1_000_000 / unit.len());
-    let mut scanner = BlockScanner::new(tags());
-    let mut closed = 0;
-    for piece in text.as_bytes().chunks(4) {
-        let piece = std::str::from_utf8(piece).expect("ASCII text");
-        closed += scanner
-            .push(piece)
-            .iter()
-            .filter(|e| matches!(e, ScanEvent::Closed(_)))
-            .count();
-    }
-    let parsed = scanner.finish();
-    assert_eq!(closed, parsed.blocks.len());
-    assert_eq!(parsed, parse(&text, &tags()));
+fn an_unclosed_block_spans_to_the_end() {
+    let text = "Run:\n```bash\necho hi\n``";
+    let parsed = parse(text, &tags());
+    assert!(!parsed.blocks[0].closed);
+    assert_eq!(parsed.blocks[0].code, "echo hi\n``\n");
+    assert_eq!(parsed.blocks[0].span, 5..text.len());
 }

@@ -288,3 +288,52 @@ fn approvals_in_the_terminal_ui() {
     tui.send(pty::keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
 }
+
+#[test]
+fn the_editor_gets_the_keys_and_a_failed_edit_leaves_the_block_waiting() {
+    let sb = Sandbox::new();
+    let editor = sb.path("home/edit.sh");
+    // The first run fails; the second reads a line from the terminal and makes it the block.
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\n\
+         if [ ! -e \"$HOME/edited-once\" ]; then : > \"$HOME/edited-once\"; exit 3; fi\n\
+         printf 'EDITOR-READY\\n' > /dev/tty\n\
+         IFS= read -r line < /dev/tty\n\
+         printf 'echo %s\\n' \"$line\" > \"$1\"\n",
+    )
+    .expect("editor");
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let server = FakeModel::start(vec![
+        Reply::text(format!("Here.\n{}\n", fence("bash", "echo original"))),
+        Reply::text("Done."),
+    ]);
+    let mut tui = tui(&sb, &server, Some(&editor));
+    tui.wait_for_text("ask seek to do something");
+    tui.type_text("go");
+    tui.send(pty::keys::ENTER);
+    tui.wait_for_text("? run this bash block?");
+
+    tui.type_text("e");
+    let screen = tui.wait_for_text("ended with exit status: 3");
+    assert!(
+        screen.contains("? run this bash block?"),
+        "the block still waits: {screen}"
+    );
+
+    tui.type_text("e");
+    tui.wait_for_text("EDITOR-READY");
+    // seek's own reader is paused: these keys reach the editor, not the input box.
+    tui.type_text("typed-in-the-editor\r");
+    let screen = tui.wait_for_text("Done.");
+    assert!(screen.contains("│ typed-in-the-editor"), "{screen}");
+    assert!(
+        screen.contains("ask seek to do something"),
+        "nothing leaked into the input box: {screen}"
+    );
+    let told = last_user_message(&server.chat_requests()[1]);
+    assert!(told.contains("typed-in-the-editor"), "{told}");
+    tui.send(pty::keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+}

@@ -5,11 +5,13 @@ use std::path::Path;
 
 use seek::config::{Origin, Sourced, ToolConfig};
 use seek::protocol::{Block, ToolTags, parse};
+use seek::tool_kind::ToolKind;
 use seek::tools::Bash;
 use seek::tools::{Compiled, FileFinder, Python, Tool, ToolContext, ToolOutcome, execute_block};
 
 fn settings(tag: &'static str, timeout_secs: Option<u64>) -> ToolConfig {
-    let mut s = ToolConfig::defaults(tag);
+    let kind = ToolKind::from_tag(tag).expect("a built-in tool's tag");
+    let mut s = ToolConfig::defaults(kind);
     if let Some(secs) = timeout_secs {
         s.timeout_secs = Some(Sourced::new(secs, Origin::Default));
     }
@@ -49,11 +51,52 @@ async fn run_with(dir: &Path, tool: &dyn Tool, block: &Block, saved: &[&str]) ->
         streamed.push_str(chunk)
     })
     .await;
-    assert!(
-        outcome.output.contains(streamed.trim_end()) || outcome.truncated || !outcome.success,
-        "streamed output is part of the result"
-    );
+    let compiled = matches!(tool.kind(), ToolKind::C | ToolKind::Go | ToolKind::Java);
+    assert_streamed_output_is_the_result(&streamed, &outcome, compiled);
     outcome
+}
+
+/// What a tool streamed is what its result reports: the result's output is the stream (for a
+/// compiled language, the end of it: the compiler's own output streams first), or, when it was
+/// cut in the middle, its head is in the stream and its tail ends it. A tool that refused before
+/// running anything streamed nothing.
+fn assert_streamed_output_is_the_result(streamed: &str, outcome: &ToolOutcome, compiled: bool) {
+    if streamed.is_empty() {
+        assert!(
+            outcome.output.is_empty() || outcome.ending.is_none(),
+            "a process printed {:?}, which was never streamed",
+            outcome.output
+        );
+        return;
+    }
+    match cut_in_the_middle(&outcome.output) {
+        Some((head, tail)) => {
+            // The head gets a line ending if it had none.
+            let head = head.strip_suffix('\n').unwrap_or(head);
+            assert!(
+                streamed.contains(head),
+                "the head {head:?} was not streamed"
+            );
+            assert!(
+                streamed.ends_with(tail),
+                "the tail {tail:?} does not end the stream"
+            );
+        }
+        None if compiled => assert!(
+            streamed.ends_with(&outcome.output),
+            "streamed {streamed:?}, but the result says {:?}",
+            outcome.output
+        ),
+        None => assert_eq!(streamed, outcome.output, "streamed, and the result"),
+    }
+}
+
+/// The head and tail of output cut in the middle (`[… N bytes of output omitted …]`).
+fn cut_in_the_middle(output: &str) -> Option<(&str, &str)> {
+    const END: &str = " bytes of output omitted …]\n";
+    let start = output.find("[… ")?;
+    let end = start + output[start..].find(END)? + END.len();
+    Some((&output[..start], &output[end..]))
 }
 
 fn work_dir() -> tempfile::TempDir {

@@ -1,15 +1,18 @@
 //! Asking before a block runs: the approval policy (`auto`, `ask`, `never`), the user's
 //! decisions (run, decline, always, edit) and what the model is told when a block is declined.
 //!
-//! Owns the wait for a decision; it must not run blocks or draw the question.
+//! Owns the wait for a decision. Each question has an id (`ApprovalRequested { id, .. }`) and
+//! only an answer carrying that id (`Approve { id, .. }`) settles it, so an answer given late
+//! or twice cannot decide another block. It must not run blocks or draw the question.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Event, NotRun};
+use super::event::{ApprovalId, Event, NotRun};
 use super::execute::EventSink;
 use crate::config::Approval;
 use crate::protocol::Block;
@@ -28,6 +31,18 @@ pub enum Decision {
     },
 }
 
+/// Why an answer settled nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("no block is waiting for approval (the answer to approval {given} came too late)")]
+    NothingWaiting { given: ApprovalId },
+    #[error("approval {given} is not the question waiting (approval {waiting}): answer that one")]
+    NotWaiting {
+        given: ApprovalId,
+        waiting: ApprovalId,
+    },
+}
+
 /// What happens to one block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -39,11 +54,20 @@ pub enum Verdict {
     Stopped,
 }
 
-/// The policy and the channel decisions arrive on, shared by every task of a runtime.
+/// The policy and the question waiting for an answer, shared by every task of a runtime. One
+/// question waits at a time (blocks run one by one).
 #[derive(Debug, Clone)]
 pub struct ApprovalGate {
     policy: Arc<Mutex<Approval>>,
-    decisions: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Decision>>>,
+    waiting: Arc<Mutex<Option<Waiting>>>,
+    last_id: Arc<AtomicU64>,
+}
+
+/// The question waiting for an answer.
+#[derive(Debug)]
+struct Waiting {
+    id: ApprovalId,
+    answer: oneshot::Sender<Decision>,
 }
 
 /// Why a declined block did not run, for the model.
@@ -52,19 +76,44 @@ pub const DECLINED: &str = "the user declined to run this block: do not run it a
 pub const SHOWN_ONLY: &str = "blocks are shown, not run (approval = never)";
 
 impl ApprovalGate {
-    pub fn new(policy: Approval) -> (Self, mpsc::UnboundedSender<Decision>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (
-            Self {
-                policy: Arc::new(Mutex::new(policy)),
-                decisions: Arc::new(tokio::sync::Mutex::new(rx)),
-            },
-            tx,
-        )
+    pub fn new(policy: Approval) -> Self {
+        Self {
+            policy: Arc::new(Mutex::new(policy)),
+            waiting: Arc::default(),
+            last_id: Arc::default(),
+        }
     }
 
     pub fn policy(&self) -> Approval {
-        self.policy.lock().map_or(Approval::Ask, |p| *p)
+        *self.policy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Settles question `id` with `decision`, if it is the one waiting.
+    pub fn answer(&self, id: ApprovalId, decision: Decision) -> Result<(), AnswerError> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        match waiting.take() {
+            Some(question) if question.id == id => question
+                .answer
+                .send(decision)
+                // The asking task stopped waiting (the turn was stopped) just now.
+                .map_err(|_| AnswerError::NothingWaiting { given: id }),
+            Some(other) => {
+                let waiting_id = other.id;
+                *waiting = Some(other);
+                Err(AnswerError::NotWaiting {
+                    given: id,
+                    waiting: waiting_id,
+                })
+            }
+            None => Err(AnswerError::NothingWaiting { given: id }),
+        }
+    }
+
+    /// Puts question `id` up; it is withdrawn when the returned guard drops.
+    fn ask(&self, id: ApprovalId) -> (Asked<'_>, oneshot::Receiver<Decision>) {
+        let (answer, answered) = oneshot::channel();
+        *self.waiting.lock().unwrap_or_else(PoisonError::into_inner) = Some(Waiting { id, answer });
+        (Asked { gate: self, id }, answered)
     }
 
     /// Decides `block`'s fate under the policy, asking the user (through `events`) if needed.
@@ -80,10 +129,10 @@ impl ApprovalGate {
             Approval::Never => return Verdict::Refused(NotRun::ShownOnly),
             Approval::Ask => {}
         }
-        let mut decisions = self.decisions.lock().await;
-        // An answer sent when nothing was asked must not answer this question.
-        while decisions.try_recv().is_ok() {}
+        let id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let (_asked, answered) = self.ask(id);
         events.emit(Event::ApprovalRequested {
+            id,
             round,
             index: block.index,
             tool: block.tag.clone(),
@@ -92,15 +141,13 @@ impl ApprovalGate {
         });
         let decision = tokio::select! {
             () = cancel.cancelled() => return Verdict::Stopped,
-            decision = decisions.recv() => decision,
+            decision = answered => decision.ok(),
         };
         match decision {
             Some(Decision::Run) => Verdict::Run(block.code.clone()),
             Some(Decision::Edit { code }) => Verdict::Run(code),
             Some(Decision::Always) => {
-                if let Ok(mut policy) = self.policy.lock() {
-                    *policy = Approval::Auto;
-                }
+                *self.policy.lock().unwrap_or_else(PoisonError::into_inner) = Approval::Auto;
                 events.emit(Event::ApprovalChanged {
                     approval: Approval::Auto,
                 });
@@ -108,5 +155,130 @@ impl ApprovalGate {
             }
             Some(Decision::Decline) | None => Verdict::Refused(NotRun::Declined),
         }
+    }
+}
+
+/// A question put up; dropping it withdraws the question if it is still waiting, so a stopped
+/// turn leaves nothing an answer could settle.
+struct Asked<'a> {
+    gate: &'a ApprovalGate,
+    id: ApprovalId,
+}
+
+impl Drop for Asked<'_> {
+    fn drop(&mut self) {
+        let mut waiting = self
+            .gate
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if waiting.as_ref().is_some_and(|w| w.id == self.id) {
+            *waiting = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    fn block() -> Block {
+        Block {
+            index: 0,
+            tag: "bash".into(),
+            info: "bash".into(),
+            save_path: None,
+            code: "ls\n".into(),
+            closed: true,
+            span: 0..0,
+        }
+    }
+
+    /// Asks about `block()` on a task of its own; returns the question's id and the verdict.
+    async fn ask(
+        gate: &ApprovalGate,
+        cancel: &CancellationToken,
+    ) -> (ApprovalId, tokio::task::JoinHandle<Verdict>) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (asking, cancel) = (gate.clone(), cancel.clone());
+        let verdict = tokio::spawn(async move {
+            asking
+                .verdict(1, &block(), &EventSink::new(tx), &cancel)
+                .await
+        });
+        match rx.recv().await {
+            Some(Event::ApprovalRequested { id, tool, .. }) => {
+                assert_eq!(tool, "bash");
+                (id, verdict)
+            }
+            other => panic!("expected a question, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn only_an_answer_with_the_questions_id_settles_it() {
+        let gate = ApprovalGate::new(Approval::Ask);
+        let cancel = CancellationToken::new();
+        assert_eq!(
+            gate.answer(1, Decision::Run),
+            Err(AnswerError::NothingWaiting { given: 1 }),
+            "an answer before any question decides nothing"
+        );
+        let (id, verdict) = ask(&gate, &cancel).await;
+        assert_eq!(
+            gate.answer(id + 1, Decision::Run),
+            Err(AnswerError::NotWaiting {
+                given: id + 1,
+                waiting: id
+            })
+        );
+        let edited = Decision::Edit {
+            code: "pwd\n".into(),
+        };
+        assert_eq!(gate.answer(id, edited), Ok(()));
+        assert_eq!(
+            verdict.await.expect("verdict"),
+            Verdict::Run("pwd\n".into())
+        );
+        assert_eq!(
+            gate.answer(id, Decision::Run),
+            Err(AnswerError::NothingWaiting { given: id }),
+            "a second answer to the same question"
+        );
+
+        // The next question has a new id: the old one cannot answer it.
+        let (next, verdict) = ask(&gate, &cancel).await;
+        assert_ne!(next, id);
+        assert!(gate.answer(id, Decision::Run).is_err());
+        assert_eq!(gate.answer(next, Decision::Decline), Ok(()));
+        assert_eq!(
+            verdict.await.expect("verdict"),
+            Verdict::Refused(NotRun::Declined)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stopped_question_is_withdrawn() {
+        let gate = ApprovalGate::new(Approval::Ask);
+        let cancel = CancellationToken::new();
+        let (id, verdict) = ask(&gate, &cancel).await;
+        cancel.cancel();
+        assert_eq!(verdict.await.expect("verdict"), Verdict::Stopped);
+        assert_eq!(
+            gate.answer(id, Decision::Run),
+            Err(AnswerError::NothingWaiting { given: id })
+        );
+    }
+
+    #[tokio::test]
+    async fn always_runs_this_block_and_turns_asking_off() {
+        let gate = ApprovalGate::new(Approval::Ask);
+        let cancel = CancellationToken::new();
+        let (id, verdict) = ask(&gate, &cancel).await;
+        assert_eq!(gate.answer(id, Decision::Always), Ok(()));
+        assert_eq!(verdict.await.expect("verdict"), Verdict::Run("ls\n".into()));
+        assert_eq!(gate.policy(), Approval::Auto);
     }
 }

@@ -6,6 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentName;
+use crate::llm::FinishReason;
+
+/// Names one approval question (`ApprovalRequested`); its answer (`Approve`) carries it back.
+/// Unique within a runtime, increasing from 1.
+pub type ApprovalId = u64;
 
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,8 +36,9 @@ pub enum Command {
     NewSession,
     /// List the saved sessions (answered with `SessionList`).
     ListSessions,
-    /// The answer to an `ApprovalRequested` event.
+    /// The answer to the `ApprovalRequested` event with the same `id`.
     Approve {
+        id: ApprovalId,
         #[serde(flatten)]
         decision: super::approval::Decision,
     },
@@ -70,6 +76,63 @@ pub enum Outcome {
 impl Outcome {
     pub fn success(self) -> bool {
         self == Outcome::Done
+    }
+}
+
+/// How a round's reply ended. On the wire it is a string: `stop`, `length`, `repetition`, or
+/// what the server said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum AnswerFinish {
+    /// The model finished (also when the server did not say).
+    Stop,
+    /// `max_tokens` was reached.
+    Length,
+    /// The repetition guard cut a looping reply.
+    Repetition,
+    /// Anything else the server said.
+    Other(String),
+}
+
+impl AnswerFinish {
+    pub fn as_str(&self) -> &str {
+        match self {
+            AnswerFinish::Stop => "stop",
+            AnswerFinish::Length => "length",
+            AnswerFinish::Repetition => "repetition",
+            AnswerFinish::Other(other) => other,
+        }
+    }
+}
+
+impl From<String> for AnswerFinish {
+    fn from(name: String) -> Self {
+        match name.as_str() {
+            "stop" => AnswerFinish::Stop,
+            "length" => AnswerFinish::Length,
+            "repetition" => AnswerFinish::Repetition,
+            _ => AnswerFinish::Other(name),
+        }
+    }
+}
+
+impl From<AnswerFinish> for String {
+    fn from(finish: AnswerFinish) -> Self {
+        match finish {
+            AnswerFinish::Other(other) => other,
+            known => known.as_str().to_owned(),
+        }
+    }
+}
+
+impl From<Option<&FinishReason>> for AnswerFinish {
+    fn from(reason: Option<&FinishReason>) -> Self {
+        match reason {
+            None | Some(FinishReason::Stop) => AnswerFinish::Stop,
+            Some(FinishReason::Length) => AnswerFinish::Length,
+            Some(FinishReason::Repetition(_)) => AnswerFinish::Repetition,
+            Some(FinishReason::Other(other)) => AnswerFinish::Other(other.clone()),
+        }
     }
 }
 
@@ -151,8 +214,7 @@ pub enum Event {
         answer: String,
         reasoning: Option<String>,
         blocks: usize,
-        /// `stop`, `length`, `repetition`, or what the server said.
-        finish: String,
+        finish: AnswerFinish,
     },
     BlockStarted {
         round: u32,
@@ -180,8 +242,10 @@ pub enum Event {
     },
     /// The conversation was forgotten (`Clear`, `NewSession`).
     Cleared,
-    /// A block waits for the user's decision (approval = ask): answer with `Approve`.
+    /// A block waits for the user's decision (approval = ask): answer with `Approve` and the
+    /// same `id`.
     ApprovalRequested {
+        id: ApprovalId,
         round: u32,
         index: usize,
         tool: String,
@@ -241,4 +305,71 @@ pub enum Event {
         /// Why the task ended, in words (the last error, the question asked, …).
         message: Option<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::ApprovalDecision;
+
+    #[test]
+    fn an_approval_and_its_answer_carry_the_same_id_on_the_wire() {
+        let asked = Event::ApprovalRequested {
+            id: 7,
+            round: 1,
+            index: 0,
+            tool: "bash".into(),
+            code: "ls\n".into(),
+            save_path: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&asked).expect("serialise"),
+            json!({"type": "approval_requested", "id": 7, "round": 1, "index": 0, "tool": "bash",
+                   "code": "ls\n", "save_path": null})
+        );
+        let answer = Command::Approve {
+            id: 7,
+            decision: ApprovalDecision::Edit { code: "pwd".into() },
+        };
+        let wire = json!({"type": "approve", "id": 7, "decision": "edit", "code": "pwd"});
+        assert_eq!(serde_json::to_value(&answer).expect("serialise"), wire);
+        assert_eq!(serde_json::from_value::<Command>(wire).ok(), Some(answer));
+        assert!(
+            serde_json::from_value::<Command>(json!({"type": "approve", "decision": "run"}))
+                .is_err(),
+            "an answer without the question's id is refused"
+        );
+    }
+
+    #[test]
+    fn a_replys_finish_is_the_same_string_on_the_wire() {
+        for (finish, name) in [
+            (AnswerFinish::Stop, "stop"),
+            (AnswerFinish::Length, "length"),
+            (AnswerFinish::Repetition, "repetition"),
+            (
+                AnswerFinish::Other("content_filter".into()),
+                "content_filter",
+            ),
+        ] {
+            let complete = Event::AnswerComplete {
+                round: 1,
+                answer: String::new(),
+                reasoning: None,
+                blocks: 0,
+                finish: finish.clone(),
+            };
+            let wire = serde_json::to_value(&complete).expect("serialise");
+            assert_eq!(wire["finish"], name);
+            assert_eq!(serde_json::from_value::<Event>(wire).ok(), Some(complete));
+        }
+        assert_eq!(AnswerFinish::from(None), AnswerFinish::Stop);
+        let cut = FinishReason::Repetition(crate::llm::Repetition {
+            unit_len: 4,
+            span: 400,
+        });
+        assert_eq!(AnswerFinish::from(Some(&cut)), AnswerFinish::Repetition);
+    }
 }

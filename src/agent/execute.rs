@@ -12,6 +12,7 @@ use crate::session::SessionFile;
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
 use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
+use crate::tool_kind::ToolKind;
 use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
 
 /// Tool blocks of one reply that are run (or reported as not run) one by one, at most. A reply
@@ -55,7 +56,7 @@ pub struct Executed {
     /// The feedback message for the model.
     pub feedback: String,
     pub all_succeeded: bool,
-    pub last_tool: Option<String>,
+    pub last_tool: Option<ToolKind>,
     /// Blocks were shown but not run (approval = never): the task ends with this reply.
     pub held: bool,
 }
@@ -187,13 +188,13 @@ pub async fn execute_reply(
             )),
         };
         // Only a file really written counts (not one the read-only sandbox kept from disk).
-        if outcome.saved_to.is_some()
+        if outcome.saved
             && let Some(path) = &block.save_path
         {
             ctx.saved_this_reply.push(path.clone());
         }
         executed.all_succeeded &= outcome.success;
-        executed.last_tool = Some(block.tag.clone());
+        executed.last_tool = ToolKind::from_tag(&block.tag);
         feedback_parts.push(if several {
             format!(
                 "Block {} ({}):\n{}",

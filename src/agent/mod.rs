@@ -20,18 +20,18 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{BlockRecord, Command, Event, NotRun, Outcome, Status};
+pub use event::{AnswerFinish, ApprovalId, BlockRecord, Command, Event, NotRun, Outcome, Status};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
-pub use prompts::{agent_tools, available_tools, on_path, resolve_agent, system_prompt};
+pub use prompts::{PromptEnv, agent_tools, available_tools, on_path, resolve_agent, system_prompt};
 pub use turn::{TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::session::{self, Sessions};
-pub use approval::{ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
+pub use approval::{AnswerError, ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -53,7 +53,7 @@ pub fn spawn_with(
 ) -> AgentHandle {
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let (approvals, decisions) = ApprovalGate::new(config.safety.approval.value);
+    let approvals = ApprovalGate::new(config.safety.approval.value);
     let safety = &config.safety;
     let temp = PrivateTemp::start(&config.data_dir, &config.run_dir());
     let sandbox = (safety.sandbox.value != SandboxMode::Off).then(|| {
@@ -86,7 +86,7 @@ pub fn spawn_with(
         sandbox,
         env_remove: Arc::new(env_remove),
     };
-    let task = tokio::spawn(run(ctx, sessions, decisions, temp, command_rx));
+    let task = tokio::spawn(run(ctx, sessions, temp, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
@@ -101,9 +101,9 @@ struct Running {
 
 /// The runtime's state between tasks.
 struct Runtime {
-    /// Where the user's approval decisions go (to the task waiting for one).
-    decisions: mpsc::UnboundedSender<approval::Decision>,
     ctx: TurnContext,
+    /// What system prompts are built from, read once at start.
+    prompt_env: PromptEnv,
     sessions: Option<Sessions>,
     agent: AgentName,
     memory: Option<Memory>,
@@ -144,14 +144,21 @@ impl PrivateTemp {
 async fn run(
     ctx: TurnContext,
     sessions: Option<Sessions>,
-    decisions: mpsc::UnboundedSender<approval::Decision>,
     _temp: PrivateTemp,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let agent = ctx.config.agent.value;
+    // Files, /proc and PATH are read here, once, off the async threads.
+    let config = Arc::clone(&ctx.config);
+    let prompt_env = tokio::task::spawn_blocking(move || PromptEnv::gather(&config))
+        .await
+        .unwrap_or_else(|e| {
+            crate::log::write("ERROR", &format!("reading the prompts' environment: {e}"));
+            PromptEnv::default()
+        });
     let mut rt = Runtime {
-        decisions,
-        memory: Some(new_memory(&ctx.config, agent)),
+        memory: Some(new_memory(&ctx.config, &prompt_env, agent)),
+        prompt_env,
         ctx,
         sessions,
         agent,
@@ -218,7 +225,7 @@ impl Runtime {
                 };
                 if chosen != self.agent {
                     self.agent = chosen;
-                    mem.set_system_prompt(prompt_for(&self.ctx.config, chosen));
+                    mem.set_system_prompt(prompt_for(&self.ctx.config, &self.prompt_env, chosen));
                 }
                 self.turn += 1;
                 self.last_prompt = Some((prompt.clone(), chosen));
@@ -274,18 +281,16 @@ impl Runtime {
                 }
                 self.sync_session().await;
                 self.ctx.events.session = None;
-                self.memory = Some(new_memory(&self.ctx.config, self.agent));
+                self.memory = Some(new_memory(&self.ctx.config, &self.prompt_env, self.agent));
                 self.last_prompt = None;
                 self.turn = 0;
                 self.ctx.events.emit(Event::Cleared);
             }
             Command::Resume { id } => self.resume(id).await,
-            Command::Approve { decision } => {
-                if self.running.is_none() {
-                    self.error("no block is waiting for approval");
-                    return;
+            Command::Approve { id, decision } => {
+                if let Err(e) = self.ctx.approvals.answer(id, decision) {
+                    self.error(e.to_string());
                 }
-                let _ = self.decisions.send(decision);
             }
             Command::ListSessions => {
                 let Some(sessions) = self.sessions.clone() else {
@@ -359,7 +364,7 @@ impl Runtime {
         self.sync_session().await;
         let file = Arc::new(file);
         self.agent = loaded.agent;
-        let mut memory = loaded.memory(prompt_for(&self.ctx.config, self.agent));
+        let mut memory = loaded.memory(prompt_for(&self.ctx.config, &self.prompt_env, self.agent));
         memory.journal_to(Arc::clone(&file));
         self.memory = Some(memory);
         self.ctx.events.session = Some(file);
@@ -381,7 +386,7 @@ impl Runtime {
             }
             // The turn panicked (a bug): say so and keep going with a fresh memory.
             Err(error) => {
-                let mut memory = new_memory(&self.ctx.config, self.agent);
+                let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.agent);
                 if let Some(file) = &self.ctx.events.session {
                     memory.journal_to(Arc::clone(file));
                     file.record_memory(session::MemoryOp::Clear);
@@ -441,12 +446,12 @@ fn start(
     Running { task, cancel }
 }
 
-fn prompt_for(config: &Config, agent: AgentName) -> String {
+fn prompt_for(config: &Config, env: &PromptEnv, agent: AgentName) -> String {
     let agent = resolve_agent(agent);
-    let tools = available_tools(agent, config);
-    system_prompt(agent, config, &tools)
+    let tools = available_tools(agent, config, env);
+    system_prompt(agent, config, &tools, env)
 }
 
-fn new_memory(config: &Config, agent: AgentName) -> Memory {
-    Memory::new(prompt_for(config, agent))
+fn new_memory(config: &Config, env: &PromptEnv, agent: AgentName) -> Memory {
+    Memory::new(prompt_for(config, env, agent))
 }

@@ -3,6 +3,7 @@
 //! the turn.
 
 use crate::config::AgentName;
+use crate::tool_kind::ToolKind;
 
 /// The sentinel a model writes to ask the user a question (AgenticSeek's).
 pub const CLARIFICATION: &str = "REQUEST_CLARIFICATION";
@@ -14,8 +15,8 @@ pub struct RoundReport {
     pub had_blocks: bool,
     /// Every block ran and succeeded (false when one failed or was not closed).
     pub all_succeeded: bool,
-    /// The tag of the last block that ran.
-    pub last_tool: Option<String>,
+    /// The tool of the last block that ran.
+    pub last_tool: Option<ToolKind>,
     /// The reply asked for clarification.
     pub clarification: bool,
     /// The reply was cut for repeating itself.
@@ -50,9 +51,11 @@ pub fn decide(agent: AgentName, report: &RoundReport) -> Decision {
         return Decision::AskAgain { failed: true };
     }
     match agent {
-        // AgenticSeek's coder rule: a successful round whose last block was not bash is the end;
-        // after bash the model reads the output and goes on.
-        AgentName::Coder | AgentName::Auto if report.last_tool.as_deref() != Some("bash") => {
+        // AgenticSeek's coder rule: a successful round is the end unless its last block's
+        // output is for the model to read (bash's); then it goes on.
+        AgentName::Coder | AgentName::Auto
+            if !report.last_tool.is_some_and(ToolKind::coder_reads_output) =>
+        {
             Decision::Done
         }
         // The file agent works one command at a time until it answers without a block.
@@ -64,11 +67,11 @@ pub fn decide(agent: AgentName, report: &RoundReport) -> Decision {
 mod tests {
     use super::*;
 
-    fn round(had_blocks: bool, all_succeeded: bool, last_tool: Option<&str>) -> RoundReport {
+    fn round(had_blocks: bool, all_succeeded: bool, last_tool: Option<ToolKind>) -> RoundReport {
         RoundReport {
             had_blocks,
             all_succeeded,
-            last_tool: last_tool.map(str::to_owned),
+            last_tool,
             ..RoundReport::default()
         }
     }
@@ -82,16 +85,16 @@ mod tests {
             "no block: final answer"
         );
         assert_eq!(
-            decide(c, &round(true, true, Some("python"))),
+            decide(c, &round(true, true, Some(ToolKind::Python))),
             Decision::Done
         );
         assert_eq!(
-            decide(c, &round(true, true, Some("bash"))),
+            decide(c, &round(true, true, Some(ToolKind::Bash))),
             Decision::AskAgain { failed: false },
             "read bash output"
         );
         assert_eq!(
-            decide(c, &round(true, false, Some("python"))),
+            decide(c, &round(true, false, Some(ToolKind::Python))),
             Decision::AskAgain { failed: true }
         );
         let ask = RoundReport {
@@ -110,15 +113,15 @@ mod tests {
     fn file_agent_goes_on_after_each_success() {
         let f = AgentName::File;
         assert_eq!(
-            decide(f, &round(true, true, Some("file_finder"))),
+            decide(f, &round(true, true, Some(ToolKind::FileFinder))),
             Decision::AskAgain { failed: false }
         );
         assert_eq!(
-            decide(f, &round(true, true, Some("bash"))),
+            decide(f, &round(true, true, Some(ToolKind::Bash))),
             Decision::AskAgain { failed: false }
         );
         assert_eq!(
-            decide(f, &round(true, false, Some("bash"))),
+            decide(f, &round(true, false, Some(ToolKind::Bash))),
             Decision::AskAgain { failed: true }
         );
         assert_eq!(decide(f, &round(false, true, None)), Decision::Done);

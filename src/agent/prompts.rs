@@ -2,22 +2,27 @@
 //! the config dir's `prompts/`, and filled in with the work dir, the OS and the tools that are
 //! really usable here (Go is not advertised when `go` is missing).
 //!
-//! It must not run anything; it only looks up programs on PATH.
+//! What a prompt depends on outside the configuration (the override files, the kernel release,
+//! which programs PATH holds) is read once into a `PromptEnv`, on a blocking thread; building a
+//! prompt from it is pure. It must not run anything.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::config::{AgentName, Config};
+use crate::config::{AgentName, Config, ToolConfig};
+use crate::tool_kind::ToolKind;
 
 const CODER: &str = include_str!("../../prompts/coder.md");
 const FILE: &str = include_str!("../../prompts/file.md");
 const CASUAL: &str = include_str!("../../prompts/casual.md");
 
-/// The tags of the tools each agent owns, in the order they are taught.
-pub fn agent_tools(agent: AgentName) -> &'static [&'static str] {
+/// The tools each agent owns, in the order they are taught.
+pub fn agent_tools(agent: AgentName) -> &'static [ToolKind] {
     match agent {
         AgentName::Casual => &[],
-        AgentName::File => &["file_finder", "bash"],
-        AgentName::Coder | AgentName::Auto => &["bash", "python", "c", "go", "java", "file_finder"],
+        AgentName::File => &[ToolKind::FileFinder, ToolKind::Bash],
+        AgentName::Coder | AgentName::Auto => &ToolKind::ALL,
     }
 }
 
@@ -29,54 +34,89 @@ pub fn resolve_agent(agent: AgentName) -> AgentName {
     }
 }
 
-/// How each tool is taught, with the programs it needs.
-fn tool_lesson(tag: &str, config: &Config) -> Option<(Vec<String>, String)> {
-    let tool = config.tool(tag);
-    let command = tool.map_or("", |t| t.command()).to_owned();
-    let lesson = match tag {
-        "bash" => (vec![command], "```bash\nls -la\n```  runs in bash.".to_owned()),
-        "python" => (vec![command], "```python\nprint(\"hello\")\n```  runs with Python 3.".to_owned()),
-        "c" => (vec![command], "```c\n#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n```  is compiled with gcc and run.".to_owned()),
-        "go" => (vec![command], "```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n```  is compiled and run (standard library only).".to_owned()),
-        "java" => (
-            vec![command, tool.map_or("java", |t| t.runtime()).to_owned()],
-            "```java\npublic class Hello {\n    public static void main(String[] args) { System.out.println(\"hi\"); }\n}\n```  is compiled and run.".to_owned(),
-        ),
-        "file_finder" => (
-            Vec::new(),
-            "```file_finder\nname=notes.txt\n```  finds files by name in the work directory; add a line `action=read` to read the best match.".to_owned(),
-        ),
-        _ => return None,
-    };
-    Some(lesson)
+/// The prompt template of `agent`: its file name (in `prompts/`, and of an override) and the
+/// text built into seek.
+fn template(agent: AgentName) -> (&'static str, &'static str) {
+    match resolve_agent(agent) {
+        AgentName::Casual => ("casual.md", CASUAL),
+        AgentName::File => ("file.md", FILE),
+        AgentName::Coder | AgentName::Auto => ("coder.md", CODER),
+    }
+}
+
+/// What building prompts reads from the machine, read once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptEnv {
+    /// The operating system and kernel release, such as `linux 6.1.0`.
+    pub os: String,
+    /// The programs of the configured tools that can be run.
+    pub installed: HashSet<String>,
+    /// Templates from the config dir's `prompts/`, by file name (`coder.md`, …).
+    pub overrides: HashMap<&'static str, String>,
+}
+
+impl PromptEnv {
+    /// Reads the kernel release, `PATH` and the override files. Blocking: call it off the async
+    /// threads.
+    pub fn gather(config: &Config) -> Self {
+        Self::gather_from(config, std::env::var_os("PATH"), prompts_dir().as_deref())
+    }
+
+    /// `gather` with the search path and the overrides' folder given.
+    pub fn gather_from(config: &Config, path: Option<OsString>, prompts: Option<&Path>) -> Self {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let os = format!("{} {}", std::env::consts::OS, release.trim())
+            .trim()
+            .to_owned();
+        let installed = ToolKind::ALL
+            .into_iter()
+            .flat_map(|kind| {
+                let settings = ToolConfig::of(config, kind);
+                settings.programs().map(str::to_owned).collect::<Vec<_>>()
+            })
+            .filter(|program| runnable(program, path.as_deref()))
+            .collect();
+        let overrides = [AgentName::Casual, AgentName::File, AgentName::Coder]
+            .into_iter()
+            .filter_map(|agent| {
+                let (name, _) = template(agent);
+                let text = std::fs::read_to_string(prompts?.join(name)).ok()?;
+                Some((name, text))
+            })
+            .collect();
+        Self {
+            os,
+            installed,
+            overrides,
+        }
+    }
 }
 
 /// The tools of `agent` whose programs are installed.
-pub fn available_tools(agent: AgentName, config: &Config) -> Vec<&'static str> {
+pub fn available_tools(agent: AgentName, config: &Config, env: &PromptEnv) -> Vec<ToolKind> {
     agent_tools(agent)
         .iter()
         .copied()
-        .filter(|tag| {
-            tool_lesson(tag, config)
-                .is_some_and(|(programs, _)| programs.iter().all(|p| on_path(p)))
+        .filter(|kind| {
+            ToolConfig::of(config, *kind)
+                .programs()
+                .all(|program| env.installed.contains(program))
         })
         .collect()
 }
 
-/// The system prompt for `agent`.
-pub fn system_prompt(agent: AgentName, config: &Config, tools: &[&str]) -> String {
-    let agent = resolve_agent(agent);
-    let embedded = match agent {
-        AgentName::Casual => CASUAL,
-        AgentName::File => FILE,
-        AgentName::Coder | AgentName::Auto => CODER,
-    };
-    let template = override_location(agent)
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_else(|| embedded.to_owned());
+/// The system prompt for `agent`, teaching `tools`.
+pub fn system_prompt(
+    agent: AgentName,
+    config: &Config,
+    tools: &[ToolKind],
+    env: &PromptEnv,
+) -> String {
+    let (name, embedded) = template(agent);
+    let template = env.overrides.get(name).map_or(embedded, String::as_str);
     let lessons: Vec<String> = tools
         .iter()
-        .filter_map(|tag| tool_lesson(tag, config).map(|(_, lesson)| format!("- {lesson}")))
+        .map(|kind| format!("- {}", kind.lesson()))
         .collect();
     let tools_text = if lessons.is_empty() {
         "(none)".to_owned()
@@ -85,28 +125,27 @@ pub fn system_prompt(agent: AgentName, config: &Config, tools: &[&str]) -> Strin
     };
     template
         .replace("{work_dir}", &config.work_dir.value.display().to_string())
-        .replace("{os}", &os_description())
+        .replace("{os}", &env.os)
         .replace("{tools}", &tools_text)
-}
-
-fn os_description() -> String {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{} {}", std::env::consts::OS, release.trim())
-        .trim()
-        .to_owned()
 }
 
 /// Whether `program` (a name or a path) can be run.
 pub fn on_path(program: &str) -> bool {
+    runnable(program, std::env::var_os("PATH").as_deref())
+}
+
+/// Whether `program` is an executable file: itself when it is a path, else in a folder of
+/// `path` (a `PATH` value).
+fn runnable(program: &str, path: Option<&std::ffi::OsStr>) -> bool {
     if program.is_empty() {
         return false;
     }
-    let path = Path::new(program);
-    if path.components().count() > 1 {
-        return is_executable(path);
+    let program_path = Path::new(program);
+    if program_path.components().count() > 1 {
+        return is_executable(program_path);
     }
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| is_executable(&dir.join(program)))
+    path.is_some_and(|paths| {
+        std::env::split_paths(paths).any(|dir| is_executable(&dir.join(program)))
     })
 }
 
@@ -115,15 +154,9 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Where a prompt override for `agent` would be read from.
-pub fn override_location(agent: AgentName) -> Option<PathBuf> {
-    let name = match resolve_agent(agent) {
-        AgentName::Casual => "casual.md",
-        AgentName::File => "file.md",
-        _ => "coder.md",
-    };
-    directories::ProjectDirs::from("", "", "seek")
-        .map(|d| d.config_dir().join("prompts").join(name))
+/// The folder prompt overrides are read from: `prompts/` in seek's config dir.
+fn prompts_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "seek").map(|d| d.config_dir().join("prompts"))
 }
 
 #[cfg(test)]
@@ -145,37 +178,109 @@ mod tests {
         .expect("defaults resolve")
     }
 
+    /// A folder holding an executable file for each of `programs`, and `go` without the
+    /// executable bit.
+    fn bin_dir(programs: &[&str]) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for program in programs {
+            let path = dir.path().join(program);
+            std::fs::write(&path, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        std::fs::write(dir.path().join("go"), "not runnable").expect("write");
+        dir
+    }
+
     #[test]
     fn a_tool_whose_program_is_missing_is_not_advertised() {
-        let mut config = config();
-        for tool in &mut config.tools {
-            if tool.tag == "go" {
-                tool.command = Some(Sourced::new("seek-no-such-go".into(), Origin::Default));
-            }
-        }
-        let tools = available_tools(AgentName::Coder, &config);
-        assert!(!tools.contains(&"go"), "{tools:?}");
-        assert!(
-            tools.contains(&"bash") && tools.contains(&"file_finder"),
-            "{tools:?}"
+        let config = config();
+        let bin = bin_dir(&["bash", "python3", "gcc", "javac", "java"]);
+        let env = PromptEnv::gather_from(&config, Some(bin.path().into()), None);
+        let tools = available_tools(AgentName::Coder, &config, &env);
+        assert_eq!(
+            tools,
+            [
+                ToolKind::Bash,
+                ToolKind::Python,
+                ToolKind::C,
+                ToolKind::Java,
+                ToolKind::FileFinder
+            ],
+            "go is there but not executable"
         );
-        let prompt = system_prompt(AgentName::Coder, &config, &tools);
+        let prompt = system_prompt(AgentName::Coder, &config, &tools, &env);
         assert!(!prompt.contains("```go"), "{prompt}");
         assert!(
             prompt.contains("```bash") && prompt.contains("name=notes.txt"),
             "{prompt}"
         );
         assert!(prompt.contains(&config.work_dir.value.display().to_string()));
-        assert!(
-            !prompt.contains('{') || !prompt.contains("{tools}"),
-            "placeholders are filled"
+        assert!(prompt.contains(&env.os), "{prompt}");
+        assert!(!prompt.contains("{tools}") && !prompt.contains("{os}"));
+
+        // Java needs its runtime as well as its compiler; a configured path counts as itself.
+        let mut config = config;
+        for tool in &mut config.tools {
+            if tool.kind == ToolKind::Java {
+                tool.runtime = Some(Sourced::new("seek-no-such-java".into(), Origin::Default));
+            }
+            if tool.kind == ToolKind::Go {
+                let go = bin.path().join("python3").display().to_string();
+                tool.command = Some(Sourced::new(go, Origin::Default));
+            }
+        }
+        let env = PromptEnv::gather_from(&config, Some(bin.path().into()), None);
+        let tools = available_tools(AgentName::Coder, &config, &env);
+        assert!(!tools.contains(&ToolKind::Java), "{tools:?}");
+        assert!(tools.contains(&ToolKind::Go), "{tools:?}");
+    }
+
+    #[test]
+    fn a_prompt_is_built_from_the_snapshot_alone() {
+        let config = config();
+        let env = PromptEnv {
+            os: "plan9 4e".into(),
+            installed: HashSet::from(["bash".to_owned()]),
+            overrides: HashMap::from([("file.md", "on {os} in {work_dir}: {tools}".to_owned())]),
+        };
+        let tools = available_tools(AgentName::File, &config, &env);
+        assert_eq!(tools, [ToolKind::FileFinder, ToolKind::Bash]);
+        let prompt = system_prompt(AgentName::File, &config, &tools, &env);
+        assert_eq!(
+            prompt,
+            format!(
+                "on plan9 4e in {}: - {}\n- {}",
+                config.work_dir.value.display(),
+                ToolKind::FileFinder.lesson(),
+                ToolKind::Bash.lesson()
+            )
         );
+        // Another agent's template is the built-in one.
+        let coder = system_prompt(AgentName::Auto, &config, &[], &env);
+        assert!(coder.starts_with("You are seek's coder agent"), "{coder}");
+        assert!(coder.contains("(none)"), "{coder}");
+    }
+
+    #[test]
+    fn overrides_are_read_from_the_prompts_folder() {
+        let config = config();
+        let prompts = tempfile::tempdir().expect("tempdir");
+        std::fs::write(prompts.path().join("coder.md"), "custom {tools}").expect("write");
+        let env = PromptEnv::gather_from(&config, None, Some(prompts.path()));
+        assert_eq!(env.overrides.len(), 1, "{env:?}");
+        assert!(env.installed.is_empty(), "no PATH, no programs: {env:?}");
+        let prompt = system_prompt(AgentName::Coder, &config, &[ToolKind::Bash], &env);
+        assert_eq!(prompt, format!("custom - {}", ToolKind::Bash.lesson()));
     }
 
     #[test]
     fn each_agent_has_its_tools() {
         assert!(agent_tools(AgentName::Casual).is_empty());
-        assert_eq!(agent_tools(AgentName::File), ["file_finder", "bash"]);
+        assert_eq!(
+            agent_tools(AgentName::File),
+            [ToolKind::FileFinder, ToolKind::Bash]
+        );
         assert_eq!(resolve_agent(AgentName::Auto), AgentName::Coder);
     }
 }

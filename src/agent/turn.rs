@@ -308,7 +308,7 @@ fn take_reply(
         answer: progress.last_answer.clone(),
         reasoning: progress.last_reasoning.clone(),
         blocks: parsed.blocks.len(),
-        finish: finish_name(reply.finish.as_ref()),
+        finish: reply.finish.as_ref().into(),
     });
     if parsed.over_limit > 0 {
         ctx.events.emit(Event::BlocksNotRun {
@@ -365,7 +365,7 @@ async fn run_blocks(
     )
     .await;
     report.all_succeeded = executed.all_succeeded;
-    report.last_tool = executed.last_tool.clone();
+    report.last_tool = executed.last_tool;
     if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
         progress.last_error = Some(failure_summary(failed));
     }
@@ -446,15 +446,6 @@ async fn stream_reply(
             None if cancel.is_cancelled() => return Err((ReplyError::Stopped, reply)),
             None => return Err((ReplyError::StreamEnded, reply)),
         }
-    }
-}
-
-fn finish_name(reason: Option<&FinishReason>) -> String {
-    match reason {
-        None | Some(FinishReason::Stop) => "stop".into(),
-        Some(FinishReason::Length) => "length".into(),
-        Some(FinishReason::Repetition(_)) => "repetition".into(),
-        Some(FinishReason::Other(other)) => other.clone(),
     }
 }
 

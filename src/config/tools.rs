@@ -1,7 +1,7 @@
 //! `[tools.<tag>]` settings: which keys each tool takes, their defaults, and their validation.
 //!
-//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands). It must not
-//! run anything; the tools read these values.
+//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands), keyed by
+//! `ToolKind`. It must not run anything; the tools read these values.
 
 use std::time::Duration;
 
@@ -9,13 +9,22 @@ use toml::Spanned;
 
 use super::file::{ToolFile, ToolsFile};
 use super::{ConfigError, Origin, Sourced};
+use crate::tool_kind::ToolKind;
 
 /// The tags of every built-in tool, in the order they are listed.
-pub const TOOL_TAGS: [&str; 6] = ["bash", "python", "c", "go", "java", "file_finder"];
+pub const TOOL_TAGS: [&str; 6] = {
+    let mut tags = [""; 6];
+    let mut i = 0;
+    while i < tags.len() {
+        tags[i] = ToolKind::ALL[i].tag();
+        i += 1;
+    }
+    tags
+};
 
 /// What a tool accepts and its defaults; `None` means the key does not apply to the tool.
 struct Spec {
-    tag: &'static str,
+    kind: ToolKind,
     timeout_secs: Option<u64>,
     compile_timeout_secs: Option<u64>,
     command: Option<&'static str>,
@@ -24,9 +33,9 @@ struct Spec {
     max_read_bytes: Option<u64>,
 }
 
-const fn spec(tag: &'static str) -> Spec {
+const fn bare(kind: ToolKind) -> Spec {
     Spec {
-        tag,
+        kind,
         timeout_secs: None,
         compile_timeout_secs: None,
         command: None,
@@ -37,11 +46,54 @@ const fn spec(tag: &'static str) -> Spec {
 }
 
 impl Spec {
+    /// What `kind` takes and its defaults. Timeouts are AgenticSeek's (reference §2.1–§2.3),
+    /// except Go's compile step: a first `go build` on a cold build cache compiles the standard
+    /// library and takes far longer than its 10 s.
+    const fn of(kind: ToolKind) -> Spec {
+        match kind {
+            ToolKind::Bash => Spec {
+                timeout_secs: Some(300),
+                command: Some("bash"),
+                allow_rerun: Some(false),
+                ..bare(kind)
+            },
+            ToolKind::Python => Spec {
+                timeout_secs: Some(300),
+                command: Some("python3"),
+                ..bare(kind)
+            },
+            ToolKind::C => Spec {
+                compile_timeout_secs: Some(60),
+                timeout_secs: Some(120),
+                command: Some("gcc"),
+                ..bare(kind)
+            },
+            ToolKind::Go => Spec {
+                compile_timeout_secs: Some(120),
+                timeout_secs: Some(10),
+                command: Some("go"),
+                ..bare(kind)
+            },
+            ToolKind::Java => Spec {
+                compile_timeout_secs: Some(10),
+                timeout_secs: Some(10),
+                command: Some("javac"),
+                runtime: Some("java"),
+                ..bare(kind)
+            },
+            ToolKind::FileFinder => Spec {
+                max_read_bytes: Some(64 * 1024),
+                ..bare(kind)
+            },
+        }
+    }
+
     /// The settings a tool has when the file says nothing about it.
     fn defaults(&self) -> ToolConfig {
         let default = |v| Sourced::new(v, Origin::Default);
         ToolConfig {
-            tag: self.tag,
+            kind: self.kind,
+            tag: self.kind.tag(),
             timeout_secs: self.timeout_secs.map(default),
             compile_timeout_secs: self.compile_timeout_secs.map(default),
             command: self
@@ -56,48 +108,11 @@ impl Spec {
     }
 }
 
-// Timeouts are AgenticSeek's (reference §2.1–§2.3), except Go's compile step: a first `go build`
-// on a cold build cache compiles the standard library and takes far longer than its 10 s.
-const SPECS: [Spec; 6] = [
-    Spec {
-        timeout_secs: Some(300),
-        command: Some("bash"),
-        allow_rerun: Some(false),
-        ..spec("bash")
-    },
-    Spec {
-        timeout_secs: Some(300),
-        command: Some("python3"),
-        ..spec("python")
-    },
-    Spec {
-        compile_timeout_secs: Some(60),
-        timeout_secs: Some(120),
-        command: Some("gcc"),
-        ..spec("c")
-    },
-    Spec {
-        compile_timeout_secs: Some(120),
-        timeout_secs: Some(10),
-        command: Some("go"),
-        ..spec("go")
-    },
-    Spec {
-        compile_timeout_secs: Some(10),
-        timeout_secs: Some(10),
-        command: Some("javac"),
-        runtime: Some("java"),
-        ..spec("java")
-    },
-    Spec {
-        max_read_bytes: Some(64 * 1024),
-        ..spec("file_finder")
-    },
-];
-
 /// One tool's effective settings. A field is `None` when the key does not apply to the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolConfig {
+    pub kind: ToolKind,
+    /// `kind.tag()`, the `[tools.<tag>]` table's name.
     pub tag: &'static str,
     pub timeout_secs: Option<Sourced<u64>>,
     pub compile_timeout_secs: Option<Sourced<u64>>,
@@ -136,12 +151,26 @@ impl ToolConfig {
         self.max_read_bytes.as_ref().map_or(0, |s| s.value)
     }
 
-    /// The defaults of the tool with tag `tag` (a tool seek does not know takes no keys).
-    pub fn defaults(tag: &'static str) -> ToolConfig {
-        SPECS
-            .iter()
-            .find(|s| s.tag == tag)
-            .map_or_else(|| spec(tag).defaults(), Spec::defaults)
+    /// The programs the tool runs (its command, and the runtime that runs compiled output):
+    /// all must be installed for the tool to be usable. None for tools that run no program.
+    pub fn programs(&self) -> impl Iterator<Item = &str> {
+        [&self.command, &self.runtime]
+            .into_iter()
+            .flatten()
+            .map(|s| s.value.as_str())
+    }
+
+    /// The defaults of `kind`.
+    pub fn defaults(kind: ToolKind) -> ToolConfig {
+        Spec::of(kind).defaults()
+    }
+
+    /// `kind`'s settings in `config`, or its defaults in a configuration built without them.
+    pub fn of(config: &super::Config, kind: ToolKind) -> std::borrow::Cow<'_, ToolConfig> {
+        config.tools.iter().find(|t| t.kind == kind).map_or_else(
+            || std::borrow::Cow::Owned(Self::defaults(kind)),
+            std::borrow::Cow::Borrowed,
+        )
     }
 
     /// The keys this tool takes, for messages.
@@ -167,18 +196,18 @@ pub fn resolve(
     origin: &dyn Fn(usize) -> Origin,
 ) -> Result<Vec<ToolConfig>, ConfigError> {
     let empty = ToolFile::default();
-    SPECS
-        .iter()
-        .map(|spec| {
-            let table = file.map_or(&empty, |f| match spec.tag {
-                "bash" => &f.bash,
-                "python" => &f.python,
-                "c" => &f.c,
-                "go" => &f.go,
-                "java" => &f.java,
-                _ => &f.file_finder,
+    ToolKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let table = file.map_or(&empty, |f| match kind {
+                ToolKind::Bash => &f.bash,
+                ToolKind::Python => &f.python,
+                ToolKind::C => &f.c,
+                ToolKind::Go => &f.go,
+                ToolKind::Java => &f.java,
+                ToolKind::FileFinder => &f.file_finder,
             });
-            resolve_one(spec, table, origin)
+            resolve_one(&Spec::of(kind), table, origin)
         })
         .collect()
 }
@@ -190,7 +219,7 @@ fn resolve_one(
 ) -> Result<ToolConfig, ConfigError> {
     let defaults = spec.defaults();
     let ctx = Ctx {
-        tag: spec.tag,
+        tag: spec.kind.tag(),
         keys: defaults.keys().join(", "),
         origin,
     };

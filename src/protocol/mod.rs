@@ -1,7 +1,7 @@
 //! The code-block protocol: how a model's prose reply becomes tool blocks and back.
 //!
-//! Pure functions, no I/O: fence scanning (batch and incremental), tag matching and aliases,
-//! `:path` save suffixes, `block:N` placeholders, `<think>` reasoning split and feedback text.
+//! Pure functions, no I/O: fence scanning, tag matching and aliases, `:path` save suffixes,
+//! `block:N` placeholders, `<think>` reasoning split (batch and incremental) and feedback text.
 //! Conventions are AgenticSeek's; its parser's flaws are fixed (see `docs/protocol.md`).
 //!
 //! ```
@@ -26,6 +26,6 @@ mod think;
 
 pub use feedback::{FAILURE_PREFIX, SUCCESS_PREFIX, feedback};
 pub use placeholder::{expand_placeholders, placeholder, placeholder_index};
-pub use scanner::{Block, BlockScanner, Parsed, ScanEvent, parse, parse_at_most};
+pub use scanner::{Block, Parsed, parse, parse_at_most};
 pub use tags::{ToolTags, canonical_tag};
 pub use think::{ReasoningSplit, ThinkDelta, ThinkSplitter, split_reasoning};

@@ -1,8 +1,8 @@
-//! The fenced-block scanner, batch and incremental.
+//! The fenced-block scanner.
 //!
-//! Owns the line-by-line state machine that turns a reply (or a growing prefix of one) into tool
-//! blocks with their spans. Every line is examined once, so feeding a reply in any number of pieces
-//! costs O(size). It must not execute anything or touch I/O.
+//! Owns the line-by-line state machine that turns a reply into tool blocks with their spans.
+//! Every line is examined once, so parsing costs O(size). It must not execute anything or touch
+//! I/O.
 
 use std::ops::Range;
 
@@ -33,22 +33,13 @@ pub struct Block {
     pub span: Range<usize>,
 }
 
-/// What a push into the scanner discovered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanEvent {
-    /// A tool block's opening fence arrived.
-    Opened(usize),
-    /// A tool block's closing fence line arrived; the block is complete.
-    Closed(usize),
-}
-
 /// A whole reply, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parsed {
     pub text: String,
     pub blocks: Vec<Block>,
-    /// Tool blocks past the scanner's block limit: counted, not kept; their text stays in the
-    /// reply as it was written (no placeholder), so nothing runs them.
+    /// Tool blocks past the block limit (`parse_at_most`): counted, not kept; their text stays in
+    /// the reply as it was written (no placeholder), so nothing runs them.
     pub over_limit: usize,
 }
 
@@ -79,16 +70,34 @@ impl Parsed {
 
 /// Parses a whole reply.
 pub fn parse(text: &str, tags: &ToolTags) -> Parsed {
-    let mut scanner = BlockScanner::new(tags.clone());
-    scanner.push(text);
-    scanner.finish()
+    parse_at_most(text, tags, usize::MAX)
 }
 
-/// Parses a whole reply keeping at most `max_blocks` tool blocks (see `Parsed::over_limit`).
+/// Parses a whole reply keeping at most `max_blocks` tool blocks: later ones are skipped like
+/// ordinary markdown fences (so a fence inside one is not taken for a block) and counted in
+/// `Parsed::over_limit`.
 pub fn parse_at_most(text: &str, tags: &ToolTags, max_blocks: usize) -> Parsed {
-    let mut scanner = BlockScanner::new(tags.clone()).with_block_limit(max_blocks);
-    scanner.push(text);
-    scanner.finish()
+    let mut scanner = Scanner {
+        tags,
+        open: None,
+        blocks: Vec::new(),
+        block_limit: max_blocks,
+        over_limit: 0,
+    };
+    let mut start = 0;
+    // The last line may have no line ending.
+    for line in text.split_inclusive('\n') {
+        scanner.examine_line(line, start);
+        start += line.len();
+    }
+    if let Some(OpenFence { block: Some(i), .. }) = scanner.open {
+        scanner.blocks[i].span.end = text.len();
+    }
+    Parsed {
+        text: text.to_owned(),
+        blocks: scanner.blocks,
+        over_limit: scanner.over_limit,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -102,15 +111,9 @@ struct OpenFence {
     block: Option<usize>,
 }
 
-/// Incremental scanner: push pieces of a reply as they stream in.
-#[derive(Debug, Clone)]
-pub struct BlockScanner {
-    tags: ToolTags,
-    text: String,
-    /// Start of the first line not yet examined.
-    line_start: usize,
-    /// Where to resume looking for `\n` (everything between `line_start` and here has none).
-    search_from: usize,
+/// The scanner's state between lines.
+struct Scanner<'a> {
+    tags: &'a ToolTags,
     open: Option<OpenFence>,
     blocks: Vec<Block>,
     /// Tool blocks kept at most; later ones are only counted.
@@ -118,72 +121,11 @@ pub struct BlockScanner {
     over_limit: usize,
 }
 
-impl BlockScanner {
-    pub fn new(tags: ToolTags) -> Self {
-        Self {
-            tags,
-            text: String::new(),
-            line_start: 0,
-            search_from: 0,
-            open: None,
-            blocks: Vec::new(),
-            block_limit: usize::MAX,
-            over_limit: 0,
-        }
-    }
-
-    /// Keeps at most `max` tool blocks: later ones are skipped like ordinary markdown fences (so a
-    /// fence inside one is not taken for a block) and counted in `Parsed::over_limit`.
-    pub fn with_block_limit(mut self, max: usize) -> Self {
-        self.block_limit = max;
-        self
-    }
-
-    /// Appends `delta` and examines every line it completed.
-    pub fn push(&mut self, delta: &str) -> Vec<ScanEvent> {
-        self.text.push_str(delta);
-        let mut events = Vec::new();
-        while let Some(offset) = self.text[self.search_from..].find('\n') {
-            let end = self.search_from + offset + 1;
-            self.examine_line(self.line_start..end, &mut events);
-            self.line_start = end;
-            self.search_from = end;
-        }
-        self.search_from = self.text.len();
-        events
-    }
-
-    /// Ends the reply: examines the last line (which has no line ending) and closes the books.
-    /// A tool block still open is returned with `closed: false`.
-    pub fn finish(mut self) -> Parsed {
-        if self.line_start < self.text.len() {
-            let mut events = Vec::new();
-            self.examine_line(self.line_start..self.text.len(), &mut events);
-        }
-        if let Some(OpenFence { block: Some(i), .. }) = self.open.take() {
-            self.blocks[i].span.end = self.text.len();
-        }
-        Parsed {
-            text: self.text,
-            blocks: self.blocks,
-            over_limit: self.over_limit,
-        }
-    }
-
-    /// The text pushed so far.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Tool blocks found so far; the last one may still be open (`closed == false`), holding the
-    /// complete lines that arrived.
-    pub fn blocks(&self) -> &[Block] {
-        &self.blocks
-    }
-
-    fn examine_line(&mut self, range: Range<usize>, events: &mut Vec<ScanEvent>) {
-        let line = &self.text[range.clone()];
+impl Scanner<'_> {
+    /// Examines `line` (with its line ending, if any), which starts at byte `start` of the reply.
+    fn examine_line(&mut self, line: &str, start: usize) {
         let bare = without_line_ending(line);
+        let end = start + bare.len();
         match &self.open {
             None => {
                 let Some(fence) = opening_fence(bare) else {
@@ -207,9 +149,8 @@ impl BlockScanner {
                         save_path: info.save_path.map(str::to_owned),
                         code: String::new(),
                         closed: false,
-                        span: range.start..range.start + bare.len(),
+                        span: start..end,
                     });
-                    events.push(ScanEvent::Opened(index));
                     index
                 });
                 self.open = Some(OpenFence {
@@ -231,8 +172,7 @@ impl BlockScanner {
                     if let Some(i) = open.block {
                         let block = &mut self.blocks[i];
                         block.closed = true;
-                        block.span.end = range.start + bare.len();
-                        events.push(ScanEvent::Closed(i));
+                        block.span.end = end;
                     }
                     self.open = None;
                 } else if let Some(i) = open.block {
@@ -241,7 +181,7 @@ impl BlockScanner {
                     // Normalise CRLF so a block written on Windows runs in bash.
                     block.code.push_str(without_line_ending(content));
                     block.code.push('\n');
-                    block.span.end = range.start + bare.len();
+                    block.span.end = end;
                 }
             }
         }
@@ -269,11 +209,6 @@ mod tests {
             parsed.placeholder_text(),
             "a\nblock:0\nblock:1\n```bash\n```python\nthree\n```\n```bash\nfour\n```\n"
         );
-        let mut scanner = BlockScanner::new(tags()).with_block_limit(2);
-        for piece in reply.split_inclusive('e') {
-            scanner.push(piece);
-        }
-        assert_eq!(scanner.finish(), parsed, "streamed and batch agree");
         assert_eq!(parse(reply, &tags()).over_limit, 0);
         assert_eq!(parse(reply, &tags()).blocks.len(), 4);
     }

@@ -1,19 +1,12 @@
 //! Tool tags: which fence info strings name which tool.
 //!
-//! Owns the alias table small models need (`py` → `python`, `sh` → `bash`, …) and the exact,
-//! case-insensitive matching rule. It must not know what a tool does: an agent hands it the set of
-//! tags its tools own, and everything else stays ordinary markdown.
+//! Owns the exact, case-insensitive matching rule; the aliases small models need (`py` →
+//! `python`, `sh` → `bash`, …) are `ToolKind`'s. It must not know what a tool does: an agent
+//! hands it the set of tags its tools own, and everything else stays ordinary markdown.
 
 use std::borrow::Cow;
 
-/// Spellings small models use for a tool, mapped to the tool's canonical tag.
-const ALIASES: &[(&str, &str)] = &[
-    ("py", "python"),
-    ("python3", "python"),
-    ("sh", "bash"),
-    ("shell", "bash"),
-    ("golang", "go"),
-];
+use crate::tool_kind::ToolKind;
 
 /// The canonical form of a fence's tag word: lower-cased, with aliases resolved.
 ///
@@ -25,8 +18,8 @@ pub fn canonical_tag(word: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(word)
     };
-    match ALIASES.iter().find(|(alias, _)| *alias == lower) {
-        Some((_, canonical)) => Cow::Borrowed(canonical),
+    match ToolKind::from_word(&lower) {
+        Some(kind) => Cow::Borrowed(kind.tag()),
         None => lower,
     }
 }

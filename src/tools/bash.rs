@@ -10,6 +10,7 @@ use super::{
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
+use crate::tool_kind::ToolKind;
 
 pub struct Bash {
     settings: ToolConfig,
@@ -67,8 +68,8 @@ impl Bash {
 }
 
 impl Tool for Bash {
-    fn tag(&self) -> &'static str {
-        "bash"
+    fn kind(&self) -> ToolKind {
+        ToolKind::Bash
     }
 
     fn run<'a>(

@@ -15,6 +15,7 @@ use super::{
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
+use crate::tool_kind::ToolKind;
 
 /// The compiled languages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,11 +154,11 @@ impl Compiled {
 }
 
 impl Tool for Compiled {
-    fn tag(&self) -> &'static str {
+    fn kind(&self) -> ToolKind {
         match self.language {
-            Language::C => "c",
-            Language::Go => "go",
-            Language::Java => "java",
+            Language::C => ToolKind::C,
+            Language::Go => ToolKind::Go,
+            Language::Java => ToolKind::Java,
         }
     }
 

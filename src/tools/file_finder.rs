@@ -18,6 +18,7 @@ use super::{BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, confined};
 use crate::config::ToolConfig;
 use crate::exec::Ending;
 use crate::protocol::Block;
+use crate::tool_kind::ToolKind;
 use disk::{Found, MAX_VISITED, Stopped, What};
 
 const MAX_LISTED: usize = 20;
@@ -235,8 +236,8 @@ impl FileFinder {
 }
 
 impl Tool for FileFinder {
-    fn tag(&self) -> &'static str {
-        "file_finder"
+    fn kind(&self) -> ToolKind {
+        ToolKind::FileFinder
     }
 
     fn run<'a>(

@@ -69,37 +69,31 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "fish"];
 
 /// Why `script` is refused: the first blocked command found, as written.
 pub fn refused(script: &str) -> Option<String> {
-    let mut found = None;
-    check_script(script, 0, &mut found);
-    found
+    check_script(script, 0)
 }
 
 /// How deep `bash -c "bash -c …"` may nest before the text counts as refused.
 const MAX_DEPTH: usize = 8;
 
-fn check_script(script: &str, depth: usize, found: &mut Option<String>) {
-    if found.is_some() {
-        return;
-    }
+/// The first blocked command of `script`: its substitutions' first, then its own commands'.
+fn check_script(script: &str, depth: usize) -> Option<String> {
     if depth > MAX_DEPTH {
-        *found = Some("commands nested too deeply to check".into());
-        return;
+        return Some("commands nested too deeply to check".into());
     }
     let (commands, substitutions) = split(script);
-    for inner in substitutions {
-        check_script(&inner, depth + 1, found);
-    }
-    for words in commands {
-        check_command(&words, depth, found);
-        if found.is_some() {
-            return;
-        }
-    }
+    substitutions
+        .iter()
+        .find_map(|inner| check_script(inner, depth + 1))
+        .or_else(|| {
+            commands
+                .iter()
+                .find_map(|words| check_command(words, depth))
+        })
 }
 
 /// One word of a command: its text after quote removal, and whether part of it was a
 /// parameter expansion outside single quotes (so the shell decides its text at run time).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 struct Word {
     text: String,
     dynamic: bool,
@@ -109,93 +103,97 @@ fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-fn check_command(words: &[Word], depth: usize, found: &mut Option<String>) {
+/// The blocked command of one simple command (or of what it runs), as written.
+fn check_command(words: &[Word], depth: usize) -> Option<String> {
     // Leading assignments and redirections are not the command.
     let mut rest = words
         .iter()
-        .skip_while(|w| is_assignment(&w.text) || is_redirection(&w.text) || w.text.is_empty())
-        .peekable();
-    let Some(first) = rest.next() else { return };
+        .skip_while(|w| is_assignment(&w.text) || is_redirection(&w.text) || w.text.is_empty());
+    let first = rest.next()?;
     if first.dynamic {
-        *found = Some(format!(
+        return Some(format!(
             "{} (a command built at run time cannot be checked)",
             first.text
         ));
-        return;
     }
     let name = basename(&first.text);
     let args: Vec<&Word> = rest.collect();
-    if BLOCKED.contains(&name) || name.starts_with("mkfs.") {
-        *found = Some(join(first, &args));
-        return;
+    if is_blocked(name, &args) {
+        return Some(join(first, &args));
     }
-    if name == "git" && is_destructive_git(&args) {
-        *found = Some(join(first, &args));
-        return;
-    }
-    if SHELLS.contains(&name) {
-        if let Some(at) = args
-            .iter()
-            .position(|a| a.text.starts_with('-') && a.text.contains('c'))
-            && let Some(script) = args.get(at + 1)
-        {
-            check_script(&script.text, depth + 1, found);
+    match name {
+        _ if SHELLS.contains(&name) => {
+            shell_script(&args).and_then(|script| check_script(script, depth + 1))
         }
-        return;
-    }
-    if name == "eval" {
-        let script: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-        check_script(&script.join(" "), depth + 1, found);
-        return;
-    }
-    if name == "find" {
-        for (i, a) in args.iter().enumerate() {
-            if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-                let inner: Vec<Word> = args[i + 1..]
-                    .iter()
-                    .take_while(|w| w.text != ";" && w.text != "+")
-                    .map(|w| (*w).clone())
-                    .collect();
-                check_command(&inner, depth + 1, found);
-            }
+        "eval" => {
+            let script: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+            check_script(&script.join(" "), depth + 1)
         }
-        return;
+        "find" => find_commands(&args).find_map(|inner| check_command(&inner, depth + 1)),
+        _ if WRAPPERS.contains(&name) => check_command(&wrapped_command(name, &args), depth + 1),
+        _ => None,
     }
-    if WRAPPERS.contains(&name) {
-        // The wrapped command: after options, an option's value for the few that take one,
-        // and `env`'s assignments.
-        let mut inner: Vec<Word> = Vec::new();
-        let mut skipping = true;
-        let mut expect_value = false;
-        for a in &args {
-            if skipping {
-                if expect_value {
-                    expect_value = false;
-                    continue;
-                }
-                if a.text.starts_with('-') && a.text != "-" {
-                    expect_value = matches!(
-                        (name, a.text.as_str()),
-                        ("nice", "-n")
-                            | ("timeout", "-s" | "-k")
-                            | ("xargs", "-I" | "-n" | "-P" | "-d")
-                            | ("ionice", "-c" | "-n")
-                            | ("env", "-u" | "-C")
-                    );
-                    continue;
-                }
-                if is_assignment(&a.text)
-                    || (name == "timeout"
-                        && a.text.chars().next().is_some_and(|c| c.is_ascii_digit()))
-                {
-                    continue;
-                }
-                skipping = false;
-            }
-            inner.push((*a).clone());
+}
+
+/// Whether command `name` with `args` is one safe mode refuses by itself.
+fn is_blocked(name: &str, args: &[&Word]) -> bool {
+    BLOCKED.contains(&name)
+        || name.starts_with("mkfs.")
+        || (name == "git" && is_destructive_git(args))
+}
+
+/// The script a shell runs with `-c SCRIPT` (any option cluster holding `c`).
+fn shell_script<'a>(args: &[&'a Word]) -> Option<&'a str> {
+    let at = args
+        .iter()
+        .position(|a| a.text.starts_with('-') && a.text.contains('c'))?;
+    args.get(at + 1).map(|script| script.text.as_str())
+}
+
+/// The commands `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` up to its `;` or `+`.
+fn find_commands<'a>(args: &'a [&'a Word]) -> impl Iterator<Item = Vec<Word>> + 'a {
+    args.iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+        .map(|(i, _)| {
+            args[i + 1..]
+                .iter()
+                .take_while(|w| w.text != ";" && w.text != "+")
+                .map(|w| (*w).clone())
+                .collect()
+        })
+}
+
+/// The command a wrapper (`env`, `timeout`, `xargs`, …) runs: what follows its options, an
+/// option's value for the few that take one, and `env`'s assignments.
+fn wrapped_command(name: &str, args: &[&Word]) -> Vec<Word> {
+    let takes_value = |option: &str| {
+        matches!(
+            (name, option),
+            ("nice", "-n")
+                | ("timeout", "-s" | "-k")
+                | ("xargs", "-I" | "-n" | "-P" | "-d")
+                | ("ionice", "-c" | "-n")
+                | ("env", "-u" | "-C")
+        )
+    };
+    let mut expect_value = false;
+    let start = args.iter().position(|a| {
+        if expect_value {
+            expect_value = false;
+            return false;
         }
-        check_command(&inner, depth + 1, found);
-    }
+        if a.text.starts_with('-') && a.text != "-" {
+            expect_value = takes_value(&a.text);
+            return false;
+        }
+        let leading_duration =
+            name == "timeout" && a.text.chars().next().is_some_and(|c| c.is_ascii_digit());
+        !(is_assignment(&a.text) || leading_duration)
+    });
+    start.map_or_else(Vec::new, |start| {
+        args[start..].iter().map(|w| (*w).clone()).collect()
+    })
 }
 
 fn is_destructive_git(args: &[&Word]) -> bool {
@@ -242,164 +240,194 @@ fn is_redirection(word: &str) -> bool {
 /// Splits a script into simple commands (word lists) and the texts of its command and process
 /// substitutions (to check on their own).
 fn split(script: &str) -> (Vec<Vec<Word>>, Vec<String>) {
-    let chars: Vec<char> = script.chars().collect();
-    let mut commands = Vec::new();
-    let mut substitutions = Vec::new();
-    let mut words: Vec<Word> = Vec::new();
-    let mut word = Word {
-        text: String::new(),
-        dynamic: false,
+    let mut lexer = Lexer {
+        chars: script.chars().collect(),
+        ..Lexer::default()
     };
-    let mut in_word = false;
-    let mut i = 0;
-    let end_word = |words: &mut Vec<Word>, word: &mut Word, in_word: &mut bool| {
-        if *in_word {
-            words.push(std::mem::replace(
-                word,
-                Word {
-                    text: String::new(),
-                    dynamic: false,
-                },
-            ));
-            *in_word = false;
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' => {
-                if let Some(&next) = chars.get(i + 1) {
-                    if next != '\n' {
-                        word.text.push(next);
-                        in_word = true;
-                    }
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-                continue;
-            }
-            '\'' => {
-                in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '\'' {
-                    word.text.push(chars[i]);
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            '"' => {
-                in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '"' {
-                    match chars[i] {
-                        '\\' if i + 1 < chars.len() => {
-                            word.text.push(chars[i + 1]);
-                            i += 2;
-                        }
-                        '`' => {
-                            let (inner, next) = until_backtick(&chars, i + 1);
-                            substitutions.push(inner);
-                            word.dynamic = true;
-                            i = next;
-                        }
-                        '$' => {
-                            i = dollar(&chars, i, &mut word, &mut substitutions);
-                        }
-                        other => {
-                            word.text.push(other);
-                            i += 1;
-                        }
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            '`' => {
-                let (inner, next) = until_backtick(&chars, i + 1);
-                substitutions.push(inner);
-                word.dynamic = true;
-                in_word = true;
-                i = next;
-                continue;
-            }
-            '$' => {
-                in_word = true;
-                i = dollar(&chars, i, &mut word, &mut substitutions);
-                continue;
-            }
-            '<' | '>' if chars.get(i + 1) == Some(&'(') => {
-                // Process substitution: its command runs.
-                let (inner, next) = until_close(&chars, i + 2);
-                substitutions.push(inner);
-                i = next;
-                continue;
-            }
-            '#' if !in_word => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            ';' | '&' | '|' | '\n' | '(' | ')' => {
-                end_word(&mut words, &mut word, &mut in_word);
-                // `2>&1` and `&>` are redirections, not separators.
-                let redirect = c == '&'
-                    && (chars.get(i + 1) == Some(&'>')
-                        || words.last().is_some_and(|w| w.text.ends_with('>')));
-                if redirect {
-                    if let Some(last) = words.last_mut() {
-                        last.text.push(c);
-                    }
-                    i += 1;
-                    continue;
-                }
-                if !words.is_empty() {
-                    commands.push(std::mem::take(&mut words));
-                }
-                i += 1;
-                continue;
-            }
-            c if c.is_whitespace() => {
-                end_word(&mut words, &mut word, &mut in_word);
-                i += 1;
-                continue;
-            }
-            '{' | '}'
-                if !in_word
-                    && chars
-                        .get(i + 1)
-                        .is_none_or(|n| n.is_whitespace() || *n == ';') =>
-            {
-                // A group's braces are reserved words, not commands.
-                i += 1;
-                continue;
-            }
-            other => {
-                word.text.push(other);
-                in_word = true;
-                i += 1;
-            }
-        }
-    }
-    end_word(&mut words, &mut word, &mut in_word);
-    if !words.is_empty() {
-        commands.push(words);
-    }
-    // Reserved words that start compound commands are not commands; what follows them is.
+    lexer.run();
+    let Lexer {
+        mut commands,
+        substitutions,
+        ..
+    } = lexer;
     for command in &mut commands {
-        while command.first().is_some_and(|w| {
-            !w.dynamic
-                && matches!(
-                    w.text.as_str(),
-                    "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time"
-                )
-        }) {
-            command.remove(0);
-        }
+        drop_leading_reserved_words(command);
     }
     (commands, substitutions)
+}
+
+/// Reserved words that start compound commands are not commands; what follows them is.
+fn drop_leading_reserved_words(command: &mut Vec<Word>) {
+    let reserved = |w: &Word| {
+        !w.dynamic
+            && matches!(
+                w.text.as_str(),
+                "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time"
+            )
+    };
+    let count = command.iter().take_while(|w| reserved(w)).count();
+    command.drain(..count);
+}
+
+/// The state of one pass over a script's text.
+#[derive(Debug, Default)]
+struct Lexer {
+    chars: Vec<char>,
+    /// The next character to read.
+    i: usize,
+    commands: Vec<Vec<Word>>,
+    substitutions: Vec<String>,
+    /// The words of the command being read.
+    words: Vec<Word>,
+    /// The word being read, and whether one has begun (`''` is a word, with no text).
+    word: Word,
+    in_word: bool,
+}
+
+impl Lexer {
+    fn run(&mut self) {
+        while let Some(&c) = self.chars.get(self.i) {
+            match c {
+                '\\' => self.escaped(),
+                '\'' => self.single_quoted(),
+                '"' => self.double_quoted(),
+                '`' => {
+                    self.backticks();
+                    self.in_word = true;
+                }
+                '$' => {
+                    self.in_word = true;
+                    self.i = dollar(&self.chars, self.i, &mut self.word, &mut self.substitutions);
+                }
+                '<' | '>' if self.peek(1) == Some('(') => self.process_substitution(),
+                '#' if !self.in_word => self.comment(),
+                ';' | '&' | '|' | '\n' | '(' | ')' => self.separator(c),
+                c if c.is_whitespace() => {
+                    self.end_word();
+                    self.i += 1;
+                }
+                // A group's braces are reserved words, not commands.
+                '{' | '}'
+                    if !self.in_word
+                        && self.peek(1).is_none_or(|n| n.is_whitespace() || n == ';') =>
+                {
+                    self.i += 1;
+                }
+                other => {
+                    self.word.text.push(other);
+                    self.in_word = true;
+                    self.i += 1;
+                }
+            }
+        }
+        self.end_word();
+        self.end_command();
+    }
+
+    /// The character `ahead` places after the current one.
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.i + ahead).copied()
+    }
+
+    fn end_word(&mut self) {
+        if self.in_word {
+            self.words.push(std::mem::take(&mut self.word));
+            self.in_word = false;
+        }
+    }
+
+    fn end_command(&mut self) {
+        if !self.words.is_empty() {
+            self.commands.push(std::mem::take(&mut self.words));
+        }
+    }
+
+    /// `\x` is `x`; a backslash before a line ending joins the lines.
+    fn escaped(&mut self) {
+        match self.peek(1) {
+            Some(next) => {
+                if next != '\n' {
+                    self.word.text.push(next);
+                    self.in_word = true;
+                }
+                self.i += 2;
+            }
+            None => self.i += 1,
+        }
+    }
+
+    /// `'…'`: every character as it is.
+    fn single_quoted(&mut self) {
+        self.in_word = true;
+        self.i += 1;
+        while let Some(c) = self.peek(0).filter(|c| *c != '\'') {
+            self.word.text.push(c);
+            self.i += 1;
+        }
+        self.i += 1;
+    }
+
+    /// `"…"`: escapes, and substitutions and expansions that still happen inside.
+    fn double_quoted(&mut self) {
+        self.in_word = true;
+        self.i += 1;
+        while let Some(c) = self.peek(0).filter(|c| *c != '"') {
+            match c {
+                '\\' if self.peek(1).is_some() => {
+                    self.word.text.extend(self.peek(1));
+                    self.i += 2;
+                }
+                '`' => self.backticks(),
+                '$' => {
+                    self.i = dollar(&self.chars, self.i, &mut self.word, &mut self.substitutions);
+                }
+                other => {
+                    self.word.text.push(other);
+                    self.i += 1;
+                }
+            }
+        }
+        self.i += 1;
+    }
+
+    /// `` `…` ``: a command substitution; the word's text is decided at run time.
+    fn backticks(&mut self) {
+        let (inner, next) = until_backtick(&self.chars, self.i + 1);
+        self.substitutions.push(inner);
+        self.word.dynamic = true;
+        self.i = next;
+    }
+
+    /// `<(…)` or `>(…)`: its command runs.
+    fn process_substitution(&mut self) {
+        let (inner, next) = until_close(&self.chars, self.i + 2);
+        self.substitutions.push(inner);
+        self.i = next;
+    }
+
+    /// `# …` to the end of the line.
+    fn comment(&mut self) {
+        while self.peek(0).is_some_and(|c| c != '\n') {
+            self.i += 1;
+        }
+    }
+
+    /// `;`, `&`, `|`, a line ending or a parenthesis ends a command, except the `&` of a
+    /// redirection (`2>&1`, `&>`), which belongs to its word.
+    fn separator(&mut self, c: char) {
+        self.end_word();
+        let redirect = c == '&'
+            && (self.peek(1) == Some('>')
+                || self.words.last().is_some_and(|w| w.text.ends_with('>')));
+        if redirect {
+            if let Some(last) = self.words.last_mut() {
+                last.text.push(c);
+            }
+        } else {
+            self.end_command();
+        }
+        self.i += 1;
+    }
 }
 
 /// Handles `$…` at `i`: `$(…)` is a substitution, `$((…))` arithmetic, `${…}`/`$NAME` make the
@@ -576,6 +604,15 @@ mod tests {
         assert_eq!(
             refused("ls; rm -rf some_dir").as_deref(),
             Some("rm -rf some_dir")
+        );
+        // Of several, the first to run: a substitution runs before its command.
+        assert_eq!(
+            refused("rm -f a \"$(shred b)\"").as_deref(),
+            Some("shred b")
+        );
+        assert_eq!(
+            refused("find . -exec rm {} \\; -exec shred {} \\;").as_deref(),
+            Some("rm {}")
         );
     }
 }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, ToolConfig};
 use crate::exec::{self, Ending, ExecError, RunRequest, RunResult};
 use crate::protocol::{self, Block, ToolTags};
+use crate::tool_kind::ToolKind;
 
 pub use bash::Bash;
 pub use compiled::Compiled;
@@ -93,10 +94,8 @@ pub struct ToolOutcome {
     /// How the process ended; `None` when no process ran (file_finder, a refusal, a skip).
     pub ending: Option<Ending>,
     pub duration: Duration,
-    pub bytes_seen: u64,
-    pub truncated: bool,
-    /// Where the block was saved (`:path`), once it ran successfully.
-    pub saved_to: Option<PathBuf>,
+    /// The block was saved at its `:path` (it ran successfully and the save was allowed).
+    pub saved: bool,
 }
 
 impl ToolOutcome {
@@ -117,9 +116,7 @@ impl ToolOutcome {
             output: text,
             ending: None,
             duration: Duration::ZERO,
-            bytes_seen: 0,
-            truncated: false,
-            saved_to: None,
+            saved: false,
         }
     }
 
@@ -144,9 +141,7 @@ impl ToolOutcome {
             output: result.output,
             ending: Some(result.ending),
             duration: result.duration,
-            bytes_seen: result.bytes_seen,
-            truncated: result.truncated,
-            saved_to: None,
+            saved: false,
         }
     }
 
@@ -168,8 +163,8 @@ impl ToolOutcome {
 
 /// A tool: owns one fence tag.
 pub trait Tool: Send + Sync {
-    /// The canonical fence tag.
-    fn tag(&self) -> &'static str;
+    /// Which tool this is (its fence tag is `kind().tag()`).
+    fn kind(&self) -> ToolKind;
 
     /// Runs one block.
     fn run<'a>(
@@ -188,39 +183,45 @@ pub struct Toolbox {
 impl Toolbox {
     /// Every built-in tool, configured.
     pub fn builtin(config: &Config) -> Self {
-        let settings = |tag: &'static str| {
-            config
-                .tool(tag)
-                .cloned()
-                .unwrap_or_else(|| ToolConfig::defaults(tag))
-        };
         Self {
-            tools: vec![
-                Box::new(Bash::new(settings("bash"))),
-                Box::new(Python::new(settings("python"))),
-                Box::new(Compiled::c(settings("c"))),
-                Box::new(Compiled::go(settings("go"))),
-                Box::new(Compiled::java(settings("java"))),
-                Box::new(FileFinder::new(settings("file_finder"))),
-            ],
+            tools: ToolKind::ALL
+                .into_iter()
+                .map(|kind| build(kind, ToolConfig::of(config, kind).into_owned()))
+                .collect(),
         }
     }
 
-    /// Only the tools whose tags are listed, in that order.
-    pub fn only(mut self, tags: &[&str]) -> Self {
-        self.tools.retain(|t| tags.contains(&t.tag()));
+    /// Only the listed tools, in that order.
+    pub fn only(mut self, kinds: &[ToolKind]) -> Self {
+        self.tools.retain(|t| kinds.contains(&t.kind()));
         self.tools
-            .sort_by_key(|t| tags.iter().position(|tag| *tag == t.tag()));
+            .sort_by_key(|t| kinds.iter().position(|kind| *kind == t.kind()));
         self
     }
 
+    /// The tool that runs blocks tagged `tag` (a canonical tag, as the parser gives it).
     pub fn get(&self, tag: &str) -> Option<&dyn Tool> {
-        self.tools.iter().find(|t| t.tag() == tag).map(|t| &**t)
+        self.tools
+            .iter()
+            .find(|t| t.kind().tag() == tag)
+            .map(|t| &**t)
     }
 
     /// The tags the parser should treat as tool blocks.
     pub fn tags(&self) -> ToolTags {
-        ToolTags::new(self.tools.iter().map(|t| t.tag()))
+        ToolTags::new(self.tools.iter().map(|t| t.kind().tag()))
+    }
+}
+
+/// The tool of `kind`, configured with `settings`.
+fn build(kind: ToolKind, settings: ToolConfig) -> Box<dyn Tool> {
+    match kind {
+        ToolKind::Bash => Box::new(Bash::new(settings)),
+        ToolKind::Python => Box::new(Python::new(settings)),
+        ToolKind::C => Box::new(Compiled::c(settings)),
+        ToolKind::Go => Box::new(Compiled::go(settings)),
+        ToolKind::Java => Box::new(Compiled::java(settings)),
+        ToolKind::FileFinder => Box::new(FileFinder::new(settings)),
     }
 }
 
@@ -244,7 +245,7 @@ pub async fn execute_block(
     let Some(path) = block
         .save_path
         .as_deref()
-        .filter(|_| tool.tag() != "file_finder")
+        .filter(|_| tool.kind().saves_code())
     else {
         return outcome;
     };
@@ -273,9 +274,9 @@ pub async fn execute_block(
             })
         });
     match saved {
-        Ok(saved) => {
+        Ok(_) => {
             outcome.feedback.push_str(&format!("\n(saved to {path})"));
-            outcome.saved_to = Some(saved);
+            outcome.saved = true;
         }
         Err(err) => {
             outcome.success = false;

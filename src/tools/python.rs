@@ -12,6 +12,7 @@ use super::{BoxFuture, CodeSource, OutputSink, Tool, ToolContext, ToolOutcome, r
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
+use crate::tool_kind::ToolKind;
 
 /// Runs a file's code as `__main__` while keeping `-c` semantics (`sys.path[0]` is the cwd).
 const FILE_BOOTSTRAP: &str = "import sys\npath = sys.argv.pop(1)\nsys.argv[0] = '<block>'\nsource = open(path, encoding='utf-8').read()\ndel path\nexec(compile(source, '<block>', 'exec'))\n";
@@ -60,8 +61,8 @@ impl Python {
 }
 
 impl Tool for Python {
-    fn tag(&self) -> &'static str {
-        "python"
+    fn kind(&self) -> ToolKind {
+        ToolKind::Python
     }
 
     fn run<'a>(

@@ -3,13 +3,14 @@
 //!
 //! Owns focus, the quit gesture, transient hints and the chosen agent, and routes input to the
 //! transcript, the viewport, the input box and the history. It must not do I/O (beyond what
-//! `History` does) or draw: the event loop sends its effects and the screen module draws it.
+//! `History` does), read the clock or draw: every update is given its time, the event loop
+//! carries out its effects and the screen module draws it.
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::agent::{ApprovalDecision, Command, Event};
+use crate::agent::{ApprovalDecision, ApprovalId, Command, Event};
 use crate::config::{AgentName, Approval};
 use crate::files::FileWrite;
 use crate::tui::composer::Composer;
@@ -32,11 +33,23 @@ pub enum Effect {
     Send(Command),
     /// A file write (prompt history) for the background writer.
     Write(FileWrite),
-    /// Open the awaiting block's code in the user's editor, then answer with the result.
+    /// Open the awaiting block's code in the user's editor, then answer question `id` with the
+    /// result.
     Edit {
+        id: ApprovalId,
         tool: String,
         code: String,
     },
+}
+
+/// The block waiting for the user's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Awaiting {
+    /// The question's id, which the answer carries back.
+    pub id: ApprovalId,
+    /// The block's tool tag.
+    pub tool: String,
+    pub code: String,
 }
 
 pub struct App {
@@ -56,8 +69,8 @@ pub struct App {
     pub sandbox: String,
     /// The approval policy (`None`: not shown).
     pub approval: Option<Approval>,
-    /// The block waiting for the user's decision: (tool, code).
-    pub awaiting: Option<(String, String)>,
+    /// The block waiting for the user's decision.
+    pub awaiting: Option<Awaiting>,
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
@@ -109,8 +122,12 @@ impl App {
         self.transcript.apply(event, now);
         self.status.apply(event, now);
         match event {
-            Event::ApprovalRequested { tool, code, .. } => {
-                self.awaiting = Some((tool.clone(), code.clone()))
+            Event::ApprovalRequested { id, tool, code, .. } => {
+                self.awaiting = Some(Awaiting {
+                    id: *id,
+                    tool: tool.clone(),
+                    code: code.clone(),
+                });
             }
             Event::BlockStarted { .. }
             | Event::BlockFinished { .. }
@@ -143,7 +160,9 @@ impl App {
         }
     }
 
-    /// Shows a resumed session: its transcript replaces the screen's, with its own times.
+    /// Shows a resumed session: its transcript replaces the screen's. Its events keep the time
+    /// between them, the newest placed at `now` (what is shown depends only on the durations,
+    /// so the wall clock is not needed).
     fn replay(
         &mut self,
         id: &str,
@@ -152,12 +171,12 @@ impl App {
         replay: &[(u64, Event)],
         now: Instant,
     ) {
-        let now_ms = crate::session::now_ms();
+        let newest_ms = replay.iter().map(|(at_ms, _)| *at_ms).max().unwrap_or(0);
         self.transcript.archive(now);
         self.viewport = Viewport::default();
         self.focus = None;
         for (at_ms, event) in replay {
-            let ago = Duration::from_millis(now_ms.saturating_sub(*at_ms));
+            let ago = Duration::from_millis(newest_ms.saturating_sub(*at_ms));
             let at = now.checked_sub(ago).unwrap_or(now);
             self.transcript.apply(event, at);
         }
@@ -167,6 +186,31 @@ impl App {
         self.transcript.notice(format!(
             "continuing session {id} ({turns} tasks): the model remembers them"
         ));
+    }
+
+    /// The editor opened on question `id`'s block closed with `edited`: the edited code
+    /// answers the question if it still waits; a failed edit leaves it waiting.
+    pub fn edited(
+        &mut self,
+        id: ApprovalId,
+        edited: Result<String, String>,
+        now: Instant,
+    ) -> Vec<Effect> {
+        match edited {
+            Err(message) => {
+                self.transcript.error(message);
+                Vec::new()
+            }
+            Ok(code) if self.awaiting.as_ref().is_some_and(|a| a.id == id) => {
+                self.awaiting = None;
+                let decision = ApprovalDecision::Edit { code };
+                vec![Effect::Send(Command::Approve { id, decision })]
+            }
+            Ok(_) => {
+                self.say("the block no longer waits: the edit was not used", now);
+                Vec::new()
+            }
+        }
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -266,24 +310,26 @@ impl App {
 
     /// y, n, a and e answer a waiting approval while the input box is empty.
     fn approval_key(&mut self, code: KeyCode, modified: bool) -> Option<Vec<Effect>> {
-        let (tool, block) = self.awaiting.as_ref()?;
+        let awaiting = self.awaiting.as_ref()?;
         if modified || !self.composer.is_empty() {
             return None;
         }
+        let id = awaiting.id;
         let decision = match code {
             KeyCode::Char('y') => ApprovalDecision::Run,
             KeyCode::Char('n') => ApprovalDecision::Decline,
             KeyCode::Char('a') => ApprovalDecision::Always,
             KeyCode::Char('e') => {
                 return Some(vec![Effect::Edit {
-                    tool: tool.clone(),
-                    code: block.clone(),
+                    id,
+                    tool: awaiting.tool.clone(),
+                    code: awaiting.code.clone(),
                 }]);
             }
             _ => return None,
         };
         self.awaiting = None;
-        Some(vec![Effect::Send(Command::Approve { decision })])
+        Some(vec![Effect::Send(Command::Approve { id, decision })])
     }
 
     /// Keys while a transcript item has the focus.

@@ -121,7 +121,7 @@ fn tab_walks_foldable_items_newest_first_and_enter_toggles() {
             answer: "text\nblock:0\nmore\nblock:1\n".into(),
             reasoning: None,
             blocks: 2,
-            finish: "stop".into(),
+            finish: crate::agent::AnswerFinish::Stop,
         },
         t,
     );
@@ -259,4 +259,113 @@ fn slash_commands() {
     typed(&mut a, "/quit", t);
     press(&mut a, KeyCode::Enter, NONE, t);
     assert!(a.quit);
+}
+
+fn ask(app: &mut App, id: ApprovalId, now: Instant) {
+    app.agent_event(
+        &Event::ApprovalRequested {
+            id,
+            round: 1,
+            index: 0,
+            tool: "python".into(),
+            code: "print(1)\n".into(),
+            save_path: None,
+        },
+        now,
+    );
+}
+
+#[test]
+fn an_approval_is_answered_with_its_id_and_an_edit_only_while_it_waits() {
+    let t = Instant::now();
+    let mut a = app();
+    start_turn(&mut a, t);
+    ask(&mut a, 4, t);
+    assert_eq!(
+        press(&mut a, KeyCode::Char('e'), NONE, t),
+        [Effect::Edit {
+            id: 4,
+            tool: "python".into(),
+            code: "print(1)\n".into()
+        }]
+    );
+    // The editor failed: the block still waits, and the error is shown.
+    assert_eq!(a.edited(4, Err("no editor".into()), t), []);
+    assert!(a.awaiting.is_some());
+    assert_eq!(
+        a.edited(4, Ok("print(2)\n".into()), t),
+        [Effect::Send(Command::Approve {
+            id: 4,
+            decision: ApprovalDecision::Edit {
+                code: "print(2)\n".into()
+            }
+        })]
+    );
+    assert_eq!(a.awaiting, None);
+
+    // An edit for a question that no longer waits answers nothing, not the next question.
+    ask(&mut a, 5, t);
+    assert_eq!(a.edited(4, Ok("stale\n".into()), t), []);
+    assert_eq!(
+        a.hint(t),
+        Some("the block no longer waits: the edit was not used")
+    );
+    assert_eq!(
+        press(&mut a, KeyCode::Char('n'), NONE, t),
+        [Effect::Send(Command::Approve {
+            id: 5,
+            decision: ApprovalDecision::Decline
+        })]
+    );
+}
+
+#[test]
+fn a_resumed_transcript_keeps_its_durations_without_reading_the_clock() {
+    // Far from "now" on any clock: only the times between events matter.
+    let recorded_ms = 1_000_000_000_000u64;
+    let t = Instant::now() + Duration::from_secs(60);
+    let mut a = app();
+    a.agent_event(
+        &Event::Resumed {
+            id: "s1".into(),
+            turns: 1,
+            warnings: Vec::new(),
+            replay: vec![
+                (
+                    recorded_ms,
+                    Event::TurnStarted {
+                        turn: 1,
+                        prompt: "p".into(),
+                        agent: AgentName::Coder,
+                    },
+                ),
+                (
+                    recorded_ms + 1_000,
+                    Event::ReasoningDelta { text: "hmm".into() },
+                ),
+                (
+                    recorded_ms + 4_000,
+                    Event::AnswerComplete {
+                        round: 1,
+                        answer: "done".into(),
+                        reasoning: Some("hmm".into()),
+                        blocks: 0,
+                        finish: crate::agent::AnswerFinish::Stop,
+                    },
+                ),
+            ],
+        },
+        t,
+    );
+    let reasoning = a
+        .transcript
+        .items()
+        .iter()
+        .find_map(|item| match item {
+            crate::tui::transcript::Item::Reasoning(r) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("a reasoning panel");
+    assert_eq!(reasoning.until, Some(t), "the newest event is placed now");
+    assert_eq!(t.duration_since(reasoning.since), Duration::from_secs(3));
 }

@@ -3,25 +3,18 @@
 //! Owns the temporary file and the editor's run; the caller hands the terminal over first and
 //! takes it back after. It must not draw.
 
-/// The file extension that gives the editor the right syntax.
-fn extension(tool: &str) -> &'static str {
-    match tool {
-        "python" => "py",
-        "bash" => "sh",
-        "c" => "c",
-        "go" => "go",
-        "java" => "java",
-        _ => "txt",
-    }
-}
+use crate::tool_kind::ToolKind;
 
-/// Opens `code` in the editor and returns the edited text, or why there is none.
-pub fn edit(tool: &str, code: &str) -> Result<String, String> {
+/// Opens `code` (a block of `tool`'s, if seek knows the tool) in the editor and returns the
+/// edited text, or why there is none.
+pub fn edit(tool: Option<ToolKind>, code: &str) -> Result<String, String> {
     let dir = tempfile::Builder::new()
         .prefix("seek-edit-")
         .tempdir()
         .map_err(|e| format!("cannot create a file to edit: {e}"))?;
-    let path = dir.path().join(format!("block.{}", extension(tool)));
+    // The extension gives the editor the right syntax.
+    let extension = tool.map_or("txt", ToolKind::file_extension);
+    let path = dir.path().join(format!("block.{extension}"));
     std::fs::write(&path, code).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))

@@ -4,7 +4,9 @@
 //! Redraws are scheduled, never sprinkled: anything that changes the screen marks it dirty, and
 //! one place draws at most once per frame interval, and not at all when nothing changed (or
 //! moved: spinners tick ten times a second only while a task runs). It must not block: input is
-//! read on its own thread, the agent runs as a task.
+//! read on its own thread, the agent runs as a task, and the user's editor runs on a blocking
+//! thread while the loop keeps taking agent events (it neither draws nor reads keys meanwhile:
+//! the editor has the terminal).
 
 pub mod app;
 pub mod composer;
@@ -179,6 +181,7 @@ async fn event_loop(
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut dirty = true;
+    let mut editing: Option<Editing> = None;
     let mut last_frame = Instant::now() - FRAME;
     // A frame that took long spaces the next ones out, so drawing never takes more than about a
     // third of a core whatever the screen holds.
@@ -188,7 +191,10 @@ async fn event_loop(
             return Ok(Ending::Quit);
         }
         let now = Instant::now();
-        let due = if dirty {
+        let due = if editing.is_some() {
+            // The editor owns the screen.
+            None
+        } else if dirty {
             Some(last_frame + interval)
         } else if app.animating(now) {
             Some(last_frame + TICK)
@@ -204,7 +210,17 @@ async fn event_loop(
                 interval = FRAME.max(now.elapsed() * 3);
                 dirty = false;
             }
-            read = input.recv() => {
+            edited = editor_closed(&mut editing), if editing.is_some() => {
+                let Some(Editing { id, .. }) = editing.take() else { continue };
+                terminal::resume(screen)?;
+                input_control.resume();
+                let edited = edited.unwrap_or_else(|e| Err(format!("the editor stopped: {e}")));
+                let effects = app.edited(id, edited, Instant::now());
+                carry_out(effects, app, commands, &input_control, &mut editing);
+                dirty = true;
+            }
+            // Keys typed before the editor took the terminal wait for it to close.
+            read = input.recv(), if editing.is_none() => {
                 let event = match read {
                     Some(Ok(event)) => event,
                     Some(Err(e)) => return Ok(Ending::InputClosed(e.to_string())),
@@ -217,7 +233,7 @@ async fn event_loop(
                     TermEvent::Mouse(mouse) => { app.mouse(mouse, now); Vec::new() }
                     TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => Vec::new(),
                 };
-                carry_out(effects, app, commands, screen, &input_control)?;
+                carry_out(effects, app, commands, &input_control, &mut editing);
                 dirty = true;
             }
             event = events.recv() => {
@@ -245,9 +261,11 @@ async fn event_loop(
                 }
                 dirty = true;
             }
-            _ = sigterm.recv() => return Ok(Ending::Signal("SIGTERM")),
-            _ = sighup.recv() => return Ok(Ending::Signal("SIGHUP")),
-            _ = sigint.recv() => return Ok(Ending::Signal("SIGINT")),
+            // A signal that comes while the editor runs is handled once it has closed and the
+            // terminal is the UI's again.
+            _ = sigterm.recv(), if editing.is_none() => return Ok(Ending::Signal("SIGTERM")),
+            _ = sighup.recv(), if editing.is_none() => return Ok(Ending::Signal("SIGHUP")),
+            _ = sigint.recv(), if editing.is_none() => return Ok(Ending::Signal("SIGINT")),
         }
     }
 }
@@ -256,14 +274,30 @@ async fn event_loop(
 const AGENT_GONE: &str =
     "the agent stopped working (an internal error): restart seek; details in the log";
 
+/// The user's editor, running on a blocking thread, and the question its result answers.
+struct Editing {
+    id: agent::ApprovalId,
+    task: tokio::task::JoinHandle<Result<String, String>>,
+}
+
+/// The editor's result, once it has closed; never, when no editor runs.
+async fn editor_closed(
+    editing: &mut Option<Editing>,
+) -> Result<Result<String, String>, tokio::task::JoinError> {
+    match editing {
+        Some(editing) => (&mut editing.task).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Does what an update asked for: commands to the agent, file writes, the editor.
 fn carry_out(
     effects: Vec<Effect>,
     app: &mut App,
     commands: &mpsc::UnboundedSender<Command>,
-    screen: &mut terminal::Screen,
     input_control: &input::InputControl,
-) -> Result<(), TuiError> {
+    editing: &mut Option<Editing>,
+) {
     for effect in effects {
         match effect {
             Effect::Send(command) => {
@@ -272,25 +306,23 @@ fn carry_out(
                 }
             }
             Effect::Write(write) => crate::files::in_background(write),
-            Effect::Edit { tool, code } => {
-                // The editor gets the terminal and every key until it exits.
-                input_control.pause();
-                terminal::restore();
-                let edited = editor::edit(&tool, &code);
-                terminal::resume(screen)?;
-                input_control.resume();
-                match edited {
-                    Ok(code) => {
-                        app.awaiting = None;
-                        let decision = agent::ApprovalDecision::Edit { code };
-                        let _ = commands.send(Command::Approve { decision });
-                    }
-                    Err(message) => app.transcript.error(message),
+            Effect::Edit { id, tool, code } => {
+                if editing.is_some() {
+                    continue;
                 }
+                let input_control = input_control.clone();
+                // Waiting for the reader to stop, giving the terminal back and the editor's run
+                // all block: a thread of their own. The loop takes the terminal back after.
+                let task = tokio::task::spawn_blocking(move || {
+                    // The editor gets the terminal and every key until it exits.
+                    input_control.pause();
+                    terminal::restore();
+                    editor::edit(crate::tool_kind::ToolKind::from_tag(&tool), &code)
+                });
+                *editing = Some(Editing { id, task });
             }
         }
     }
-    Ok(())
 }
 
 async fn sleep_until(due: Option<Instant>) {

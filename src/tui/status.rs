@@ -14,7 +14,11 @@ pub enum Phase {
     Thinking,
     Executing(String),
     Correcting,
-    Retrying(String),
+    /// The model request failed before its first token and is tried again.
+    Retrying {
+        attempt: u32,
+        reason: String,
+    },
     Finished(Outcome),
 }
 
@@ -82,14 +86,17 @@ impl StatusLine {
                 self.pieces += 1;
                 self.first_piece.get_or_insert(now);
                 self.last_piece = Some(now);
-                if let Phase::Retrying(_) = self.phase {
+                if let Phase::Retrying { .. } = self.phase {
                     self.phase = Phase::Thinking;
                 }
             }
             Event::Retrying {
                 attempt, reason, ..
             } => {
-                self.phase = Phase::Retrying(format!("retrying ({attempt}): {reason}"));
+                self.phase = Phase::Retrying {
+                    attempt: *attempt,
+                    reason: reason.clone(),
+                };
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
             Event::TurnFinished { outcome, .. } => {
@@ -142,7 +149,9 @@ impl StatusLine {
                     Phase::Thinking => format!("{spin} Thinking"),
                     Phase::Executing(tool) => format!("{spin} Executing {tool}"),
                     Phase::Correcting => format!("{spin} Correcting"),
-                    Phase::Retrying(why) => format!("{spin} {why}"),
+                    Phase::Retrying { attempt, reason } => {
+                        format!("{spin} retrying ({attempt}): {reason}")
+                    }
                     _ => String::new(),
                 });
             }

@@ -41,8 +41,41 @@ pub struct Pane {
 }
 
 impl Pane {
+    /// The pane of a block found in an answer, before anything about it is known.
+    fn pending(round: u32, index: usize, expanded: bool) -> Self {
+        Self {
+            round,
+            index,
+            tool: String::new(),
+            code: String::new(),
+            save_path: None,
+            output: String::new(),
+            state: PaneState::Pending,
+            expanded,
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         matches!(&self.state, PaneState::Finished(r) if r.success)
+    }
+
+    /// Shows the block as it will run (the user's edit included).
+    fn show_block(&mut self, tool: &str, code: &str, save_path: &Option<String>) {
+        tool.clone_into(&mut self.tool);
+        code.clone_into(&mut self.code);
+        self.save_path.clone_from(save_path);
+    }
+
+    /// Adds streamed output, keeping the last `LIVE_OUTPUT_LIMIT` bytes.
+    fn append_output(&mut self, text: &str) {
+        self.output.push_str(text);
+        if self.output.len() > LIVE_OUTPUT_LIMIT {
+            let cut = self.output.len() - LIVE_OUTPUT_LIMIT;
+            let cut = (cut..self.output.len())
+                .find(|&i| self.output.is_char_boundary(i))
+                .unwrap_or(0);
+            self.output.drain(..cut);
+        }
     }
 }
 
@@ -130,40 +163,9 @@ impl Transcript {
                 self.end_round(now);
                 self.push(Item::User(prompt.clone()));
             }
-            Event::ReasoningDelta { text } => {
-                let index = self.reasoning_panel(now);
-                if let Item::Reasoning(r) = &mut self.items[index] {
-                    r.text.push_str(text);
-                    r.live = true;
-                    r.until = None;
-                }
-                self.touch(index);
-            }
-            Event::AnswerDelta { text } => {
-                self.stop_thinking(now);
-                let index = self.answer_item();
-                if let Item::Answer(t) = &mut self.items[index] {
-                    t.push_str(text);
-                }
-                self.touch(index);
-            }
-            Event::AnswerWasReasoning => {
-                if let Some(index) = self.streaming_answer.take() {
-                    let moved = match self.items.remove(index) {
-                        Item::Answer(text) => text,
-                        _ => String::new(),
-                    };
-                    self.stamps.remove(index);
-                    self.fix_indices_after_removal(index);
-                    let panel = self.reasoning_panel(now);
-                    if let Item::Reasoning(r) = &mut self.items[panel] {
-                        r.text.insert_str(0, &moved);
-                        r.live = true;
-                        r.until = None;
-                    }
-                    self.touch(panel);
-                }
-            }
+            Event::ReasoningDelta { text } => self.reasoning_arrived(text, now),
+            Event::AnswerDelta { text } => self.answer_arrived(text, now),
+            Event::AnswerWasReasoning => self.answer_was_reasoning(now),
             Event::AnswerComplete { round, answer, .. } => {
                 self.complete_answer(*round, answer, now)
             }
@@ -174,77 +176,32 @@ impl Transcript {
                 code,
                 save_path,
             } => {
-                let found = self.pane_index(*round, *index);
-                let at = match found {
-                    Some(at) => at,
-                    None => {
-                        self.push(Item::Pane(Pane {
-                            round: *round,
-                            index: *index,
-                            tool: String::new(),
-                            code: String::new(),
-                            save_path: None,
-                            output: String::new(),
-                            state: PaneState::Pending,
-                            expanded: self.panes_expanded,
-                        }));
-                        self.items.len() - 1
-                    }
-                };
-                if let Item::Pane(p) = &mut self.items[at] {
-                    p.tool.clone_from(tool);
-                    p.code.clone_from(code);
-                    p.save_path.clone_from(save_path);
-                    p.state = PaneState::Running { since: now };
-                }
-                self.touch(at);
+                let at = self.pane_or_new(*round, *index);
+                self.update_pane(at, |pane| {
+                    pane.show_block(tool, code, save_path);
+                    pane.state = PaneState::Running { since: now };
+                });
             }
             Event::BlockOutput { round, index, text } => {
                 if let Some(at) = self.pane_index(*round, *index) {
-                    if let Item::Pane(pane) = &mut self.items[at] {
-                        pane.output.push_str(text);
-                        if pane.output.len() > LIVE_OUTPUT_LIMIT {
-                            let cut = pane.output.len() - LIVE_OUTPUT_LIMIT;
-                            let cut = (cut..pane.output.len())
-                                .find(|&i| pane.output.is_char_boundary(i))
-                                .unwrap_or(0);
-                            pane.output.drain(..cut);
-                        }
-                    }
-                    self.touch(at);
+                    self.update_pane(at, |pane| pane.append_output(text));
                 }
             }
-            Event::BlockFinished { record } => {
-                if let Some(at) = self.pane_index(record.round, record.index) {
-                    if let Item::Pane(pane) = &mut self.items[at] {
-                        pane.output.clone_from(&record.output);
-                        // A successful pane collapses; a failed one stays open.
-                        pane.expanded = !record.success || self.panes_expanded;
-                        if pane.tool.is_empty() {
-                            pane.tool.clone_from(&record.tool_type);
-                            pane.code.clone_from(&record.block);
-                        }
-                        pane.state = PaneState::Finished(Box::new(record.clone()));
-                    }
-                    self.touch(at);
-                }
-            }
+            Event::BlockFinished { record } => self.block_finished(record),
             Event::ApprovalRequested {
                 round,
                 index,
                 tool,
                 code,
                 save_path,
+                ..
             } => {
                 if let Some(at) = self.pane_index(*round, *index) {
-                    if let Item::Pane(p) = &mut self.items[at] {
-                        p.tool.clone_from(tool);
-                        p.code.clone_from(code);
-                        p.save_path.clone_from(save_path);
-                        p.state = PaneState::AwaitingApproval;
-                        p.expanded = true;
-                    }
-                    self.touch(at);
+                    self.update_pane(at, |pane| {
+                        pane.show_block(tool, code, save_path);
+                        pane.state = PaneState::AwaitingApproval;
+                        pane.expanded = true;
+                    });
                 }
             }
             Event::BlocksNotRun { count, limit, .. } => self.push(Item::Notice(format!(
@@ -258,23 +215,14 @@ impl Transcript {
                 self.push(Item::Notice(format!("model: {description}")))
             }
             Event::Cleared => {
-                self.end_round(now);
-                self.cleared.append(&mut self.items);
-                self.stamps.clear();
+                self.archive(now);
                 self.push(Item::Notice(
                     "conversation cleared: the model starts afresh".into(),
                 ));
             }
             Event::TurnFinished {
                 outcome, message, ..
-            } => {
-                self.end_round(now);
-                // A model error is already in the transcript as an error.
-                if !matches!(outcome, Outcome::Done | Outcome::ModelError) {
-                    let text = message.clone().unwrap_or_else(|| format!("{outcome:?}"));
-                    self.push(Item::Notice(text));
-                }
-            }
+            } => self.turn_finished(*outcome, message.as_deref(), now),
             // Resuming replaces the transcript (the app replays it); the others are for the
             // status line.
             Event::Status { .. }
@@ -283,6 +231,93 @@ impl Transcript {
             | Event::Resumed { .. }
             | Event::SessionList { .. }
             | Event::ContextTrimmed { .. } => {}
+        }
+    }
+
+    /// Reasoning text streamed in: it goes to this round's panel, which is live again.
+    fn reasoning_arrived(&mut self, text: &str, now: Instant) {
+        let index = self.reasoning_panel(now);
+        if let Item::Reasoning(r) = &mut self.items[index] {
+            r.text.push_str(text);
+            r.live = true;
+            r.until = None;
+        }
+        self.touch(index);
+    }
+
+    /// Answer text streamed in: the thinking is over, and the text grows the streamed answer.
+    fn answer_arrived(&mut self, text: &str, now: Instant) {
+        self.stop_thinking(now);
+        let index = self.answer_item();
+        if let Item::Answer(t) = &mut self.items[index] {
+            t.push_str(text);
+        }
+        self.touch(index);
+    }
+
+    /// A late `</think>`: the answer streamed so far moves to the front of the reasoning panel.
+    fn answer_was_reasoning(&mut self, now: Instant) {
+        let Some(index) = self.streaming_answer.take() else {
+            return;
+        };
+        let moved = match self.items.remove(index) {
+            Item::Answer(text) => text,
+            _ => String::new(),
+        };
+        self.stamps.remove(index);
+        self.fix_indices_after_removal(index);
+        let panel = self.reasoning_panel(now);
+        if let Item::Reasoning(r) = &mut self.items[panel] {
+            r.text.insert_str(0, &moved);
+            r.live = true;
+            r.until = None;
+        }
+        self.touch(panel);
+    }
+
+    /// The task ended: a notice says how, unless it simply succeeded.
+    fn turn_finished(&mut self, outcome: Outcome, message: Option<&str>, now: Instant) {
+        self.end_round(now);
+        // A model error is already in the transcript as an error.
+        if !matches!(outcome, Outcome::Done | Outcome::ModelError) {
+            let text = message.map_or_else(|| format!("{outcome:?}"), str::to_owned);
+            self.push(Item::Notice(text));
+        }
+    }
+
+    /// A block's result: its pane shows the record, folded if it succeeded.
+    fn block_finished(&mut self, record: &BlockRecord) {
+        let Some(at) = self.pane_index(record.round, record.index) else {
+            return;
+        };
+        let panes_expanded = self.panes_expanded;
+        self.update_pane(at, |pane| {
+            pane.output.clone_from(&record.output);
+            // A successful pane collapses; a failed one stays open.
+            pane.expanded = !record.success || panes_expanded;
+            if pane.tool.is_empty() {
+                pane.tool.clone_from(&record.tool_type);
+                pane.code.clone_from(&record.block);
+            }
+            pane.state = PaneState::Finished(Box::new(record.clone()));
+        });
+    }
+
+    /// The pane of block `index` of `round`, added (pending) if the answer had no placeholder
+    /// for it.
+    fn pane_or_new(&mut self, round: u32, index: usize) -> usize {
+        if let Some(at) = self.pane_index(round, index) {
+            return at;
+        }
+        self.push(Item::Pane(Pane::pending(round, index, self.panes_expanded)));
+        self.items.len() - 1
+    }
+
+    /// Changes the pane at item `at` (nothing if it is not a pane) and marks it changed.
+    fn update_pane(&mut self, at: usize, change: impl FnOnce(&mut Pane)) {
+        if let Some(Item::Pane(pane)) = self.items.get_mut(at) {
+            change(pane);
+            self.touch(at);
         }
     }
 
@@ -411,16 +446,7 @@ impl Transcript {
             match placeholder_index(line.trim_end()) {
                 Some(index) => {
                     self.push_text(std::mem::take(&mut text));
-                    self.push(Item::Pane(Pane {
-                        round,
-                        index,
-                        tool: String::new(),
-                        code: String::new(),
-                        save_path: None,
-                        output: String::new(),
-                        state: PaneState::Pending,
-                        expanded: self.panes_expanded,
-                    }));
+                    self.push(Item::Pane(Pane::pending(round, index, self.panes_expanded)));
                 }
                 None => text.push_str(line),
             }

@@ -54,7 +54,7 @@ fn turn(t: &mut Transcript) {
             answer: "I'll count.\nblock:0\nDone.".into(),
             reasoning: Some("use python".into()),
             blocks: 1,
-            finish: "stop".into(),
+            finish: crate::agent::AnswerFinish::Stop,
         },
         Event::BlockStarted {
             round: 1,

@@ -10,6 +10,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
+use crate::tool_kind::ToolKind;
+
 /// Past these sizes code is shown plain: highlighting must never make the screen lag.
 const MAX_HIGHLIGHTED_BYTES: usize = 256 * 1024;
 const MAX_HIGHLIGHTED_LINE: usize = 2_000;
@@ -58,15 +60,15 @@ fn palette() -> &'static [(Scope, Style)] {
 
 fn find_syntax(language: &str) -> Option<&'static SyntaxReference> {
     let set = syntaxes();
-    let token = match language.to_ascii_lowercase().as_str() {
+    let lower = language.to_ascii_lowercase();
+    let token = match lower.as_str() {
         "" | "text" | "txt" | "plain" | "output" | "console" => return None,
-        "sh" | "shell" | "zsh" | "bash" => "bash".to_owned(),
-        "py" | "python3" => "python".to_owned(),
-        "golang" => "go".to_owned(),
-        "js" | "javascript" | "jsx" => "js".to_owned(),
-        other => other.to_owned(),
+        "zsh" => "bash",
+        "js" | "javascript" | "jsx" => "js",
+        // A tool's aliases (`py`, `sh`, `golang`, …) name its language.
+        other => ToolKind::from_word(other).map_or(other, |kind| kind.tag()),
     };
-    set.find_syntax_by_token(&token)
+    set.find_syntax_by_token(token)
 }
 
 /// Splits `code` into lines of coloured spans. Unknown languages, huge blocks and lines a

@@ -67,7 +67,7 @@ fn event() -> impl Strategy<Value = Event> {
             answer,
             reasoning: None,
             blocks: 1,
-            finish: "stop".into()
+            finish: crate::agent::AnswerFinish::Stop
         }),
         (small.clone(), index.clone(), nasty_text()).prop_map(|(round, index, code)| {
             Event::BlockStarted {
@@ -87,6 +87,7 @@ fn event() -> impl Strategy<Value = Event> {
         ),
         (small.clone(), index, nasty_text()).prop_map(|(round, index, code)| {
             Event::ApprovalRequested {
+                id: 1,
                 round,
                 index,
                 tool: "bash".into(),

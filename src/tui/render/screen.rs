@@ -185,35 +185,56 @@ fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
         ));
     }
     let left = Line::from(spans);
-    let hints = if let Some(hint) = app.hint(now) {
+    let right = if let Some(hint) = app.hint(now) {
         Span::styled(
             format!("{hint} "),
             Style::new().add_modifier(Modifier::BOLD),
         )
     } else {
-        let words = if app.awaiting.is_some() {
-            "y run · n decline · a always · e edit · Esc stop"
-        } else if app.focus.is_some() {
-            "Enter fold · Tab older · Shift+Tab newer · Esc back"
-        } else if app.running() {
-            "Esc stop · Tab fold · Ctrl+T thoughts · Ctrl+O panes"
-        } else if !app.viewport.following() {
-            "scrolled up · End follows"
-        } else {
-            "Enter send · Esc stop · Ctrl+R retry · Tab fold · Ctrl+T thoughts · /help"
-        };
-        Span::styled(format!("{words} "), dim())
+        let room = usize::from(area.width).saturating_sub(width(&plain(&left)) + 2);
+        Span::styled(fitting(key_hints(app), room), dim())
     };
-    let mut right = Line::from(hints);
-    // Drop hint words from the left until they fit.
-    while width(&plain(&right)) + width(&plain(&left)) + 2 > usize::from(area.width) {
-        let words = plain(&right);
-        match words.trim_end().rsplit_once(" · ") {
-            Some((kept, _)) => right = Line::from(Span::styled(format!("{kept} "), dim())),
-            None => break,
-        }
+    split_row(area, buf, &left, &Line::from(right));
+}
+
+/// The keys that matter now, the most useful first.
+fn key_hints(app: &App) -> &'static [&'static str] {
+    if app.awaiting.is_some() {
+        &["y run", "n decline", "a always", "e edit", "Esc stop"]
+    } else if app.focus.is_some() {
+        &["Enter fold", "Tab older", "Shift+Tab newer", "Esc back"]
+    } else if app.running() {
+        &["Esc stop", "Tab fold", "Ctrl+T thoughts", "Ctrl+O panes"]
+    } else if !app.viewport.following() {
+        &["scrolled up", "End follows"]
+    } else {
+        &[
+            "Enter send",
+            "Esc stop",
+            "Ctrl+R retry",
+            "Tab fold",
+            "Ctrl+T thoughts",
+            "/help",
+        ]
     }
-    split_row(area, buf, &left, &right);
+}
+
+/// As many of `hints` as fit in `room` columns (at least the first), joined, with a space after.
+fn fitting(hints: &[&str], room: usize) -> String {
+    let mut shown = String::new();
+    for hint in hints {
+        let longer = if shown.is_empty() {
+            (*hint).to_owned()
+        } else {
+            format!("{shown} · {hint}")
+        };
+        if !shown.is_empty() && width(&longer) + 1 > room {
+            break;
+        }
+        shown = longer;
+    }
+    shown.push(' ');
+    shown
 }
 
 fn strip_colours(buf: &mut Buffer) {
@@ -239,4 +260,19 @@ pub fn plain_transcript(app: &App, columns: u16, now: Instant) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_hints_are_dropped_from_the_end_until_they_fit() {
+        let hints = ["Enter send", "Esc stop", "/help"];
+        assert_eq!(fitting(&hints, 80), "Enter send · Esc stop · /help ");
+        // "Enter send · Esc stop " is 22 columns.
+        assert_eq!(fitting(&hints, 22), "Enter send · Esc stop ");
+        assert_eq!(fitting(&hints, 21), "Enter send ");
+        assert_eq!(fitting(&hints, 0), "Enter send ", "the first stays");
+    }
 }

@@ -89,7 +89,7 @@ impl Scene {
                     answer: "I'll read the file and count with python.\nblock:0\n".into(),
                     reasoning: None,
                     blocks: 1,
-                    finish: "stop".into(),
+                    finish: crate::agent::AnswerFinish::Stop,
                 },
             )
             .event(
@@ -393,12 +393,13 @@ fn a_block_waiting_for_approval() {
             answer: "I'll remove it.\nblock:0\n".into(),
             reasoning: None,
             blocks: 1,
-            finish: "stop".into(),
+            finish: crate::agent::AnswerFinish::Stop,
         },
     );
     s.event(
         300,
         Event::ApprovalRequested {
+            id: 7,
             round: 1,
             index: 0,
             tool: "bash".into(),
@@ -410,6 +411,7 @@ fn a_block_waiting_for_approval() {
     assert_eq!(
         s.key(1_000, KeyCode::Char('y'), KeyModifiers::NONE),
         [Effect::Send(Command::Approve {
+            id: 7,
             decision: crate::agent::ApprovalDecision::Run
         })]
     );

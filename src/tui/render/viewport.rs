@@ -427,7 +427,7 @@ mod tests {
                     answer: format!("answer {turn}\nsecond line\nthird line"),
                     reasoning: None,
                     blocks: 0,
-                    finish: "stop".into(),
+                    finish: crate::agent::AnswerFinish::Stop,
                 },
                 now,
             );
