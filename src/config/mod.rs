@@ -222,9 +222,9 @@ impl Config {
         resolver.resolve(file, dirs)
     }
 
-    /// The settings of the tool with canonical tag `tag`.
-    pub fn tool(&self, tag: &str) -> Option<&ToolConfig> {
-        self.tools.iter().find(|t| t.tag == tag)
+    /// The settings of one tool, as configured (`ToolConfig::of` fills in the defaults).
+    pub fn tool(&self, kind: crate::tool_kind::ToolKind) -> Option<&ToolConfig> {
+        self.tools.iter().find(|t| t.kind == kind)
     }
 
     /// seek's log file.

@@ -56,15 +56,23 @@ fn defaults_without_any_file() {
         config.file,
         ConfigFile::Absent(f.path().join("config/config.toml"))
     );
-    let bash = config.tool("bash").expect("bash tool");
+    let bash = config
+        .tool(crate::tool_kind::ToolKind::Bash)
+        .expect("bash tool");
     assert_eq!(bash.timeout().as_secs(), 300);
     assert_eq!(bash.command(), "bash");
-    let c = config.tool("c").expect("c tool");
+    let c = config.tool(crate::tool_kind::ToolKind::C).expect("c tool");
     assert_eq!(
         (c.compile_timeout().as_secs(), c.timeout().as_secs()),
         (60, 120)
     );
-    assert_eq!(config.tool("java").expect("java").runtime(), "java");
+    assert_eq!(
+        config
+            .tool(crate::tool_kind::ToolKind::Java)
+            .expect("java")
+            .runtime(),
+        "java"
+    );
 }
 
 #[test]
@@ -290,7 +298,9 @@ fn tool_tables() {
         "[tools.python]\ncommand = \"/usr/bin/python3.11\"\ntimeout_secs = 30\n\n[tools.bash]\nallow_rerun = true\n",
     );
     let config = f.resolve(&Overrides::default(), &[]).expect("tools");
-    let python = config.tool("python").expect("python");
+    let python = config
+        .tool(crate::tool_kind::ToolKind::Python)
+        .expect("python");
     assert_eq!(python.command(), "/usr/bin/python3.11");
     assert_eq!(python.timeout().as_secs(), 30);
     assert_eq!(
@@ -300,7 +310,12 @@ fn tool_tables() {
             line: 3
         })
     );
-    assert!(config.tool("bash").expect("bash").allow_rerun());
+    assert!(
+        config
+            .tool(crate::tool_kind::ToolKind::Bash)
+            .expect("bash")
+            .allow_rerun()
+    );
 
     f.write_config("[tools.bash]\ncompile_timeout_secs = 5\n");
     let err = f
@@ -370,8 +385,12 @@ fn rendered_config_is_valid_toml_that_resolves_to_the_same_values() {
     assert_eq!(again.base_url.value, config.base_url.value);
     assert_eq!(again.work_dir.value, config.work_dir.value);
     assert_eq!(
-        again.tool("go").map(|t| t.compile_timeout()),
-        config.tool("go").map(|t| t.compile_timeout())
+        again
+            .tool(crate::tool_kind::ToolKind::Go)
+            .map(|t| t.compile_timeout()),
+        config
+            .tool(crate::tool_kind::ToolKind::Go)
+            .map(|t| t.compile_timeout())
     );
 }
 
