@@ -387,3 +387,52 @@ fn python_under_the_sandbox_uses_the_standard_library_s_compiled_files() {
         "{cached}"
     );
 }
+
+#[test]
+fn a_block_cannot_change_seek_s_limits_or_priority_nor_leave_its_cgroup() {
+    let sb = Sandbox::new();
+    // Lowering seek's RLIMIT_NOFILE or RLIMIT_AS would kill or cripple it; clone3 could place a
+    // child in another cgroup (CLONE_INTO_CGROUP).
+    let code = "import ctypes, os, resource\n\
+ppid = os.getppid()\n\
+def refused(f):\n    try:\n        f()\n        return 'allowed'\n    except OSError as e:\n        return 'refused'\n\
+print('nofile', refused(lambda: resource.prlimit(ppid, resource.RLIMIT_NOFILE, (1, 1))))\n\
+print('as', refused(lambda: resource.prlimit(ppid, resource.RLIMIT_AS, (20000000, 20000000))))\n\
+print('own', refused(lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0))))\n\
+print('read', refused(lambda: resource.prlimit(ppid, resource.RLIMIT_NOFILE)))\n\
+print('nice', refused(lambda: os.setpriority(os.PRIO_PROCESS, ppid, 19)))\n\
+print('nice-user', refused(lambda: os.setpriority(os.PRIO_USER, 0, 19)))\n\
+print('affinity', refused(lambda: os.sched_setaffinity(ppid, {0})))\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+r = libc.syscall(435, None, 0)\n\
+print('clone3', r, ctypes.get_errno())\n";
+    let server = FakeModel::start(vec![Reply::text(format!(
+        "Trying.\n```python\n{code}```\n"
+    ))]);
+    let child = sb
+        .seek_at(&server.url(), &["-p", "change seek's limits"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("seek");
+    let out = wait_bounded(child, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "seek: {:?}\n{}",
+        out.status,
+        stderr(&out)
+    );
+    let printed = stdout(&out);
+    for line in [
+        "nofile refused",
+        "as refused",
+        "own allowed",
+        "read allowed",
+        "nice refused",
+        "nice-user refused",
+        "affinity refused",
+        "clone3 -1 38",
+    ] {
+        assert!(printed.contains(line), "{line}: {printed}");
+    }
+}

@@ -6,7 +6,7 @@
 /// Name parts (split at `_`, other punctuation and camelCase humps, any case, trailing digits
 /// ignored, a plural `S` allowed) that mark a credential. The list plus `PAT` (personal
 /// access tokens: `GITHUB_PAT`), `APIKEY`, `DSN` (Sentry-style DSNs carry a key), `CREDS`, `JWT`,
-/// `PASSPHRASE` and `AUTHORIZATION`.
+/// `PASSPHRASE`, `AUTHORIZATION`, `OAUTH`, `BEARER`, `AUTHTOKEN` and `SSHPASS` (sshpass's password).
 const CREDENTIAL_PARTS: &[&str] = &[
     "KEY",
     "SECRET",
@@ -28,6 +28,10 @@ const CREDENTIAL_PARTS: &[&str] = &[
     "APIKEY",
     "DSN",
     "JWT",
+    "OAUTH",
+    "BEARER",
+    "AUTHTOKEN",
+    "SSHPASS",
 ];
 
 /// Words that mark a credential even inside a longer part (`PGPASSWORD`, `DBPASSWD`,
@@ -40,6 +44,8 @@ const CREDENTIAL_INFIXES: &[&str] = &[
     "SECRET",
     "APIKEY",
     "CREDENTIAL",
+    "AUTHTOKEN",
+    "BEARER",
 ];
 
 /// Names that match the rules but hold nothing secret, set by the shell or the desktop session:
@@ -131,6 +137,13 @@ mod tests {
             "x-api-key",
             "api_keys",
             "ClientSecret",
+            "SSHPASS",
+            "NGROK_AUTHTOKEN",
+            "NPM_AUTHTOKEN",
+            "OAUTHTOKEN",
+            "GH_OAUTH",
+            "X_BEARER",
+            "DISCORD_BOT_BEARERTOKEN",
         ] {
             assert!(is_credential_name(name), "{name} is a credential name");
         }

@@ -44,6 +44,9 @@ const ARCH: u32 = 4;
 const fn arg_low_word(index: u32) -> u32 {
     16 + 8 * index + if cfg!(target_endian = "big") { 4 } else { 0 }
 }
+const fn arg_high_word(index: u32) -> u32 {
+    16 + 8 * index + if cfg!(target_endian = "big") { 0 } else { 4 }
+}
 
 /// The two programs seek can install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +82,7 @@ fn build(kind: Program) -> Result<Vec<sock_filter>, &'static str> {
     let arch = AUDIT_ARCH.ok_or("seek does not know this architecture's system calls")?;
     let mut a = Assembler::default();
     let (connect, socket, pair, unix_type, allow, eacces, eperm, kill) = (0, 1, 2, 3, 4, 5, 6, 7);
+    let (prlimit, self_only, priority, io_priority, enosys) = (8, 9, 10, 11, 12);
     a.load(ARCH);
     a.jump(BPF_JEQ, arch, None, Some(kill));
     a.load(NR);
@@ -90,7 +94,55 @@ fn build(kind: Program) -> Result<Vec<sock_filter>, &'static str> {
     a.jump(BPF_JEQ, nr(libc::SYS_socketpair), Some(pair), None);
     // io_uring's connect and sendmsg never pass through this filter.
     a.jump(BPF_JEQ, nr(libc::SYS_io_uring_setup), Some(eperm), None);
+    // clone3 can place a child in any cgroup the user may write (CLONE_INTO_CGROUP), out of the
+    // block's group; its arguments are a struct seccomp cannot read, so it is refused and libc
+    // falls back to clone.
+    a.jump(BPF_JEQ, nr(libc::SYS_clone3), Some(enosys), None);
+    // Landlock's signal scope does not cover resource limits and scheduling: a block could lower
+    // seek's limits (killing it), or starve it. Only the caller itself (pid 0) may be changed.
+    a.jump(BPF_JEQ, nr(libc::SYS_prlimit64), Some(prlimit), None);
+    for call in [
+        libc::SYS_sched_setaffinity,
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
+    ] {
+        a.jump(BPF_JEQ, nr(call), Some(self_only), None);
+    }
+    a.jump(BPF_JEQ, nr(libc::SYS_setpriority), Some(priority), None);
+    a.jump(BPF_JEQ, nr(libc::SYS_ioprio_set), Some(io_priority), None);
     a.ret(SECCOMP_RET_ALLOW);
+
+    // prlimit64(pid, resource, new, old): reading anyone's limits is fine, setting only one's own.
+    a.label(prlimit);
+    a.load(arg_low_word(0));
+    a.jump(BPF_JEQ, 0, Some(allow), None);
+    a.load(arg_low_word(2));
+    a.jump(BPF_JEQ, 0, None, Some(eperm));
+    a.load(arg_high_word(2));
+    a.jump(BPF_JEQ, 0, Some(allow), Some(eperm));
+
+    a.label(self_only);
+    a.load(arg_low_word(0));
+    a.jump(BPF_JEQ, 0, Some(allow), Some(eperm));
+
+    // setpriority(which, who, prio): PRIO_PROCESS of the caller only (PRIO_USER 0 is every
+    // process of the user).
+    a.label(priority);
+    a.load(arg_low_word(0));
+    a.jump(BPF_JEQ, libc::PRIO_PROCESS as u32, None, Some(eperm));
+    a.load(arg_low_word(1));
+    a.jump(BPF_JEQ, 0, Some(allow), Some(eperm));
+
+    // ioprio_set(which, who, ioprio): IOPRIO_WHO_PROCESS (1) of the caller only.
+    a.label(io_priority);
+    a.load(arg_low_word(0));
+    a.jump(BPF_JEQ, 1, None, Some(eperm));
+    a.load(arg_low_word(1));
+    a.jump(BPF_JEQ, 0, Some(allow), Some(eperm));
+
+    a.label(enosys);
+    a.ret(SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
 
     a.label(connect);
     a.ret(match kind {
