@@ -44,6 +44,8 @@ const ARCH: u32 = 4;
 const fn arg_low_word(index: u32) -> u32 {
     16 + 8 * index + if cfg!(target_endian = "big") { 4 } else { 0 }
 }
+/// `PRIO_PROCESS` (its libc type differs between targets).
+const PRIO_PROCESS: u32 = 0;
 const fn arg_high_word(index: u32) -> u32 {
     16 + 8 * index + if cfg!(target_endian = "big") { 0 } else { 4 }
 }
@@ -130,7 +132,7 @@ fn build(kind: Program) -> Result<Vec<sock_filter>, &'static str> {
     // process of the user).
     a.label(priority);
     a.load(arg_low_word(0));
-    a.jump(BPF_JEQ, libc::PRIO_PROCESS as u32, None, Some(eperm));
+    a.jump(BPF_JEQ, PRIO_PROCESS, None, Some(eperm));
     a.load(arg_low_word(1));
     a.jump(BPF_JEQ, 0, Some(allow), Some(eperm));
 
