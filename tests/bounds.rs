@@ -7,14 +7,14 @@ mod support;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
-#[path = "support/peak.rs"]
-mod peak;
+#[path = "support/measure.rs"]
+mod measure;
 
 use std::process::Command;
 use std::time::Duration;
 
 use fake_model::{FakeModel, Reply};
-use peak::{Measured, run_measured};
+use measure::Measured;
 use support::Sandbox;
 
 /// Peak resident memory the seek process may reach under any of the hostile streams below. Its
@@ -58,8 +58,8 @@ fn estimated_tokens(request: &fake_model::Logged) -> u64 {
         .sum()
 }
 
-fn measured(sb: &Sandbox, cmd: &mut Command) -> Measured {
-    let run = run_measured(cmd, sb.root.path());
+fn measured(cmd: &mut Command) -> Measured {
+    let run = measure::measured(cmd);
     eprintln!(
         "exit {:?}, peak RSS {:.1} MiB, {} bytes of stdout, {:.2} s; {}",
         run.code,
@@ -101,10 +101,7 @@ fn outputs_with_a_huge_first_line_are_shortened_to_fit_a_small_window() {
         let reply = format!("Running it.\n{}\n", fence("bash", code));
         let server = FakeModel::start(vec![Reply::text(reply.clone()), Reply::text("Done.")]);
         server.set_context_length(SMALL_WINDOW);
-        let run = measured(
-            &sb,
-            seek(&sb, &server, &["-p", "run it", "--json"]).arg("-y"),
-        );
+        let run = measured(seek(&sb, &server, &["-p", "run it", "--json"]).arg("-y"));
         assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
         let requests = server.chat_requests();
         assert_eq!(requests.len(), 2, "{what}");
@@ -143,7 +140,7 @@ fn outputs_with_a_huge_first_line_are_shortened_to_fit_a_small_window() {
 fn an_endless_line_is_refused_at_the_line_limit() {
     let sb = Sandbox::new();
     let server = FakeModel::start(vec![Reply::EndlessLine { limit: 300 << 20 }]);
-    let run = measured(&sb, &mut seek(&sb, &server, &["-p", "hi"]));
+    let run = measured(&mut seek(&sb, &server, &["-p", "hi"]));
     assert_eq!(run.code, Some(3), "{}", run.stderr);
     assert!(
         run.stderr.contains("sent a line longer than 4 MiB"),
@@ -158,7 +155,7 @@ fn an_endless_line_is_refused_at_the_line_limit() {
 fn endless_tokens_are_stopped_past_max_tokens() {
     let sb = Sandbox::new();
     let server = FakeModel::start(vec![Reply::EndlessTokens { limit: 50_000_000 }]);
-    let run = measured(&sb, &mut seek(&sb, &server, &["-p", "hi"]));
+    let run = measured(&mut seek(&sb, &server, &["-p", "hi"]));
     assert_eq!(run.code, Some(3), "{}", run.stderr);
     assert!(
         run.stderr.contains("the reply passed max_tokens (4096)") && run.stderr.contains("stopped"),
@@ -177,7 +174,7 @@ fn keep_alive_comments_do_not_hold_the_idle_timer() {
         answer: "Let me think".into(),
         every: Duration::from_millis(20),
     }]);
-    let run = measured(&sb, &mut seek(&sb, &server, &["-p", "hi"]));
+    let run = measured(&mut seek(&sb, &server, &["-p", "hi"]));
     assert_eq!(run.code, Some(3), "{}", run.stderr);
     assert!(
         run.stderr.contains("sent no content for 1 s"),
@@ -195,7 +192,7 @@ fn a_reply_that_never_ends_meets_the_reply_deadline() {
     let server = FakeModel::start(vec![Reply::Drip {
         every: Duration::from_millis(20),
     }]);
-    let run = measured(&sb, &mut seek(&sb, &server, &["-p", "hi"]));
+    let run = measured(&mut seek(&sb, &server, &["-p", "hi"]));
     assert_eq!(run.code, Some(3), "{}", run.stderr);
     assert!(
         run.stderr.contains("the reply took longer than 2 s"),
@@ -228,7 +225,7 @@ fn a_stream_cut_mid_line_is_a_broken_connection() {
             "-p",
             "hi",
         ]);
-        let run = measured(&sb, &mut cmd);
+        let run = measured(&mut cmd);
         assert_eq!(run.code, Some(3), "{provider}: {}", run.stderr);
         assert!(
             run.stderr.contains("broke before the reply finished")
@@ -250,10 +247,7 @@ fn a_reply_with_100_000_blocks_runs_a_bounded_number_of_them() {
         .map(|i| format!("```bash\n: {i}\n```\n"))
         .collect();
     let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done.")]);
-    let run = measured(
-        &sb,
-        seek(&sb, &server, &["-p", "flood", "--json"]).arg("-y"),
-    );
+    let run = measured(seek(&sb, &server, &["-p", "flood", "--json"]).arg("-y"));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let events = run.events();
     let finished = events
