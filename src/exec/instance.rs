@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::io::Write as _;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -95,21 +96,26 @@ fn is_private_dir(path: &Path) -> bool {
         .is_ok_and(|m| m.file_type().is_dir() && m.uid() == me && m.mode() & 0o777 == 0o700)
 }
 
+/// Writes and locks the lock under a draft name, then moves it into place: another seek's
+/// `clean_stale` never sees it unlocked (it would take it for a dead instance's and remove this
+/// one's temp dir).
 fn take_lock(run_dir: &Path, name: &str, temp_dir: &Path) -> Option<(PathBuf, File)> {
     std::fs::create_dir_all(run_dir).ok()?;
     let path = run_dir.join(name);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
+    let mut draft = tempfile::Builder::new()
+        .prefix(DRAFT_PREFIX)
+        .tempfile_in(run_dir)
         .ok()?;
-    if !try_flock(&file) {
+    if !try_flock(draft.as_file()) {
         return None;
     }
-    file.write_all(temp_dir.as_os_str().as_encoded_bytes())
-        .ok()?;
+    draft.write_all(temp_dir.as_os_str().as_bytes()).ok()?;
+    let file = draft.persist_noclobber(&path).ok()?;
     Some((path, file))
 }
+
+/// Locks being made start with this; `clean_stale` leaves them alone.
+const DRAFT_PREFIX: &str = ".new-";
 
 fn try_flock(file: &File) -> bool {
     // SAFETY: flock(2) on a descriptor this process owns.
@@ -125,6 +131,11 @@ pub fn clean_stale(run_dir: &Path) -> usize {
     };
     let mut cleaned = 0;
     for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(DRAFT_PREFIX) {
+            // Being made by a seek that is starting (a crashed one's draft is a few bytes).
+            continue;
+        }
         let path = entry.path();
         let Ok(file) = File::open(&path) else {
             continue;
@@ -132,12 +143,8 @@ pub fn clean_stale(run_dir: &Path) -> usize {
         if !try_flock(&file) {
             continue; // alive
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
         if let Ok(recorded) = std::fs::read(&path) {
-            // SAFETY (of the conversion): these bytes were written from an `OsStr` by seek.
-            let temp_dir = PathBuf::from(unsafe {
-                std::ffi::OsString::from_encoded_bytes_unchecked(recorded)
-            });
+            let temp_dir = PathBuf::from(std::ffi::OsString::from_vec(recorded));
             let named_like_ours = temp_dir
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy() == format!("{PREFIX}{name}"));
@@ -172,6 +179,14 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_being_made_is_left_alone() {
+        let run = tempfile::tempdir().unwrap();
+        std::fs::write(run.path().join(".new-abc"), "/tmp/seek-abc").unwrap();
+        assert_eq!(clean_stale(run.path()), 0);
+        assert!(run.path().join(".new-abc").exists());
+    }
+
+    #[test]
     fn a_dead_instance_is_cleaned_and_only_its_own_folder_removed() {
         let parent = tempfile::tempdir().unwrap();
         let run = tempfile::tempdir().unwrap();
@@ -179,18 +194,10 @@ mod tests {
         std::fs::create_dir(&stale_temp).unwrap();
         std::fs::set_permissions(&stale_temp, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::write(stale_temp.join("f"), "x").unwrap();
-        std::fs::write(
-            run.path().join("abc"),
-            stale_temp.as_os_str().as_encoded_bytes(),
-        )
-        .unwrap();
+        std::fs::write(run.path().join("abc"), stale_temp.as_os_str().as_bytes()).unwrap();
         // A lock whose recorded folder is not named after it is not trusted.
         let victim = tempfile::tempdir().unwrap();
-        std::fs::write(
-            run.path().join("xyz"),
-            victim.path().as_os_str().as_encoded_bytes(),
-        )
-        .unwrap();
+        std::fs::write(run.path().join("xyz"), victim.path().as_os_str().as_bytes()).unwrap();
         assert_eq!(clean_stale(run.path()), 2);
         assert!(!stale_temp.exists());
         assert!(victim.path().exists());
