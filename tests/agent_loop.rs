@@ -24,18 +24,6 @@ fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run seek")
 }
 
-fn last_user_message(request: &fake_model::Logged) -> String {
-    let body = request.json();
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    messages
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn fence(tag: &str, code: &str) -> String {
     format!("```{tag}\n{code}\n```")
 }
@@ -54,7 +42,7 @@ fn fail_then_fix() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2);
-    let feedback = last_user_message(&requests[1]);
+    let feedback = requests[1].last_user_message();
     assert!(
         feedback.starts_with("[failure] Error in execution:\nexit code 1\n"),
         "{feedback}"
@@ -114,7 +102,7 @@ fn every_block_s_output_is_fed_back_in_one_message() {
         2,
         "a round ending with bash asks the model again"
     );
-    let feedback = last_user_message(&requests[1]);
+    let feedback = requests[1].last_user_message();
     assert!(
         feedback
             .contains("Block 0 (python):\n[success] Execution success, code output:\nfrom-python"),
@@ -141,7 +129,7 @@ fn the_first_failure_stops_the_later_blocks() {
     let out = run(&mut seek_p(&sb, &server, "two steps", &[]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!sb.path("work/should-not-exist").exists());
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert!(feedback.contains("exit code 4\noops"), "{feedback}");
     assert!(
         feedback.contains("Block 1 (bash) was not run because an earlier block failed."),
@@ -182,7 +170,7 @@ fn a_bash_success_then_a_final_answer() {
     let out = run(&mut seek_p(&sb, &server, "count words", &[]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "The file has 3 words.\n");
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert_eq!(feedback, "[success] Execution success, code output:\n3\n");
 }
 
@@ -237,7 +225,7 @@ fn an_unclosed_block_is_reported_to_the_model() {
     ]);
     let out = run(&mut seek_p(&sb, &server, "print", &[]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert!(
         feedback.contains("the python block was not closed"),
         "{feedback}"
@@ -380,7 +368,7 @@ fn a_reply_cut_for_repeating_itself_is_reported_to_the_model() {
     ]);
     let out = run(&mut seek_p(&sb, &server, "loop", &[]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert!(
         feedback.starts_with("[failure]") && feedback.contains("kept repeating the same text"),
         "{feedback}"
@@ -440,7 +428,7 @@ fn the_file_agent_works_one_command_at_a_time() {
         std::fs::read_to_string(sb.path("work/backup.txt")).expect("copied"),
         "quarterly numbers\n"
     );
-    let first_feedback = last_user_message(&server.chat_requests()[1]);
+    let first_feedback = server.chat_requests()[1].last_user_message();
     assert!(
         first_feedback.contains("File: report.txt, found at"),
         "{first_feedback}"

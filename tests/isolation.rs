@@ -35,11 +35,7 @@ fn scoped_kernel() -> bool {
 }
 
 fn last_user_message(server: &FakeModel, request: usize) -> String {
-    server.chat_requests()[request].json()["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
-        .and_then(|m| m["content"].as_str().map(str::to_owned))
-        .unwrap_or_default()
+    server.chat_requests()[request].last_user_message()
 }
 
 /// Waits for `child` at most `limit`; a child still running then is continued, killed, and the

@@ -22,14 +22,6 @@ fn fence(tag: &str, code: &str) -> String {
     format!("```{tag}\n{code}\n```")
 }
 
-fn last_user_message(request: &fake_model::Logged) -> String {
-    request.json()["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
-        .and_then(|m| m["content"].as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 fn done_line(out: &Output) -> serde_json::Value {
     stdout(out)
         .lines()
@@ -60,7 +52,7 @@ fn the_default_sandbox_keeps_writes_in_the_work_dir_and_tells_the_model() {
         !outside.exists(),
         "the sandbox let a write out of the work dir"
     );
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert!(feedback.starts_with("[failure]"), "{feedback}");
     assert!(feedback.contains("Permission denied"), "{feedback}");
     assert!(
@@ -193,7 +185,7 @@ fn safe_mode_refuses_a_blocklisted_command_anywhere_in_the_block() {
         !sb.path("work/marker.txt").exists(),
         "nothing of the block ran"
     );
-    let feedback = last_user_message(&server.chat_requests()[1]);
+    let feedback = server.chat_requests()[1].last_user_message();
     assert!(
         feedback.contains("Unsafe command: rm -rf some_dir. Execution aborted."),
         "{feedback}"
@@ -259,7 +251,7 @@ fn approvals_in_the_terminal_ui() {
     let screen = tui.wait_for_text("Fine, I will not.");
     assert!(screen.contains("✗ bash · declined by you"), "{screen}");
     assert!(!sb.path("work/declined.txt").exists());
-    let told = last_user_message(&server.chat_requests()[3]);
+    let told = server.chat_requests()[3].last_user_message();
     assert!(told.contains("the user declined"), "{told}");
 
     // e edits the block in $EDITOR, then it runs as edited.
@@ -332,7 +324,7 @@ fn the_editor_gets_the_keys_and_a_failed_edit_leaves_the_block_waiting() {
         screen.contains("ask seek to do something"),
         "nothing leaked into the input box: {screen}"
     );
-    let told = last_user_message(&server.chat_requests()[1]);
+    let told = server.chat_requests()[1].last_user_message();
     assert!(told.contains("typed-in-the-editor"), "{told}");
     tui.send(pty::keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);

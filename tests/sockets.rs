@@ -39,14 +39,6 @@ fn fence(tag: &str, code: &str) -> String {
     format!("```{tag}\n{code}\n```")
 }
 
-fn last_user_message(request: &fake_model::Logged) -> String {
-    request.json()["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
-        .and_then(|m| m["content"].as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 /// Runs one block through seek (headless; the default sandbox unless `extra` says otherwise) and
 /// returns seek's output (the block's output is in it) and, when the block failed, what the
 /// model was told about it.
@@ -62,7 +54,7 @@ fn run_block(sb: &Sandbox, tag: &str, code: &str, extra: &[&str]) -> (String, Op
     let feedback = server
         .chat_requests()
         .get(1)
-        .map(last_user_message)
+        .map(fake_model::Logged::last_user_message)
         .filter(|f| f.starts_with("[failure]"));
     (stdout(&out), feedback)
 }

@@ -129,6 +129,16 @@ impl Logged {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
     }
+
+    /// The content of the request's last `user` message (the feedback, after a round); empty if
+    /// there is none.
+    pub fn last_user_message(&self) -> String {
+        self.json()["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
+            .and_then(|m| m["content"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
 }
 
 struct State {
