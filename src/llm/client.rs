@@ -377,7 +377,14 @@ impl Inner {
                             break;
                         }
                         let line = String::from_utf8_lossy(&buffer[consumed..line_end]);
-                        step = self.decode_line(url, &line, &mut *decoder, &mut reply, &mut outbox);
+                        step = self.decode_line(
+                            url,
+                            &line,
+                            false,
+                            &mut *decoder,
+                            &mut reply,
+                            &mut outbox,
+                        );
                         consumed = line_end + 1;
                         scanned = consumed;
                         if step.is_some() {
@@ -399,7 +406,7 @@ impl Inner {
                     let line = String::from_utf8_lossy(&buffer).into_owned();
                     buffer.clear();
                     let step =
-                        self.decode_last_line(url, &line, &mut *decoder, &mut reply, &mut outbox);
+                        self.decode_line(url, &line, true, &mut *decoder, &mut reply, &mut outbox);
                     Some(step.unwrap_or_else(|| {
                         if reply.finish_reason.is_some() || reply.usage.is_some() {
                             // Some servers end with a finish record and close without `[DONE]`.
@@ -436,44 +443,32 @@ impl Inner {
         }
     }
 
-    /// Decodes one line into the outbox; `Some` when the line ends the attempt.
+    /// Decodes one line into the outbox; `Some` when the line ends the attempt. `after_close`:
+    /// the text after the last line ending, found when the server closed the stream — a complete
+    /// line is read as any other, but one that does not read is a line the connection cut short,
+    /// not a line the server meant.
     fn decode_line(
         &self,
         url: &str,
         line: &str,
+        after_close: bool,
         decoder: &mut dyn super::wire::LineDecoder,
         reply: &mut Reply,
         outbox: &mut Outbox,
     ) -> Option<Step> {
         match decoder.line(line) {
             Ok(events) => self.file_events(url, events, reply, outbox),
+            Err(_) if after_close => Some(Step::Failed(self.cut(
+                url,
+                reply,
+                "the stream ended in the middle of a line",
+            ))),
             Err(_) => Some(Step::Failed(failed(
                 LlmError::Malformed {
                     url: url.to_owned(),
                     line: shorten(line.trim(), 200),
                 },
                 false,
-            ))),
-        }
-    }
-
-    /// Decodes the text after the last line ending, found when the server closed the stream. A
-    /// complete line is read as any other; one that does not read is a line the connection cut
-    /// short, not a line the server meant.
-    fn decode_last_line(
-        &self,
-        url: &str,
-        line: &str,
-        decoder: &mut dyn super::wire::LineDecoder,
-        reply: &mut Reply,
-        outbox: &mut Outbox,
-    ) -> Option<Step> {
-        match decoder.line(line) {
-            Ok(events) => self.file_events(url, events, reply, outbox),
-            Err(_) => Some(Step::Failed(self.cut(
-                url,
-                reply,
-                "the stream ended in the middle of a line",
             ))),
         }
     }
