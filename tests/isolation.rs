@@ -13,8 +13,8 @@ mod fake_model;
 
 use std::io::BufRead;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use fake_model::{FakeModel, Reply};
 use support::{Sandbox, stderr, stdout};
@@ -36,31 +36,6 @@ fn scoped_kernel() -> bool {
 
 fn last_user_message(server: &FakeModel, request: usize) -> String {
     server.chat_requests()[request].last_user_message()
-}
-
-/// Waits for `child` at most `limit`; a child still running then is continued, killed, and the
-/// test fails (a stopped or hung seek must not hang the suite).
-fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
-    let deadline = Instant::now() + limit;
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if Instant::now() > deadline {
-            let pid = child.id() as i32;
-            // SAFETY: kill(2) with plain integers, on our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGCONT);
-            }
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "seek did not finish within {limit:?} (stopped or hung by its block)\n{}",
-                stderr(&out)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn alive(pid: i32) -> bool {
@@ -101,13 +76,10 @@ fn a_block_cannot_signal_seek_or_an_unrelated_process() {
         ))),
         Reply::text("All three were refused."),
     ]);
-    let child = sb
-        .seek_at(&server.url(), &["-p", "signal things"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("seek");
-    let out = wait_bounded(child, Duration::from_secs(60));
+    let out = support::run_within(
+        &mut sb.seek_at(&server.url(), &["-p", "signal things"]),
+        Duration::from_secs(60),
+    );
     let victim_alive = victim.try_wait().expect("try_wait").is_none();
     let _ = victim.kill();
     let _ = victim.wait();
@@ -405,13 +377,10 @@ print('clone3', r, ctypes.get_errno())\n";
     let server = FakeModel::start(vec![Reply::text(format!(
         "Trying.\n```python\n{code}```\n"
     ))]);
-    let child = sb
-        .seek_at(&server.url(), &["-p", "change seek's limits"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("seek");
-    let out = wait_bounded(child, Duration::from_secs(60));
+    let out = support::run_within(
+        &mut sb.seek_at(&server.url(), &["-p", "change seek's limits"]),
+        Duration::from_secs(60),
+    );
     assert!(
         out.status.success(),
         "seek: {:?}\n{}",

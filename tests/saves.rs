@@ -14,8 +14,7 @@ mod pty;
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::fs::{FileTypeExt as _, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Reply};
@@ -34,30 +33,6 @@ fn seek_p(sb: &Sandbox, server: &FakeModel, extra: &[&str]) -> Command {
     cmd
 }
 
-/// Runs seek to its end; kills it and fails if it has not ended within `bound`.
-fn run_bounded(cmd: &mut Command, bound: Duration) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn seek");
-    let pid = child.id();
-    let (done, ended) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    match ended.recv_timeout(bound) {
-        Ok(out) => out.expect("seek's output"),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            panic!("seek did not finish within {bound:?}: it hung");
-        }
-    }
-}
-
 /// What seek told the model after round `round` (0-based): the user message of the next request.
 fn feedback_after(server: &FakeModel, round: usize) -> String {
     let requests = server.chat_requests();
@@ -67,11 +42,7 @@ fn feedback_after(server: &FakeModel, round: usize) -> String {
             requests.len()
         );
     };
-    request.json()["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
-        .and_then(|m| m["content"].as_str().map(str::to_owned))
-        .unwrap_or_default()
+    request.last_user_message()
 }
 
 /// A folder outside the work dir holding `target` ("original"); and the work dir, made.
@@ -129,7 +100,7 @@ fn a_link_of_one_hop_to_a_file_or_a_folder_outside_is_not_saved_through() {
         )),
         Reply::text("I cannot save there."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(&feedback_after(&server, 0), "`f.py` is a symbolic link");
     let second = feedback_after(&server, 1);
@@ -162,7 +133,7 @@ fn a_two_hop_chain_made_by_a_block_cannot_rewrite_seeks_config() {
         )),
         Reply::text("Done."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(feedback_after(&server, 0).starts_with("[success]"));
     assert_refused(
@@ -193,7 +164,7 @@ fn a_chain_planted_before_the_task_is_not_followed_and_read_only_saves_nothing()
         Reply::text(format!("Saving.\n{}\n", fence("python:f.py", "print(1)"))),
         Reply::text("Done."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(
         &feedback_after(&server, 0),
@@ -209,7 +180,7 @@ fn a_chain_planted_before_the_task_is_not_followed_and_read_only_saves_nothing()
         fence("python:f.py", "print('through the chain')"),
         fence("python:fresh.py", "print('a new file')"),
     ))]);
-    let out = run_bounded(
+    let out = support::run_within(
         &mut seek_p(&sb, &server, &["--sandbox", "read-only", "--json"]),
         HANG,
     );
@@ -254,7 +225,7 @@ fn seeks_own_config_is_never_saved_over_by_any_name() {
         )),
         Reply::text("Done."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(&feedback_after(&server, 0), "`cfg.toml` is a symbolic link");
     assert_refused(
@@ -281,7 +252,7 @@ fn seeks_own_config_is_never_saved_over_by_any_name() {
         .position(|a| a == "--work-dir")
         .expect("a work dir flag");
     args[at + 1] = config_home.display().to_string();
-    let out = run_bounded(sb.seek().args(&args).args(["-p", "do the task"]), HANG);
+    let out = support::run_within(sb.seek().args(&args).args(["-p", "do the task"]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(
         &feedback_after(&server, 0),
@@ -308,7 +279,7 @@ fn a_hard_link_to_an_outside_file_is_not_saved_over() {
         Reply::text(format!("Saving.\n{}\n", fence("python:h.py", "print(1)"))),
         Reply::text("Done."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(&feedback_after(&server, 0), "`h.py` has 2 hard links");
     assert_outside_untouched(&outside);
@@ -366,7 +337,7 @@ fn a_folder_swapped_for_a_link_by_a_racing_process_never_leads_out() {
         .expect("the racer starts");
     assert_eq!(ready.trim(), "ready", "the racer could not swap");
 
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     let _ = racer.kill();
     let _ = racer.wait();
     assert!(
@@ -416,7 +387,7 @@ fn a_save_onto_a_fifo_is_refused_at_once() {
         Reply::text("Done."),
     ]);
     let started = Instant::now();
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_refused(
         &feedback_after(&server, 1),
@@ -441,7 +412,7 @@ fn file_finder_refuses_to_read_a_fifo_at_once() {
         )),
         Reply::text("It is not a file."),
     ]);
-    let out = run_bounded(&mut seek_p(&sb, &server, &[]), HANG);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
     assert!(out.status.success(), "{}", stderr(&out));
     let feedback = feedback_after(&server, 1);
     assert!(feedback.starts_with("[failure]"), "{feedback}");

@@ -87,6 +87,29 @@ pub fn until_block_prints(lines: &mut impl Iterator<Item = std::io::Result<Strin
     panic!("the event stream ended before a block printed {text:?}");
 }
 
+/// Runs `cmd` to its end and returns its output; a run still going after `bound` (hung, or
+/// stopped by a block) is continued, killed, and the test fails.
+pub fn run_within(cmd: &mut Command, bound: std::time::Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn seek");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid fits"));
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match ended.recv_timeout(bound) {
+        Ok(out) => out.expect("seek's output"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            panic!("seek did not finish within {bound:?}: it hung or was stopped");
+        }
+    }
+}
+
 /// Runs a command and returns its output.
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run seek")
