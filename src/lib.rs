@@ -9,6 +9,7 @@ pub mod exec;
 pub mod files;
 pub mod headless;
 pub mod llm;
+pub mod local;
 pub mod log;
 pub mod protocol;
 pub mod secrets;

@@ -1,0 +1,15 @@
+//! The built-in model engine (`provider = "local"`): GGUF models run in this process, with no
+//! model server.
+//!
+//! Owns loading GGUF files, their tokenizer and chat template, the transformer, the engine
+//! thread that keeps the KV cache between rounds, the catalog of models by name and their
+//! downloads. It must not know about tools, the agent loop or the terminal: it is one more
+//! `ChatModel` behind the same trait as the HTTP providers.
+
+pub mod catalog;
+pub mod download;
+pub mod error;
+pub mod template;
+pub mod tokenizer;
+
+pub use error::LocalError;
