@@ -9,6 +9,8 @@
 pub mod catalog;
 pub mod download;
 pub mod error;
+pub mod gguf;
+pub mod model;
 pub mod template;
 pub mod tokenizer;
 
