@@ -45,9 +45,7 @@ pub enum LocalError {
         window: usize,
     },
     /// A name that is neither a catalog entry nor a `.gguf` file.
-    #[error(
-        "no model named {name:?}: use a catalog name ({catalog}) or the path of a .gguf file"
-    )]
+    #[error("no model named {name:?}: use a catalog name ({catalog}) or the path of a .gguf file")]
     UnknownModel { name: String, catalog: String },
     /// Every download source failed; each failure is listed.
     #[error("could not download {name}: {failures}")]
@@ -63,7 +61,9 @@ pub enum LocalError {
         found: String,
     },
     /// The cache directory cannot be created or written.
-    #[error("cannot write the model cache {path}: {reason}; set [local] models_dir to a writable folder")]
+    #[error(
+        "cannot write the model cache {path}: {reason}; set [local] models_dir to a writable folder"
+    )]
     CacheUnwritable { path: PathBuf, reason: String },
     /// The engine thread is gone (a bug; the message is logged).
     #[error("the built-in engine stopped: {reason}")]

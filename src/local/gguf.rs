@@ -47,7 +47,8 @@ impl GgufFile {
         }
         // candle's reader sizes buffers from lengths written in the file; a damaged length can
         // make it panic (capacity overflow) rather than fail, so a panic is an error here.
-        let read = std::panic::catch_unwind(|| gguf_file::Content::read(&mut Cursor::new(&map[..])));
+        let read =
+            std::panic::catch_unwind(|| gguf_file::Content::read(&mut Cursor::new(&map[..])));
         let content = match read {
             Ok(Ok(content)) => content,
             Ok(Err(e)) => return Err(not_gguf(e.to_string())),
@@ -156,7 +157,7 @@ fn check_tensors_fit(content: &gguf_file::Content, file_len: usize) -> Result<()
     for (name, info) in &content.tensor_infos {
         let elements: usize = info.shape.elem_count();
         let block = info.ggml_dtype.block_size();
-        if block == 0 || elements % block != 0 {
+        if block == 0 || !elements.is_multiple_of(block) {
             return Err(format!(
                 "tensor {name} has {elements} elements, not a whole number of {:?} blocks",
                 info.ggml_dtype

@@ -168,13 +168,15 @@ impl Shape {
             path: file.path().to_owned(),
             what,
         };
-        if self.heads == 0 || self.kv_heads == 0 || self.heads % self.kv_heads != 0 {
+        if self.heads == 0 || self.kv_heads == 0 || !self.heads.is_multiple_of(self.kv_heads) {
             return Err(bad(format!(
                 "a head count ({}) that is a multiple of the key/value head count ({})",
                 self.heads, self.kv_heads
             )));
         }
-        if self.head_dim == 0 || self.head_dim % 2 != 0 || self.heads * self.head_dim != self.embedding
+        if self.head_dim == 0
+            || !self.head_dim.is_multiple_of(2)
+            || self.heads * self.head_dim != self.embedding
         {
             return Err(bad(format!(
                 "heads ({}) × head size ({}) equal to the embedding size ({}), with an even head size",
@@ -327,7 +329,8 @@ impl Transformer {
             let attended = self.attention(layer, &h, slot, start, mask.as_ref(), (&cos, &sin))?;
             x = (x + attended)?;
             let h = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.shape.rms_eps as f32)?;
-            let gated = (candle_nn::ops::silu(&layer.gate.forward(&h)?)? * layer.up.forward(&h)?)?;
+            let gated =
+                (candle_nn::ops::silu(&layer.gate.forward(&h)?)? * layer.up.forward(&h)?)?;
             x = (x + layer.down.forward(&gated)?)?;
         }
         cache.len = start + seq;
@@ -431,7 +434,13 @@ fn causal_mask(seq: usize, start: usize, group: usize) -> candle_core::Result<Op
     let mut rows = Vec::with_capacity(group * seq * total);
     for _ in 0..group {
         for i in 0..seq {
-            rows.extend((0..total).map(|j| if j > start + i { f32::NEG_INFINITY } else { 0.0 }));
+            rows.extend((0..total).map(|j| {
+                if j > start + i {
+                    f32::NEG_INFINITY
+                } else {
+                    0.0
+                }
+            }));
         }
     }
     Tensor::from_vec(rows, (group * seq, total), &Device::Cpu).map(Some)
