@@ -356,6 +356,7 @@ fn progress_line(event: &Event) -> Option<String> {
                 *delay_ms as f64 / 1000.0
             )
         }
+        Event::ModelPreparing { message, .. } => format!("seek: {message}"),
         Event::Error { message } => format!("seek: error: {message}"),
         _ => return None,
     })

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Parser;
 use seek::cli::{Cli, Command, Exit, Resume};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
-use seek::llm::{self, ChatModel, LlmError};
+use seek::llm::{self, LlmError};
 use seek::secrets::Masker;
 use seek::session::{self, Sessions};
 use seek::terminal_safe::terminal_safe;
@@ -118,7 +118,7 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
     };
     let exit = runtime.block_on(seek::headless::run(
         std::sync::Arc::new(config),
-        std::sync::Arc::new(model),
+        model,
         task,
     ))?;
     Ok(exit)
@@ -147,11 +147,7 @@ fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Res
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let exit = runtime.block_on(seek::tui::run(
-        std::sync::Arc::new(config),
-        std::sync::Arc::new(model),
-        options,
-    ))?;
+    let exit = runtime.block_on(seek::tui::run(std::sync::Arc::new(config), model, options))?;
     // The input thread may still be blocked reading the terminal; do not wait for it.
     runtime.shutdown_background();
     Ok(exit)

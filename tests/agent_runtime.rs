@@ -36,7 +36,7 @@ fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
 fn start_with(server: &FakeModel, work: &std::path::Path, approval: Option<&str>) -> AgentHandle {
     let config = config(server, work, approval);
     let model = llm::connect(&config, &Env::default()).expect("model");
-    agent::spawn(config, Arc::new(model))
+    agent::spawn(config, model)
 }
 
 async fn until_finished(handle: &mut AgentHandle) -> (Outcome, Vec<Event>) {

@@ -207,6 +207,15 @@ pub enum Event {
         delay_ms: u64,
         reason: String,
     },
+    /// The model is being made ready before the reply (the built-in engine downloading, checking
+    /// or loading its file). `stage`: `download`, `verify` or `load`.
+    ModelPreparing {
+        stage: String,
+        model: String,
+        done_bytes: u64,
+        total_bytes: Option<u64>,
+        message: String,
+    },
     /// A round's reply is complete: the answer with `block:N` placeholders, its reasoning, and
     /// the tool blocks found.
     AnswerComplete {

@@ -438,6 +438,15 @@ async fn stream_reply(
                     reason,
                 });
             }
+            Some(Ok(Delta::Preparing(p))) => {
+                events.emit(Event::ModelPreparing {
+                    stage: p.stage.to_owned(),
+                    model: p.model,
+                    done_bytes: p.done_bytes,
+                    total_bytes: p.total_bytes,
+                    message: p.message,
+                });
+            }
             Some(Ok(Delta::Done(finish))) => {
                 reply.finish = Some(finish.reason);
                 return Ok(reply);

@@ -36,10 +36,12 @@ pub(super) async fn known(ctx: &TurnContext) -> u64 {
 }
 
 /// Which window holds. Ollama's window is the `num_ctx` seek sends, up to what the model allows;
-/// other servers fix theirs at start-up, so theirs is the truth unless the user asked for less.
+/// other servers fix theirs at start-up, and the built-in engine reads the model file's, so
+/// theirs is the truth unless the user asked for less.
 fn reconcile(reported: Option<u64>, configured: &Sourced<u64>, wire: Wire) -> u64 {
+    let fixed_by_model = matches!(wire, Wire::OpenAi | Wire::InProcess);
     match reported {
-        Some(reported) if wire == Wire::OpenAi && configured.origin == Origin::Default => reported,
+        Some(reported) if fixed_by_model && configured.origin == Origin::Default => reported,
         Some(reported) => reported.min(configured.value),
         None => configured.value,
     }

@@ -413,7 +413,12 @@ impl Resolver<'_> {
             cfg.and_then(|c| c.provider.as_ref()),
         );
         let Some(s) = named else {
-            return Ok(Sourced::new(providers::default_preset(), Origin::Default));
+            let preset = if self.points_at_a_server(cfg) {
+                providers::server_preset()
+            } else {
+                providers::local_preset()
+            };
+            return Ok(Sourced::new(preset, Origin::Default));
         };
         let preset = providers::find(&s.value).ok_or_else(|| ConfigError::Invalid {
             origin: s.origin.clone(),
@@ -424,8 +429,29 @@ impl Resolver<'_> {
         Ok(Sourced::new(preset, s.origin))
     }
 
+    /// With no provider named, whether the settings still say a server is wanted: a base URL,
+    /// `OLLAMA_HOST`, or a model name that is neither a built-in catalog name nor a `.gguf`
+    /// file. Such setups meant Ollama before the built-in engine existed and still do.
+    fn points_at_a_server(&self, cfg: Option<&file::FileConfig>) -> bool {
+        let base_url = self.pick_string(
+            self.overrides.base_url.as_deref(),
+            "--base-url",
+            "SEEK_BASE_URL",
+            cfg.and_then(|c| c.base_url.as_ref()),
+        );
+        let model = self.pick_string(
+            self.overrides.model.as_deref(),
+            "--model",
+            "SEEK_MODEL",
+            cfg.and_then(|c| c.model.as_ref()),
+        );
+        base_url.is_some()
+            || self.env.get("OLLAMA_HOST").is_some()
+            || model.is_some_and(|m| !crate::local::catalog::runs_locally(&m.value))
+    }
+
     /// The server's address: flag, env var, file, `OLLAMA_HOST` for an Ollama server, or the
-    /// preset's. Refused when empty or holding whitespace.
+    /// preset's (none for the built-in engine). Refused when empty or holding whitespace.
     fn base_url(
         &self,
         cfg: Option<&file::FileConfig>,
@@ -449,6 +475,9 @@ impl Resolver<'_> {
             .unwrap_or_else(|| {
                 Sourced::new(preset.base_url.to_owned(), Origin::Preset(preset.name))
             });
+        if preset.wire == Wire::InProcess {
+            return Ok(base_url);
+        }
         if base_url.value.trim().is_empty() || base_url.value.chars().any(char::is_whitespace) {
             return Err(invalid(
                 &base_url,

@@ -13,6 +13,8 @@ pub enum Wire {
     Ollama,
     /// `POST …/v1/chat/completions` with SSE streaming.
     OpenAi,
+    /// No server: seek's built-in engine runs the model in this process.
+    InProcess,
 }
 
 /// One preset.
@@ -26,6 +28,10 @@ pub struct Preset {
     /// The model used when none is configured; `None` where only the user can know.
     pub default_model: Option<&'static str>,
 }
+
+/// The model the built-in engine runs when none is named: small enough to download in
+/// seconds and to run on any laptop.
+pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m";
 
 const fn preset(
     name: &'static str,
@@ -43,8 +49,16 @@ const fn preset(
     }
 }
 
-/// Every preset; the first is the default provider.
+/// Every preset. Which one applies when none is named is the resolver's rule (see
+/// `config::Resolver::provider`): `local` unless the settings point at a server.
 pub const PRESETS: &[Preset] = &[
+    preset(
+        "local",
+        Wire::InProcess,
+        "",
+        None,
+        Some(DEFAULT_LOCAL_MODEL),
+    ),
     preset(
         "ollama",
         Wire::Ollama,
@@ -115,9 +129,15 @@ pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == wanted)
 }
 
-/// The default preset (`ollama`).
-pub fn default_preset() -> &'static Preset {
+/// The built-in engine's preset, used when no provider is named and nothing points at a server.
+pub fn local_preset() -> &'static Preset {
     &PRESETS[0]
+}
+
+/// The preset used when no provider is named but a server is (a base URL, `OLLAMA_HOST`, or a
+/// model name no built-in catalog knows): Ollama, as before the built-in engine existed.
+pub fn server_preset() -> &'static Preset {
+    &PRESETS[1]
 }
 
 /// The preset names, for error messages.
@@ -143,7 +163,7 @@ mod tests {
 
     #[test]
     fn cloud_presets_name_their_key_and_local_ones_do_not() {
-        for p in PRESETS {
+        for p in PRESETS.iter().filter(|p| p.wire != Wire::InProcess) {
             let local = p.base_url.starts_with("http://127.0.0.1");
             assert_eq!(p.api_key_env.is_none(), local, "{}", p.name);
         }

@@ -40,15 +40,52 @@ impl Fixture {
 }
 
 #[test]
+fn with_no_provider_named_a_server_setting_still_means_ollama() {
+    let f = Fixture::new();
+    let provider = |overrides: Overrides, env: &[(&str, &str)]| {
+        f.resolve(&overrides, env)
+            .expect("resolves")
+            .provider
+            .value
+            .name
+    };
+    let model = |m: &str| Overrides {
+        model: Some(m.into()),
+        ..Overrides::default()
+    };
+    assert_eq!(provider(model("qwen2.5-coder:7b"), &[]), "ollama");
+    assert_eq!(
+        provider(Overrides::default(), &[("SEEK_MODEL", "llama3")]),
+        "ollama"
+    );
+    assert_eq!(
+        provider(Overrides::default(), &[("OLLAMA_HOST", "10.0.0.2")]),
+        "ollama"
+    );
+    let url = Overrides {
+        base_url: Some("http://127.0.0.1:8080".into()),
+        ..Overrides::default()
+    };
+    assert_eq!(provider(url, &[]), "ollama");
+    assert_eq!(provider(model("qwen2.5-coder-1.5b"), &[]), "local");
+    assert_eq!(provider(model("./models/x.GGUF"), &[]), "local");
+    let config = f
+        .resolve(&model("qwen2.5-coder:7b"), &[])
+        .expect("resolves");
+    assert_eq!(config.base_url.value, "http://127.0.0.1:11434");
+    assert_eq!(config.base_url.origin, Origin::Preset("ollama"));
+}
+
+#[test]
 fn defaults_without_any_file() {
     let f = Fixture::new();
     let config = f
         .resolve(&Overrides::default(), &[])
         .expect("defaults resolve");
-    assert_eq!(config.provider.value.name, "ollama");
+    assert_eq!(config.provider.value.name, "local", "the built-in engine");
     assert_eq!(config.provider.origin, Origin::Default);
-    assert_eq!(config.base_url.value, "http://127.0.0.1:11434");
-    assert_eq!(config.base_url.origin, Origin::Preset("ollama"));
+    assert_eq!(config.model.value.as_deref(), Some("smollm2-135m"));
+    assert_eq!(config.model.origin, Origin::Preset("local"));
     assert_eq!(config.agent.value, AgentName::Auto);
     assert_eq!(config.max_attempts.value, 5);
     assert_eq!(config.work_dir.value, f.path().join("data/workspace"));

@@ -69,7 +69,8 @@ impl HttpChatModel {
             .map_err(|e| e.to_string());
         let wire: Box<dyn WireFormat> = match settings.wire {
             Wire::Ollama => Box::new(Ollama),
-            Wire::OpenAi => Box::new(OpenAi),
+            // `llm::connect` gives the in-process wire to the built-in engine, never to HTTP.
+            Wire::OpenAi | Wire::InProcess => Box::new(OpenAi),
         };
         Self {
             inner: Arc::new(Inner {
@@ -91,7 +92,7 @@ impl HttpChatModel {
         Settings {
             provider: match wire {
                 Wire::Ollama => "ollama",
-                Wire::OpenAi => "llama.cpp",
+                Wire::OpenAi | Wire::InProcess => "llama.cpp",
             },
             wire,
             url,

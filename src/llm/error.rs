@@ -52,6 +52,9 @@ pub enum LlmError {
         max_tokens: u64,
         received: String,
     },
+    /// The built-in engine failed (the message names the model file and what to do).
+    #[error("{message}")]
+    Engine { message: String },
     #[error("the model server at {url} sent a line seek cannot read: {line}")]
     Malformed { url: String, line: String },
     #[error("the connection to {url} broke before the reply finished: {reason}")]

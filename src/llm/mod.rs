@@ -127,8 +127,24 @@ pub enum Delta {
         delay: Duration,
         reason: String,
     },
+    /// The model is being made ready before the reply starts (the built-in engine downloading,
+    /// checking or loading a model file).
+    Preparing(Preparing),
     /// The reply is complete; nothing follows.
     Done(Finish),
+}
+
+/// Progress of making a model ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preparing {
+    /// `download`, `verify` or `load`.
+    pub stage: &'static str,
+    /// The model as the user named it.
+    pub model: String,
+    pub done_bytes: u64,
+    pub total_bytes: Option<u64>,
+    /// One line for a person: what, how far, how fast, how long left.
+    pub message: String,
 }
 
 /// A streaming reply. Dropping it (or cancelling the token given to `ChatModel::stream`) closes
@@ -172,6 +188,7 @@ impl ChatStream {
                         .insert_str(0, &std::mem::take(&mut done.answer));
                 }
                 Ok(Delta::Retrying { .. }) => done.retries += 1,
+                Ok(Delta::Preparing(_)) => {}
                 Ok(Delta::Done(finish)) => {
                     done.finish = Some(finish);
                     return Ok(done);
@@ -219,11 +236,29 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
-/// Builds the configured provider's client. The API key is read from the environment now and is
+/// Builds the configured provider: the built-in engine for `local`, an HTTP client otherwise.
+pub fn connect(config: &Config, env: &Env) -> Result<std::sync::Arc<dyn ChatModel>, LlmError> {
+    if config.provider.value.wire == crate::config::Wire::InProcess {
+        let model = config
+            .model
+            .value
+            .clone()
+            .unwrap_or_else(|| crate::config::providers::DEFAULT_LOCAL_MODEL.to_owned());
+        return Ok(std::sync::Arc::new(
+            crate::local::provider::LocalChatModel::new(
+                model,
+                crate::local::provider::LocalOptions::from_config(config),
+            ),
+        ));
+    }
+    Ok(std::sync::Arc::new(connect_http(config, env)?))
+}
+
+/// Builds the configured server's HTTP client. The API key is read from the environment now and is
 /// only ever sent as a bearer header to the configured base URL: whenever its variable is set,
 /// and required only when that URL is the preset's own cloud service (a local server behind a
 /// cloud preset's wire, such as an OpenAI-compatible one on loopback, needs none).
-pub fn connect(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
+pub fn connect_http(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
     let preset = config.provider.value;
     let url = ServerUrl::normalise(&config.base_url.value, preset.wire);
     let api_key = match &config.api_key_env.value {

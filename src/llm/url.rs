@@ -54,7 +54,7 @@ impl ServerUrl {
                 .or_else(|| base.strip_suffix("/api"))
                 .unwrap_or(&base)
                 .to_owned(),
-            Wire::OpenAi => base,
+            Wire::OpenAi | Wire::InProcess => base,
         };
         Self { base }
     }

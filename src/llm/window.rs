@@ -36,6 +36,7 @@ pub(super) async fn context_window(client: &reqwest::Client, settings: &Settings
                 .find(|(key, _)| key.ends_with(".context_length"))
                 .and_then(|(_, v)| v.as_u64())
         }
+        Wire::InProcess => None,
         Wire::OpenAi => {
             let base = &settings.url.base;
             let root = base.strip_suffix("/v1").unwrap_or(base);

@@ -180,3 +180,10 @@ fn check_tensors_fit(content: &gguf_file::Content, file_len: usize) -> Result<()
     }
     Ok(())
 }
+
+/// The context window `path` declares, read from its header only; `None` if it cannot be read.
+pub fn context_length(path: &Path) -> Option<usize> {
+    let file = GgufFile::open(path).ok()?;
+    let arch = file.architecture().ok()?;
+    file.usize(&format!("{arch}.context_length")).ok()
+}

@@ -8,10 +8,15 @@
 
 pub mod catalog;
 pub mod download;
+pub mod engine;
 pub mod error;
+pub mod fetch;
 pub mod gguf;
 pub mod model;
+pub mod provider;
+pub mod sampler;
 pub mod template;
 pub mod tokenizer;
+pub mod utf8;
 
 pub use error::LocalError;

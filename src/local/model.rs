@@ -471,7 +471,7 @@ fn rope_tables(shape: &Shape, factors: Option<&Tensor>) -> candle_core::Result<(
 pub fn argmax(logits: &[f32]) -> u32 {
     let mut best = 0usize;
     for (i, v) in logits.iter().enumerate() {
-        if *v > logits[best] {
+        if *v > logits[best] || logits[best].is_nan() {
             best = i;
         }
     }

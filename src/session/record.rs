@@ -58,6 +58,7 @@ pub fn worth_keeping(event: &Event) -> bool {
             | Event::BlockOutput { .. }
             | Event::Status { .. }
             | Event::Retrying { .. }
+            | Event::ModelPreparing { .. }
             | Event::Resumed { .. }
             | Event::SessionList { .. }
             | Event::SessionStarted { .. }

@@ -19,6 +19,8 @@ pub enum Phase {
         attempt: u32,
         reason: String,
     },
+    /// The model is being downloaded, checked or loaded; the text says how far.
+    Preparing(String),
     Finished(Outcome),
 }
 
@@ -86,7 +88,7 @@ impl StatusLine {
                 self.pieces += 1;
                 self.first_piece.get_or_insert(now);
                 self.last_piece = Some(now);
-                if let Phase::Retrying { .. } = self.phase {
+                if let Phase::Retrying { .. } | Phase::Preparing(_) = self.phase {
                     self.phase = Phase::Thinking;
                 }
             }
@@ -97,6 +99,9 @@ impl StatusLine {
                     attempt: *attempt,
                     reason: reason.clone(),
                 };
+            }
+            Event::ModelPreparing { message, .. } => {
+                self.phase = Phase::Preparing(message.clone());
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
             Event::TurnFinished { outcome, .. } => {
@@ -152,6 +157,7 @@ impl StatusLine {
                     Phase::Retrying { attempt, reason } => {
                         format!("{spin} retrying ({attempt}): {reason}")
                     }
+                    Phase::Preparing(message) => format!("{spin} {message}"),
                     _ => String::new(),
                 });
             }

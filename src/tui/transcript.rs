@@ -227,6 +227,7 @@ impl Transcript {
             // status line.
             Event::Status { .. }
             | Event::Retrying { .. }
+            | Event::ModelPreparing { .. }
             | Event::SessionStarted { .. }
             | Event::Resumed { .. }
             | Event::SessionList { .. }

@@ -1,0 +1,390 @@
+//! The engine thread: one loaded model, its KV cache and the tokens that cache holds, serving
+//! one reply at a time.
+//!
+//! Owns turning a conversation into tokens, reusing the cached prefix (the agent resends the
+//! whole conversation every round; only what is new is computed), the token loop with its
+//! cancellation, and the engine's counters. It must not download, resolve names or know about
+//! the agent: requests come in as `ChatRequest`s and leave as the same `Delta` stream every
+//! provider produces.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::LocalError;
+use super::gguf::GgufFile;
+use super::model::{KvCache, Transformer};
+use super::sampler::{Sampler, Sampling};
+use super::template::ChatTemplate;
+use super::tokenizer::Tokenizer;
+use super::utf8::Utf8Stream;
+use crate::llm::{
+    ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, RepetitionGuard, Usage,
+};
+use crate::protocol::{ThinkDelta, ThinkSplitter};
+
+/// New positions computed between two looks at the cancel token while reading a prompt.
+const PREFILL_STEP: usize = 64;
+
+/// What is known of the loaded model.
+#[derive(Debug, Clone)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub architecture: String,
+    /// The context window the file declares, in tokens.
+    pub context_length: usize,
+    pub file_bytes: u64,
+    pub load_time: Duration,
+    pub threads: usize,
+}
+
+/// The engine's counters: of the last reply, and since loading.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Tokens of the last reply's prompt.
+    pub prompt_tokens: usize,
+    /// Of those, the ones already in the cache (not computed again).
+    pub reused_tokens: usize,
+    /// Of those, the ones computed.
+    pub prefilled_tokens: usize,
+    /// Tokens the last reply generated.
+    pub generated_tokens: usize,
+    /// Time to compute the prompt, and from then to the end, of the last reply.
+    pub prefill_micros: u64,
+    pub decode_micros: u64,
+    pub replies: u64,
+    pub total_prefilled: u64,
+    pub total_reused: u64,
+}
+
+struct Job {
+    request: ChatRequest,
+    cancel: CancellationToken,
+    tx: mpsc::Sender<Result<Delta, LlmError>>,
+}
+
+/// A model loaded on its own thread.
+pub struct Engine {
+    jobs: std::sync::mpsc::Sender<Job>,
+    info: ModelInfo,
+    stats: Arc<Mutex<Stats>>,
+}
+
+struct Worker {
+    model: Transformer,
+    tokenizer: Tokenizer,
+    template: ChatTemplate,
+    cache: KvCache,
+    /// The tokens whose keys and values the cache holds, in order.
+    cached: Vec<u32>,
+    stats: Arc<Mutex<Stats>>,
+    path: PathBuf,
+    seed_counter: u64,
+}
+
+impl Engine {
+    /// Loads `path` and starts the engine thread with `threads` compute threads. Blocking.
+    pub fn load(path: &Path, threads: usize) -> Result<Self, LocalError> {
+        let started = Instant::now();
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("seek-engine-{i}"))
+            .build()
+            .map_err(|e| LocalError::EngineGone {
+                reason: format!("cannot start {threads} compute threads: {e}"),
+            })?;
+        let file = GgufFile::open(path)?;
+        let model = pool.install(|| Transformer::load(&file))?;
+        let tokenizer = Tokenizer::from_gguf(file.content(), path)?;
+        let template = ChatTemplate::from_gguf(file.content(), path, &tokenizer)?;
+        if tokenizer.vocab_size() > model.vocab_size() {
+            return Err(LocalError::Incomplete {
+                path: path.to_owned(),
+                what: format!(
+                    "an embedding row for each of the tokenizer's {} tokens (it has {})",
+                    tokenizer.vocab_size(),
+                    model.vocab_size()
+                ),
+            });
+        }
+        let info = ModelInfo {
+            path: path.to_owned(),
+            architecture: model.shape().architecture.clone(),
+            context_length: model.shape().context_length,
+            file_bytes: file.len() as u64,
+            load_time: started.elapsed(),
+            threads,
+        };
+        // The weights now live in candle's storage; the mapping is no longer needed.
+        drop(file);
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let mut worker = Worker {
+            cache: model.new_cache(),
+            model,
+            tokenizer,
+            template,
+            cached: Vec::new(),
+            stats: Arc::clone(&stats),
+            path: path.to_owned(),
+            seed_counter: 0,
+        };
+        let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("seek-engine".into())
+            .spawn(move || {
+                // Ends when the Engine (the sender) is dropped.
+                while let Ok(job) = incoming.recv() {
+                    pool.install(|| worker.reply(job));
+                }
+            })
+            .map_err(|e| LocalError::EngineGone {
+                reason: format!("cannot start the engine thread: {e}"),
+            })?;
+        Ok(Self { jobs, info, stats })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    pub fn stats(&self) -> Stats {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a reply; it streams as every provider's does. Replies are served in order.
+    pub fn reply(&self, request: ChatRequest, cancel: &CancellationToken) -> ChatStream {
+        let (tx, rx) = mpsc::channel(256);
+        let (stream, cancel) = ChatStream::new(rx, cancel);
+        let job = Job {
+            request,
+            cancel,
+            tx: tx.clone(),
+        };
+        if self.jobs.send(job).is_err() {
+            let _ = tx.try_send(Err(LlmError::Engine {
+                message: "the built-in engine's thread is gone (a bug; see the log)".into(),
+            }));
+        }
+        stream
+    }
+}
+
+/// How a reply's token loop ended.
+enum End {
+    Finished(FinishReason),
+    /// Stopped by the caller or the stream was dropped: nothing more is sent.
+    Abandoned,
+}
+
+impl Worker {
+    fn fail(&self, error: LocalError) -> LlmError {
+        match error {
+            LocalError::ContextExceeded { tokens, window, .. } => LlmError::ContextExceeded {
+                url: self.path.display().to_string(),
+                window: window as u64,
+                message: format!("the conversation is {tokens} tokens"),
+            },
+            other => LlmError::Engine {
+                message: other.to_string(),
+            },
+        }
+    }
+
+    fn reply(&mut self, job: Job) {
+        if let Err(error) = self.try_reply(&job) {
+            let error = self.fail(error);
+            crate::log::write("ERROR", &format!("engine: {error}"));
+            let _ = job.tx.blocking_send(Err(error));
+        }
+    }
+
+    fn try_reply(&mut self, job: &Job) -> Result<(), LocalError> {
+        let request = &job.request;
+        let prompt = self.template.render(&request.messages, true)?;
+        let ids = self.tokenizer.encode(&prompt, true, true);
+        if ids.is_empty() {
+            return Err(LocalError::Tokenizer {
+                path: self.path.clone(),
+                reason: "the conversation became no tokens at all".into(),
+            });
+        }
+        let window = self.model.shape().context_length;
+        if ids.len() >= window {
+            return Err(LocalError::ContextExceeded {
+                path: self.path.clone(),
+                tokens: ids.len(),
+                window,
+            });
+        }
+        let started = Instant::now();
+        // At least the last prompt token is computed: its logits choose the first reply token.
+        let reused = common_prefix(&self.cached, &ids).min(ids.len() - 1);
+        self.cache.truncate(reused);
+        self.cached.truncate(reused);
+        let mut logits = None;
+        for step in ids[reused..].chunks(PREFILL_STEP) {
+            if job.cancel.is_cancelled() {
+                return Ok(());
+            }
+            logits = Some(self.model.forward(step, &mut self.cache)?);
+            self.cached.extend_from_slice(step);
+        }
+        let Some(logits) = logits else {
+            return Ok(());
+        };
+        let prefilled = ids.len() - reused;
+        let prefill_time = started.elapsed();
+        self.seed_counter += 1;
+        let fallback_seed = seed_from_clock() ^ self.seed_counter;
+        let options = &request.options;
+        let sampling = Sampling::from_options(
+            options.temperature,
+            options.top_p,
+            options.seed,
+            fallback_seed,
+        );
+        let decode_started = Instant::now();
+        let (end, generated) = self.generate(job, logits, sampling, window)?;
+        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        stats.prompt_tokens = ids.len();
+        stats.reused_tokens = reused;
+        stats.prefilled_tokens = prefilled;
+        stats.generated_tokens = generated;
+        stats.prefill_micros = prefill_time.as_micros() as u64;
+        stats.decode_micros = decode_started.elapsed().as_micros() as u64;
+        stats.replies += 1;
+        stats.total_prefilled += prefilled as u64;
+        stats.total_reused += reused as u64;
+        drop(stats);
+        if let End::Finished(reason) = end {
+            let usage = Usage {
+                prompt_tokens: Some(ids.len() as u64),
+                completion_tokens: Some(generated as u64),
+            };
+            let _ = job.tx.blocking_send(Ok(Delta::Done(Finish {
+                reason,
+                usage: Some(usage),
+            })));
+        }
+        Ok(())
+    }
+
+    /// The token loop: samples, streams, and feeds each token back until the model ends its
+    /// turn, a limit is reached, or the caller stops.
+    fn generate(
+        &mut self,
+        job: &Job,
+        mut logits: Vec<f32>,
+        sampling: Sampling,
+        window: usize,
+    ) -> Result<(End, usize), LocalError> {
+        let mut sampler = Sampler::new(sampling);
+        let mut text = Utf8Stream::default();
+        let mut splitter = ThinkSplitter::default();
+        let mut guard = RepetitionGuard::default();
+        let max_tokens = usize::try_from(job.request.options.max_tokens).unwrap_or(usize::MAX);
+        let mut generated = 0usize;
+        loop {
+            if job.cancel.is_cancelled() {
+                return Ok((End::Abandoned, generated));
+            }
+            let token = sampler.next(&logits);
+            if self.tokenizer.end_of_generation().contains(&token) {
+                break;
+            }
+            generated += 1;
+            let piece = text.push(self.tokenizer.token_bytes(token));
+            for delta in splitter.push(&piece) {
+                match send(job, delta, &mut guard) {
+                    Sent::Ok => {}
+                    Sent::Gone => return Ok((End::Abandoned, generated)),
+                    Sent::Loop(r) => {
+                        return Ok((End::Finished(FinishReason::Repetition(r)), generated));
+                    }
+                }
+            }
+            if generated >= max_tokens || self.cache.len() + 1 >= window {
+                return self.flush(job, text, splitter, guard, FinishReason::Length, generated);
+            }
+            logits = self.model.forward(&[token], &mut self.cache)?;
+            self.cached.push(token);
+        }
+        self.flush(job, text, splitter, guard, FinishReason::Stop, generated)
+    }
+
+    /// Sends what the UTF-8 assembler and the think splitter still hold, then the reason.
+    fn flush(
+        &self,
+        job: &Job,
+        text: Utf8Stream,
+        mut splitter: ThinkSplitter,
+        mut guard: RepetitionGuard,
+        reason: FinishReason,
+        generated: usize,
+    ) -> Result<(End, usize), LocalError> {
+        let rest = text.finish();
+        let mut deltas = splitter.push(&rest);
+        deltas.extend(splitter.finish());
+        for delta in deltas {
+            match send(job, delta, &mut guard) {
+                Sent::Ok => {}
+                Sent::Gone => return Ok((End::Abandoned, generated)),
+                Sent::Loop(r) => {
+                    return Ok((End::Finished(FinishReason::Repetition(r)), generated));
+                }
+            }
+        }
+        Ok((End::Finished(reason), generated))
+    }
+}
+
+enum Sent {
+    Ok,
+    Gone,
+    Loop(crate::llm::Repetition),
+}
+
+fn send(job: &Job, delta: ThinkDelta, guard: &mut RepetitionGuard) -> Sent {
+    let (delta, repetition) = match delta {
+        ThinkDelta::Answer(text) if text.is_empty() => return Sent::Ok,
+        ThinkDelta::Answer(text) => {
+            let repetition = guard.push(&text);
+            (Delta::Answer(text), repetition)
+        }
+        ThinkDelta::Reasoning(text) => (Delta::Reasoning(text), None),
+        ThinkDelta::AnswerWasReasoning => (Delta::AnswerWasReasoning, None),
+    };
+    if job.tx.blocking_send(Ok(delta)).is_err() {
+        return Sent::Gone;
+    }
+    match repetition {
+        Some(r) => Sent::Loop(r),
+        None => Sent::Ok,
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::common_prefix;
+
+    #[test]
+    fn the_common_prefix_stops_at_the_first_difference() {
+        assert_eq!(common_prefix(&[1, 2, 3], &[1, 2, 4, 5]), 2);
+        assert_eq!(common_prefix(&[], &[1]), 0);
+        assert_eq!(common_prefix(&[1, 2], &[1, 2, 3]), 2);
+    }
+}

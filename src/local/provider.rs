@@ -1,0 +1,198 @@
+//! `provider = "local"`: the built-in engine behind the same `ChatModel` trait as the HTTP
+//! providers, so the agent, the TUI, headless mode, sessions and the context budget work on it
+//! unchanged.
+//!
+//! Owns when a model is made ready (on the first reply that needs it, never on the UI thread:
+//! resolving the name, downloading, loading, each reported as `Delta::Preparing`), and keeping
+//! one loaded engine shared by every model handle of the process (`/model` swaps it). It must
+//! not compute anything itself (`engine`) nor know how downloads work (`download`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{Mutex, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::LocalError;
+use super::engine::{Engine, ModelInfo, Stats};
+use crate::BoxFuture;
+use crate::llm::{ChatModel, ChatRequest, ChatStream, Delta, LlmError, Preparing};
+
+/// Where models come from and how they run.
+#[derive(Debug, Clone)]
+pub struct LocalOptions {
+    /// Compute threads.
+    pub threads: usize,
+    /// What `super::download` needs to find and fetch catalog models.
+    pub downloads: super::fetch::Settings,
+}
+
+impl LocalOptions {
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        let _ = config;
+        Self {
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+            downloads: super::fetch::Settings::default(),
+        }
+    }
+}
+
+/// The engine loaded now, and which file it runs.
+struct Loaded {
+    path: PathBuf,
+    engine: Arc<Engine>,
+}
+
+/// A model of the built-in engine, named as the user typed it (catalog name or `.gguf` path).
+#[derive(Clone)]
+pub struct LocalChatModel {
+    model: String,
+    options: Arc<LocalOptions>,
+    /// Shared by every handle: one model in memory at a time.
+    loaded: Arc<Mutex<Option<Loaded>>>,
+}
+
+impl LocalChatModel {
+    pub fn new(model: impl Into<String>, options: LocalOptions) -> Self {
+        Self {
+            model: model.into(),
+            options: Arc::new(options),
+            loaded: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The loaded engine's counters (`None` before the first reply).
+    pub async fn stats(&self) -> Option<(ModelInfo, Stats)> {
+        let loaded = self.loaded.lock().await;
+        loaded
+            .as_ref()
+            .map(|l| (l.engine.info().clone(), l.engine.stats()))
+    }
+
+    /// The engine for this handle's model: the loaded one, or this model made ready now.
+    async fn engine(
+        &self,
+        tx: &mpsc::Sender<Result<Delta, LlmError>>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Arc<Engine>>, LocalError> {
+        let path = {
+            let tx = tx.clone();
+            let model = self.model.clone();
+            let report = move |p: Preparing| {
+                // Progress is advisory: a full channel drops a report, never blocks the download.
+                let _ = tx.try_send(Ok(Delta::Preparing(p)));
+            };
+            let report = Box::new(report) as Box<dyn Fn(Preparing) + Send + Sync>;
+            match super::fetch::model_file(&model, &self.options.downloads, report, cancel).await? {
+                Some(path) => path,
+                None => return Ok(None),
+            }
+        };
+        let mut loaded = self.loaded.lock().await;
+        if let Some(l) = loaded.as_ref()
+            && l.path == path
+        {
+            return Ok(Some(Arc::clone(&l.engine)));
+        }
+        // Free the old model before the new one takes its memory.
+        *loaded = None;
+        let _ = tx
+            .send(Ok(Delta::Preparing(Preparing {
+                stage: "load",
+                model: self.model.clone(),
+                done_bytes: 0,
+                total_bytes: None,
+                message: format!("loading {}", self.model),
+            })))
+            .await;
+        let threads = self.options.threads;
+        let file = path.clone();
+        let started = Instant::now();
+        let engine = tokio::task::spawn_blocking(move || Engine::load(&file, threads))
+            .await
+            .map_err(|e| LocalError::EngineGone {
+                reason: format!("loading stopped: {e}"),
+            })??;
+        crate::log::write(
+            "INFO",
+            &format!(
+                "engine: loaded {} ({}, {} tokens of context, {} threads) in {:.2} s",
+                path.display(),
+                engine.info().architecture,
+                engine.info().context_length,
+                threads,
+                started.elapsed().as_secs_f64()
+            ),
+        );
+        let engine = Arc::new(engine);
+        *loaded = Some(Loaded {
+            path,
+            engine: Arc::clone(&engine),
+        });
+        Ok(Some(engine))
+    }
+}
+
+fn engine_error(error: LocalError) -> LlmError {
+    LlmError::Engine {
+        message: error.to_string(),
+    }
+}
+
+impl ChatModel for LocalChatModel {
+    fn stream(&self, request: ChatRequest, cancel: CancellationToken) -> ChatStream {
+        let (tx, rx) = mpsc::channel(64);
+        let (stream, cancel) = ChatStream::new(rx, &cancel);
+        let this = self.clone();
+        tokio::spawn(async move {
+            let engine = tokio::select! {
+                () = cancel.cancelled() => return,
+                engine = this.engine(&tx, &cancel) => engine,
+            };
+            let engine = match engine {
+                Ok(Some(engine)) => engine,
+                Ok(None) => return,
+                Err(error) => {
+                    let _ = tx.send(Err(engine_error(error))).await;
+                    return;
+                }
+            };
+            let mut inner = engine.reply(request, &cancel);
+            while let Some(item) = inner.next().await {
+                if tx.send(item).await.is_err() {
+                    return;
+                }
+            }
+        });
+        stream
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async move { Ok(super::fetch::known_models(&self.options.downloads)) })
+    }
+
+    fn describe(&self) -> String {
+        format!("{} @ local", self.model)
+    }
+
+    fn with_model(&self, model: &str) -> Arc<dyn ChatModel> {
+        Arc::new(Self {
+            model: model.to_owned(),
+            options: Arc::clone(&self.options),
+            loaded: Arc::clone(&self.loaded),
+        })
+    }
+
+    /// Read from the file's header when the file is here (no download, no load).
+    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async move {
+            let path = super::fetch::present_file(&self.model, &self.options.downloads)?;
+            tokio::task::spawn_blocking(move || super::gguf::context_length(&path))
+                .await
+                .ok()
+                .flatten()
+                .map(|n| n as u64)
+        })
+    }
+}
