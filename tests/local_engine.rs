@@ -1,0 +1,184 @@
+//! The built-in engine on the real SmolLM2-135M file: repeatable greedy output, end of
+//! generation, `max_tokens`, Stop mid-reply, and the conversation's prefix kept between rounds.
+//!
+//! The file is `SEEK_TEST_GGUF` (set by `.ci/run`, which pulls it with `seek pull`), else the
+//! developer cache of `local-model.sh`. Without either the tests say so and pass: a machine
+//! with no model cannot run them, and CI always has one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use seek::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role};
+use seek::local::engine::Engine;
+use tokio_util::sync::CancellationToken;
+
+fn model_file() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "SEEK_TEST_GGUF={} is not a file", path.display());
+        return Some(path);
+    }
+    let dev = PathBuf::from(std::env::var_os("HOME")?)
+        .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if dev.is_file() {
+        return Some(dev);
+    }
+    eprintln!("no model file (SEEK_TEST_GGUF unset, {} absent): skipped", dev.display());
+    None
+}
+
+fn engine() -> Option<Engine> {
+    let path = model_file()?;
+    Some(Engine::load(&path, 2).expect("the real model loads"))
+}
+
+fn options(max_tokens: u64) -> GenerationOptions {
+    GenerationOptions {
+        max_tokens,
+        temperature: Some(0.0),
+        top_p: None,
+        seed: Some(1),
+        context_window: 8192,
+    }
+}
+
+fn request(messages: Vec<Message>, max_tokens: u64) -> ChatRequest {
+    ChatRequest {
+        messages,
+        options: options(max_tokens),
+    }
+}
+
+fn user(text: &str) -> Message {
+    Message::new(Role::User, text)
+}
+
+/// The whole reply: its text and why it ended.
+fn reply(engine: &Engine, request: ChatRequest) -> (String, FinishReason) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let done = engine
+            .reply(request, &CancellationToken::new())
+            .collect()
+            .await
+            .unwrap_or_else(|(e, _)| panic!("the reply failed: {e}"));
+        let finish = done.finish.expect("a finished reply");
+        (done.answer, finish.reason)
+    })
+}
+
+#[test]
+fn greedy_replies_are_identical_across_runs() {
+    let Some(engine) = engine() else { return };
+    let ask = || request(vec![user("Write a Python function that adds two numbers.")], 40);
+    let (first, _) = reply(&engine, ask());
+    // The second run reuses the cached prompt; a third from a fresh engine recomputes it all.
+    let (second, _) = reply(&engine, ask());
+    let fresh = self::engine().expect("loads again");
+    let (third, _) = reply(&fresh, ask());
+    assert!(!first.trim().is_empty());
+    assert_eq!(first, second);
+    assert_eq!(first, third);
+    // llama.cpp's greedy reply to the same conversation begins this way (its /completion
+    // with temperature 0 on the same file gave "\n```python\ndef add_numbers(num1, num2):").
+    assert!(first.starts_with("\n```python\ndef add_numbers(num1, num2):"), "{first:?}");
+}
+
+#[test]
+fn max_tokens_ends_the_reply_with_length() {
+    let Some(engine) = engine() else { return };
+    let (text, reason) = reply(
+        &engine,
+        request(vec![user("Count from 1 to 100, one number per line.")], 5),
+    );
+    assert_eq!(reason, FinishReason::Length);
+    assert_eq!(engine.stats().generated_tokens, 5, "{text:?}");
+}
+
+#[test]
+fn the_model_ends_its_turn_by_itself() {
+    let Some(engine) = engine() else { return };
+    let (text, reason) = reply(&engine, request(vec![user("Say hello.")], 400));
+    assert_eq!(reason, FinishReason::Stop, "{text:?}");
+    assert!(engine.stats().generated_tokens < 400);
+}
+
+#[test]
+fn a_second_round_computes_only_the_new_tokens() {
+    let Some(engine) = engine() else { return };
+    let mut messages = vec![
+        Message::new(Role::System, "You are a careful coding assistant."),
+        user("Write a bash command that lists the files here."),
+    ];
+    let (answer, _) = reply(&engine, request(messages.clone(), 30));
+    let first = engine.stats();
+    assert_eq!(first.reused_tokens, 0);
+    messages.push(Message::new(Role::Assistant, answer));
+    messages.push(user("[success] file_a file_b. Now count them."));
+    reply(&engine, request(messages, 10));
+    let second = engine.stats();
+    // Everything the first round saw is reused; only the reply's end and the new turn are not.
+    assert!(
+        second.reused_tokens >= first.prompt_tokens,
+        "reused {} of the first round's {}",
+        second.reused_tokens,
+        first.prompt_tokens
+    );
+    assert_eq!(
+        second.prefilled_tokens + second.reused_tokens,
+        second.prompt_tokens
+    );
+    assert!(
+        second.prefilled_tokens < 40,
+        "prefilled {} of {}",
+        second.prefilled_tokens,
+        second.prompt_tokens
+    );
+}
+
+#[test]
+fn stop_ends_a_reply_between_two_tokens() {
+    let Some(engine) = engine() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        let mut stream = engine.reply(
+            request(vec![user("Write a long story about a cat.")], 2000),
+            &cancel,
+        );
+        // The first piece of text arrives, then Stop.
+        loop {
+            match stream.next().await {
+                Some(Ok(Delta::Answer(text))) if !text.is_empty() => break,
+                Some(Ok(_)) => {}
+                other => panic!("the reply ended before any text: {other:?}"),
+            }
+        }
+        cancel.cancel();
+        // The engine sends nothing more after the token it was computing, and no Done.
+        let rest = tokio::time::timeout(Duration::from_secs(30), async {
+            let mut pieces = 0;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(Delta::Answer(_)) => pieces += 1,
+                    Ok(Delta::Done(_)) => panic!("a stopped reply was reported finished"),
+                    _ => {}
+                }
+            }
+            pieces
+        })
+        .await
+        .expect("the stream closes after Stop");
+        assert!(rest <= 1, "{rest} pieces after Stop");
+    });
+    // The engine serves the next reply.
+    let (text, _) = reply(&engine, request(vec![user("Say hello.")], 8));
+    assert!(!text.is_empty());
+    assert!(engine.stats().generated_tokens < 2000);
+}
