@@ -267,6 +267,12 @@ impl Tokenizer {
         self.texts.len()
     }
 
+    /// Whether `encode(.., add_bos = true, ..)` starts with BOS: the file's
+    /// `tokenizer.ggml.add_bos_token`, or llama.cpp's default for its pre-tokenizer.
+    pub fn adds_bos(&self) -> bool {
+        self.add_bos && self.bos.is_some()
+    }
+
     /// The BOS token's text, for chat templates.
     pub fn bos_token(&self) -> Option<&str> {
         self.bos.map(|id| self.texts[id as usize].as_str())
