@@ -98,7 +98,10 @@ impl PreTokenizer {
 
     /// The words of `text`, as byte ranges into it, in order, covering all of it.
     pub(super) fn split(&self, text: &str) -> Vec<Range<usize>> {
-        let mut pieces = vec![0..text.len()];
+        let mut pieces = vec![Range {
+            start: 0,
+            end: text.len(),
+        }];
         for pattern in &self.patterns {
             let mut next = Vec::with_capacity(pieces.len() * 2);
             for piece in pieces {
@@ -200,6 +203,17 @@ mod tests {
             words("no-such-pre", "a+b 1234"),
             ["a", "+", "b", " ", "123", "4"]
         );
+    }
+
+    #[test]
+    fn a_long_whitespace_run_is_split_without_giving_up() {
+        let text = " ".repeat(200_000) + "x\n" + &"\t \n".repeat(50_000);
+        for name in ["llama3", "smollm"] {
+            let words = words(name, &text);
+            assert_eq!(words[0].len(), 199_999, "{name}");
+            assert_eq!(words[1], " x", "{name}");
+            assert_eq!(words.concat(), text, "{name}");
+        }
     }
 
     #[test]

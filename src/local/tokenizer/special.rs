@@ -211,11 +211,11 @@ pub(super) fn resolve(
         }
     }
     // Gemma 4 and PLaMo 2 use "</s>" as ordinary text.
-    if let Some(s) = eog.iter().copied().find(|&id| text_of(id) == "</s>") {
-        if has(&eog, "<|tool_response>") || has(&eog, "<|plamo:eos|>") {
-            eog.retain(|&id| id != s);
-            kinds[s as usize] = Kind::Normal;
-        }
+    if let Some(s) = eog.iter().copied().find(|&id| text_of(id) == "</s>")
+        && (has(&eog, "<|tool_response>") || has(&eog, "<|plamo:eos|>"))
+    {
+        eog.retain(|&id| id != s);
+        kinds[s as usize] = Kind::Normal;
     }
     Ok(SpecialIds {
         bos,

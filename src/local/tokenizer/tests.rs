@@ -196,6 +196,30 @@ fn end_of_generation_holds_eos_and_the_texts_llama_cpp_knows() {
 }
 
 #[test]
+fn end_of_message_tokens_that_do_not_end_generation_are_left_out() {
+    // gpt-oss: "<|end|>" closes a message, "<|return|>" and "<|call|>" end generation.
+    let tok = tokenizer(&["<|return|>", "<|call|>", "<|end|>"], &[]);
+    let end = tok.token_to_id["<|end|>"];
+    assert!(!tok.end_of_generation().contains(&end));
+    assert_eq!(tok.token_bytes(end), b"<|end|>");
+    let tok = tokenizer(&["<|end|>"], &[]);
+    assert!(
+        tok.end_of_generation()
+            .contains(&tok.token_to_id["<|end|>"])
+    );
+}
+
+#[test]
+fn llama3_adds_bos_unless_the_file_says_otherwise() {
+    let mut meta = metadata(&[], &[]);
+    meta.insert("tokenizer.ggml.pre".into(), Value::String("llama3".into()));
+    meta.remove("tokenizer.ggml.add_bos_token");
+    assert!(build(meta.clone()).expect("loads").adds_bos());
+    meta.insert("tokenizer.ggml.pre".into(), Value::String("qwen2".into()));
+    assert!(!build(meta).expect("loads").adds_bos());
+}
+
+#[test]
 fn an_unknown_pre_tokenizer_is_llama_cpp_default() {
     let mut meta = metadata(&[], &[]);
     meta.insert(
