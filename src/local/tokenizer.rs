@@ -36,9 +36,10 @@ use pretokenize::{PreTokenizer, PreTokenizerKind};
 use special::Kind;
 
 /// A byte-level BPE tokenizer read from a GGUF file.
-#[derive(Debug)]
 pub struct Tokenizer {
     path: PathBuf,
+    /// The pre-tokenizer family in use (`default` for a name llama.cpp's table lacks).
+    pre_family: &'static str,
     /// Each token's text as the vocabulary stores it (byte-level characters for normal tokens).
     texts: Vec<String>,
     kinds: Vec<Kind>,
@@ -146,6 +147,7 @@ impl Tokenizer {
         }
         Ok(Self {
             path: path.to_owned(),
+            pre_family: kind.family,
             texts,
             kinds,
             token_to_id,
@@ -286,6 +288,21 @@ impl Tokenizer {
     /// The file this tokenizer was read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// A summary: the vocabulary itself is far too long to print.
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("path", &self.path)
+            .field("vocab_size", &self.texts.len())
+            .field("pre_tokenizer", &self.pre_family)
+            .field("bos", &self.bos_token())
+            .field("eos", &self.eos_token())
+            .field("adds_bos", &self.adds_bos())
+            .field("end_of_generation", &self.end_of_generation)
+            .finish_non_exhaustive()
     }
 }
 

@@ -184,3 +184,9 @@ fn a_leading_bos_is_dropped_when_the_tokenizer_adds_it() {
         ChatTemplate::new(source, Path::new("t.gguf"), "<s>", "</s>", false).expect("parses");
     assert_eq!(keeps.render(&messages, false).expect("renders"), "<s>x");
 }
+
+#[test]
+fn the_template_can_move_to_the_engine_thread() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<ChatTemplate>();
+}

@@ -72,7 +72,6 @@ fn pair_key(left: u32, right: u32) -> u64 {
 }
 
 /// The merge table of one vocabulary.
-#[derive(Debug)]
 pub(super) struct Bpe {
     vocab_size: u32,
     /// The symbol of each byte of a word.

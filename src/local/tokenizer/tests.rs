@@ -334,3 +334,14 @@ fn split_specials_keeps_the_text_around_each_token() {
         ]
     );
 }
+
+#[test]
+fn the_tokenizer_can_move_to_the_engine_thread_and_prints_briefly() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tokenizer>();
+    let printed = format!("{:?}", tokenizer(&[], &[]));
+    assert!(
+        printed.contains("vocab_size: 262") && printed.len() < 400,
+        "{printed}"
+    );
+}
