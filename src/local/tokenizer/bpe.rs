@@ -83,15 +83,15 @@ pub(super) struct Bpe {
 }
 
 impl Bpe {
-    /// Builds the table from the vocabulary (`token_to_id`: each string's id) and the merges, each `"left right"`, rank = position. Errors name the
-    /// merge that is not two strings.
+    /// Builds the table from the vocabulary (`token_to_id`: each string's id) and the merges,
+    /// each `"left right"`, its rank its position. Errors name the merge that is not two strings.
     pub(super) fn new(
         vocab_size: usize,
         token_to_id: &HashMap<String, u32>,
         merges: &[&str],
     ) -> Result<Self, String> {
         let vocab_size = u32::try_from(vocab_size)
-            .map_err(|_| format!("{vocab_size} tokens are more than a u32 numbers"))?;
+            .map_err(|_| format!("{vocab_size} tokens are more than 32-bit ids can number"))?;
         let mut extra: HashMap<String, u32> = HashMap::new();
         let mut extra_texts: Vec<String> = Vec::new();
         let mut symbol_of = |text: &str| -> u32 {
@@ -101,7 +101,9 @@ impl Bpe {
             if let Some(&id) = extra.get(text) {
                 return id;
             }
-            let id = vocab_size + extra_texts.len() as u32;
+            // At most 256 + 3 per merge extra strings: far below the u32 range for any
+            // vocabulary and merge list that fit in memory.
+            let id = vocab_size.saturating_add(extra_texts.len() as u32);
             extra.insert(text.to_owned(), id);
             extra_texts.push(text.to_owned());
             id
@@ -193,10 +195,12 @@ impl Bpe {
             }
         }
         for symbol in work.symbols.iter().filter(|s| s.alive) {
-            if symbol.id < self.vocab_size {
-                out.push(symbol.id);
-            } else {
-                out.extend_from_slice(&self.fallback[(symbol.id - self.vocab_size) as usize]);
+            match symbol.id.checked_sub(self.vocab_size) {
+                None => out.push(symbol.id),
+                Some(extra) => {
+                    let tokens = self.fallback.get(extra as usize);
+                    out.extend_from_slice(tokens.map_or(&[][..], Vec::as_slice));
+                }
             }
         }
     }
