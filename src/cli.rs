@@ -101,8 +101,14 @@ pub struct Cli {
 pub enum Command {
     /// Print the effective configuration and where each value came from (secrets hidden).
     Config,
-    /// List the models the configured server offers.
+    /// List the models the configured server offers (with the built-in engine: its catalog and
+    /// the downloaded models).
     Models,
+    /// Download a model of the built-in catalog (e.g. smollm2-135m) without running anything.
+    Pull {
+        /// A catalog name (`seek models` lists them).
+        name: String,
+    },
     /// List saved sessions, the most recently active first.
     Sessions,
 }
