@@ -153,7 +153,7 @@ pub fn listing(settings: &DownloadSettings) -> String {
                         .is_some_and(|x| x.eq_ignore_ascii_case("gguf"));
                     let in_catalog = CATALOG.iter().any(|c| c.file_name == name);
                     let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
-                    (is_gguf && !in_catalog).then(|| (name, meta.len()))
+                    (is_gguf && !in_catalog).then_some((name, meta.len()))
                 })
                 .collect()
         })
@@ -236,10 +236,7 @@ impl StderrProgress {
             (true, Some(total)) if total > 0 => progress.done.saturating_mul(4) / total,
             _ => 0,
         };
-        if changed {
-            self.last_quarter = quarter;
-            let _ = writeln!(err, "seek: {line}");
-        } else if quarter > self.last_quarter {
+        if changed || quarter > self.last_quarter {
             self.last_quarter = quarter;
             let _ = writeln!(err, "seek: {line}");
         }
