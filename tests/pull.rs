@@ -8,6 +8,8 @@
 
 #[path = "support/file_server.rs"]
 mod file_server;
+#[path = "support/pty.rs"]
+mod pty;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -78,6 +80,11 @@ fn assert_pulled(sb: &Sandbox, out: &Output) {
         catalog::CATALOG[0].size
     );
     assert!(!part(sb).exists(), "no .part is left behind");
+    assert!(
+        !stderr(out).contains('\u{1b}'),
+        "no escape codes when stderr is not a terminal: {}",
+        stderr(out)
+    );
 }
 
 fn part(sb: &Sandbox) -> PathBuf {
@@ -162,18 +169,21 @@ fn a_file_with_the_wrong_sha256_is_deleted_and_reported() {
 fn a_404_moves_on_to_the_next_source_and_says_so() {
     let server = FileServer::start();
     server.put(&format!("/good/{FILE}"), model_bytes(), Serve::Normally);
-    let sb = sandbox(&[server.url("missing"), server.url("good")], 30);
+    // A mirror's password is never shown.
+    let missing = server
+        .url("missing")
+        .replace("http://", "http://user:secret@");
+    let sb = sandbox(&[missing, server.url("good")], 30);
 
     let out = pull(&sb, "smollm2-135m");
     assert_pulled(&sb, &out);
     let err = stderr(&out);
+    let shown = server.url("missing").replace("http://", "http://user:***@");
     assert!(
-        err.contains(&format!(
-            "{}{FILE} failed: HTTP 404 Not Found",
-            server.url("missing")
-        )),
+        err.contains(&format!("{shown}{FILE} failed: HTTP 404 Not Found")),
         "{err}"
     );
+    assert!(!err.contains("secret"), "{err}");
     let order: Vec<(String, u16)> = server
         .requests()
         .into_iter()
@@ -262,6 +272,72 @@ fn two_pulls_at_once_download_the_file_once() {
     assert_eq!(stdout(&second_out), stdout(&first));
     assert!(second_err.contains("already downloaded"), "{second_err}");
     assert_eq!(server.requests_for(&path).len(), 1, "one download");
+}
+
+#[test]
+fn on_a_terminal_the_progress_is_one_line_rewritten() {
+    let server = FileServer::start();
+    server.put(&format!("/m/{FILE}"), model_bytes(), Serve::Normally);
+    let sb = sandbox(&[server.url("m")], 30);
+    let cache = sb.path("cache");
+    let mut tui = pty::Tui::start_with_env(
+        &sb,
+        &["pull", "smollm2-135m"],
+        100,
+        20,
+        &[("SEEK_CACHE_DIR", cache.as_path())],
+    );
+    let (code, raw) = tui.wait_exit();
+    assert_eq!(code, 0, "{raw}");
+    assert!(
+        raw.contains("\r\u{1b}[2K"),
+        "the line is redrawn in place: {raw:?}"
+    );
+    let screen = tui.screen();
+    let rows: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    let path = models_dir(&sb).join(FILE);
+    assert_eq!(
+        rows,
+        vec![
+            "smollm2-135m: ready".to_owned(),
+            path.display().to_string(),
+            format!("sha256 {SHA}"),
+        ],
+        "{screen}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_download_and_says_how_to_resume() {
+    let server = FileServer::start();
+    let gate = Gate::new();
+    server.put(
+        &format!("/m/{FILE}"),
+        model_bytes(),
+        Serve::Held(gate.clone()),
+    );
+    let sb = sandbox(&[server.url("m")], 30);
+    let cache = sb.path("cache");
+    let mut tui = pty::Tui::start_with_env(
+        &sb,
+        &["pull", "smollm2-135m"],
+        100,
+        20,
+        &[("SEEK_CACHE_DIR", cache.as_path())],
+    );
+    server.wait_for_request();
+    tui.wait_for_text("of 98.4 MB");
+    tui.send(b"\x03");
+    let (code, raw) = tui.wait_exit();
+    gate.open();
+    assert_eq!(code, 130, "{raw}");
+    let screen = tui.screen();
+    assert!(
+        screen.contains("the download was cancelled")
+            && screen.contains("run `seek pull smollm2-135m` again to resume"),
+        "{screen}"
+    );
+    assert!(!models_dir(&sb).join(FILE).exists());
 }
 
 #[test]

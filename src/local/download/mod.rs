@@ -22,7 +22,7 @@ pub use progress::{Phase, Progress};
 
 use super::LocalError;
 use super::catalog::{CatalogEntry, Source};
-use crate::config::LocalSettings;
+use crate::config::{LocalSettings, redact_url};
 
 /// Where and how downloads happen (from `[local]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,7 +252,7 @@ impl Reporter<'_> {
     fn phase(&mut self, source: &str, phase: Phase, done: u64, total: Option<u64>) {
         (self.callback)(&Progress {
             model: self.model.to_owned(),
-            source: source.to_owned(),
+            source: redact_url(source),
             phase,
             done,
             total,
@@ -282,7 +282,7 @@ impl Reporter<'_> {
         let (bytes_per_sec, eta) = meter.read(done, total);
         (self.callback)(&Progress {
             model: self.model.to_owned(),
-            source: source.to_owned(),
+            source: redact_url(source),
             phase: Phase::Downloading,
             done,
             total,
@@ -605,7 +605,7 @@ fn all_failed(entry: &CatalogEntry, mut failures: Vec<(String, SourceFailure)>) 
     {
         return LocalError::HashMismatch {
             name: entry.name.to_owned(),
-            source_url: url,
+            source_url: redact_url(&url),
             expected,
             found,
         };
@@ -618,10 +618,10 @@ fn all_failed(entry: &CatalogEntry, mut failures: Vec<(String, SourceFailure)>) 
     }
     let listed: Vec<String> = failures
         .iter()
-        .map(|(url, why)| format!("\n  {url}: {why}"))
+        .map(|(url, why)| format!("\n  {}: {why}", redact_url(url)))
         .collect();
     LocalError::DownloadFailed {
         name: entry.name.to_owned(),
-        failures: listed.concat(),
+        failures: format!("every source failed:{}", listed.concat()),
     }
 }

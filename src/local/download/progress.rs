@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 pub struct Progress {
     /// The catalog name of the model.
     pub model: String,
-    /// The URL being downloaded from (empty while waiting for the lock).
+    /// The URL being downloaded from, a password in it masked (empty while waiting for the
+    /// lock).
     pub source: String,
     pub phase: Phase,
     /// Bytes of the file (or wheel) on disk so far, a resumed part included.
