@@ -574,6 +574,40 @@ async fn a_file_left_in_place_is_checked_once_and_a_wrong_one_replaced() {
 }
 
 #[test]
+fn seek_models_with_the_built_in_engine_lists_the_catalog_and_what_is_downloaded() {
+    let server = FileServer::start();
+    server.put(&format!("/m/{FILE}"), model_bytes(), Serve::Normally);
+    let sb = sandbox(&[server.url("m")], 30);
+    assert_pulled(&sb, &pull(&sb, "smollm2-135m"));
+    std::fs::write(models_dir(&sb).join("mine.gguf"), b"GGUF").expect("write");
+
+    let mut cmd = sb.seek();
+    cmd.env("SEEK_CACHE_DIR", sb.path("cache")).arg("models");
+    let out = run_within(&mut cmd, FAILURE_BOUND);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    let rows: Vec<&str> = listing.lines().collect();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name} is listed: {listing}"))
+            .to_string()
+    };
+    let smol = row("smollm2-135m");
+    assert!(
+        smol.contains("98.4 MB")
+            && smol.contains(" downloaded ")
+            && smol.contains(&models_dir(&sb).join(FILE).display().to_string()),
+        "{listing}"
+    );
+    assert!(
+        row("qwen2.5-coder-7b").contains("not downloaded"),
+        "{listing}"
+    );
+    assert!(row("mine.gguf").contains("4 B"), "{listing}");
+}
+
+#[test]
 fn the_listing_shows_the_catalog_and_other_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("mine.gguf"), b"GGUF").expect("write");
