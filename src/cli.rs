@@ -34,7 +34,8 @@ Exit codes: 0 success, 1 the task failed or the agent gave up, 2 usage or config
 3 the model server failed, 130 interrupted.
 
 Configuration: flags > environment (SEEK_PROVIDER, SEEK_BASE_URL, SEEK_MODEL, SEEK_AGENT,
-SEEK_WORK_DIR or WORK_DIR, SEEK_CONFIG, SEEK_DATA_DIR) > config file > defaults.
+SEEK_WORK_DIR or WORK_DIR, SEEK_CONFIG, SEEK_DATA_DIR, SEEK_CACHE_DIR) > config file >
+defaults.
 `seek config` shows the effective values and where each came from.";
 
 /// seek: a terminal agent shell. The model answers with fenced code blocks; seek runs them.
@@ -101,8 +102,14 @@ pub struct Cli {
 pub enum Command {
     /// Print the effective configuration and where each value came from (secrets hidden).
     Config,
-    /// List the models the configured server offers.
+    /// List the models the configured server offers (with the built-in engine: its catalog and
+    /// the downloaded models).
     Models,
+    /// Download a model of the built-in catalog (e.g. smollm2-135m) without running anything.
+    Pull {
+        /// A catalog name (`seek models` lists them).
+        name: String,
+    },
     /// List saved sessions, the most recently active first.
     Sessions,
 }

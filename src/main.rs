@@ -46,7 +46,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             out.write_all(config::render(&config, &env).as_bytes())?;
             Ok(Exit::Success)
         }
+        Some(Command::Models) if seek::local::commands::is_local(&config) => {
+            seek::local::commands::models(&config)
+        }
         Some(Command::Models) => list_models(&config, &env),
+        Some(Command::Pull { name }) => seek::local::commands::pull(&config, name, &cwd),
         Some(Command::Sessions) => list_sessions(&config),
         None => {
             if let Err(err) = config.ensure_work_dir() {

@@ -41,6 +41,8 @@ pub struct FileConfig {
     pub exec: ExecFile,
     #[serde(default)]
     pub tools: ToolsFile,
+    #[serde(default)]
+    pub local: super::local::LocalFile,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -6,6 +6,7 @@
 
 mod env;
 mod file;
+mod local;
 mod model;
 pub mod providers;
 mod safety;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 pub use env::Env;
+pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
@@ -192,6 +194,8 @@ pub struct Config {
     pub model_settings: ModelSettings,
     pub tools: Vec<ToolConfig>,
     pub safety: Safety,
+    /// The built-in engine's `[local]` section.
+    pub local: LocalSettings,
     /// The user's home directory (`HOME`), which a work dir should not be.
     pub home: Option<PathBuf>,
 }
@@ -381,6 +385,7 @@ impl Resolver<'_> {
         let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
         let model_settings = self.model_settings(cfg)?;
         let safety = safety::resolve(self, cfg)?;
+        let local = local::resolve(self, cfg)?;
 
         Ok(Config {
             file,
@@ -397,6 +402,7 @@ impl Resolver<'_> {
             model_settings,
             tools,
             safety,
+            local,
             home: self.home(),
         })
     }

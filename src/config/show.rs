@@ -252,10 +252,11 @@ pub fn render(config: &Config, env: &Env) -> String {
             );
         }
     }
+    super::local::render(&mut out, &config.local);
     out
 }
 
-fn line(out: &mut String, key: &str, value: &str, origin: &Origin, note: Option<&str>) {
+pub(super) fn line(out: &mut String, key: &str, value: &str, origin: &Origin, note: Option<&str>) {
     let assignment = format!("{key} = {value}");
     let _ = match note {
         Some(note) => writeln!(out, "{assignment:<44} # {origin}; {note}"),
@@ -264,7 +265,7 @@ fn line(out: &mut String, key: &str, value: &str, origin: &Origin, note: Option<
 }
 
 /// A TOML basic string.
-fn toml_str(value: &str) -> String {
+pub(super) fn toml_str(value: &str) -> String {
     toml::Value::String(value.to_owned()).to_string()
 }
 

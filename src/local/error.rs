@@ -65,6 +65,9 @@ pub enum LocalError {
         "cannot write the model cache {path}: {reason}; set [local] models_dir to a writable folder"
     )]
     CacheUnwritable { path: PathBuf, reason: String },
+    /// The user stopped it (Esc, Ctrl+C); a partial download is kept and resumes next time.
+    #[error("{what} was cancelled")]
+    Cancelled { what: String },
     /// The engine thread is gone (a bug; the message is logged).
     #[error("the built-in engine stopped: {reason}")]
     EngineGone { reason: String },

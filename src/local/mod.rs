@@ -7,6 +7,7 @@
 //! `ChatModel` behind the same trait as the HTTP providers.
 
 pub mod catalog;
+pub mod commands;
 pub mod download;
 pub mod engine;
 pub mod error;

@@ -1,0 +1,323 @@
+//! The `[local]` section: where the built-in engine keeps downloaded models, where it downloads
+//! them from, how long a silent download may last, and how many threads the engine uses.
+//!
+//! Owns these keys, their defaults (the platform cache dir, `SEEK_CACHE_DIR`) and their
+//! validation, and their lines in `seek config`. It must not download or load anything.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::file::{FileConfig, FileValue};
+use super::{ConfigError, Origin, Resolver, Sourced, invalid};
+
+/// `[local]` as read from the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalFile {
+    pub models_dir: FileValue<String>,
+    /// One URL or a list of them (checked in `resolve`, which names the key in its errors).
+    pub mirror: FileValue<toml::Value>,
+    pub offline: FileValue<bool>,
+    pub download_stall_secs: FileValue<i64>,
+    pub threads: FileValue<i64>,
+}
+
+/// The effective `[local]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalSettings {
+    /// Where catalog models are downloaded to and other `.gguf` files are listed from.
+    pub models_dir: Sourced<PathBuf>,
+    /// Base URLs tried first, in order, for every catalog file (`<mirror><file name>`).
+    pub mirrors: Sourced<Vec<String>>,
+    /// Download only from the mirrors, never from the catalog's own (internet) sources.
+    pub offline: Sourced<bool>,
+    /// A download that receives no byte for this long has failed (that source; the next is
+    /// tried).
+    pub download_stall_secs: Sourced<u64>,
+    /// Threads the engine computes with; `None`: every core.
+    pub threads: Option<Sourced<u64>>,
+}
+
+/// Default seconds without a byte before a download source counts as failed.
+pub const DEFAULT_DOWNLOAD_STALL_SECS: u64 = 30;
+
+impl LocalSettings {
+    /// The stall timeout as a duration.
+    pub fn stall(&self) -> Duration {
+        Duration::from_secs(self.download_stall_secs.value)
+    }
+
+    /// The threads to compute with: the configured number, or every core.
+    pub fn thread_count(&self) -> usize {
+        match &self.threads {
+            Some(n) => usize::try_from(n.value).unwrap_or(1),
+            None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        }
+    }
+}
+
+pub(super) fn resolve(
+    r: &Resolver<'_>,
+    cfg: Option<&FileConfig>,
+) -> Result<LocalSettings, ConfigError> {
+    let file = cfg.map(|c| &c.local);
+    let models_dir = models_dir(r, file)?;
+    let mirrors = match r.file_value(file.and_then(|l| l.mirror.as_ref())) {
+        Some(raw) => Sourced::new(mirror_list(&raw)?, raw.origin),
+        None => Sourced::new(Vec::new(), Origin::Default),
+    };
+    let offline = r
+        .file_value(file.and_then(|l| l.offline.as_ref()))
+        .unwrap_or_else(|| Sourced::new(false, Origin::Default));
+    if offline.value && mirrors.value.is_empty() {
+        return Err(invalid(
+            &offline,
+            "local.offline",
+            "offline downloads come only from a mirror: set [local] mirror = \"http://host/path/\" too",
+        ));
+    }
+    let download_stall_secs = r.number(
+        file.and_then(|l| l.download_stall_secs.as_ref()),
+        "local.download_stall_secs",
+        1..=3600,
+        DEFAULT_DOWNLOAD_STALL_SECS,
+    )?;
+    let threads = match file.and_then(|l| l.threads.as_ref()) {
+        Some(value) => Some(r.number(Some(value), "local.threads", 1..=1024, 1)?),
+        None => None,
+    };
+    Ok(LocalSettings {
+        models_dir,
+        mirrors,
+        offline,
+        download_stall_secs,
+        threads,
+    })
+}
+
+/// `SEEK_CACHE_DIR/models`, else `[local] models_dir` (relative to the config file, `~`
+/// expanded), else `<platform cache dir>/seek/models`.
+fn models_dir(r: &Resolver<'_>, file: Option<&LocalFile>) -> Result<Sourced<PathBuf>, ConfigError> {
+    if let Some(dir) = r.env.get("SEEK_CACHE_DIR") {
+        return Ok(Sourced::new(
+            r.cwd.join(dir).join("models"),
+            Origin::Env("SEEK_CACHE_DIR"),
+        ));
+    }
+    if let (Some(s), Some(loaded)) = (
+        r.file_value(file.and_then(|l| l.models_dir.as_ref())),
+        r.file,
+    ) {
+        if s.value.trim().is_empty() {
+            return Err(invalid(&s, "local.models_dir", "expected a directory path"));
+        }
+        let base = loaded.path.parent().unwrap_or(Path::new("."));
+        return Ok(Sourced::new(base.join(expand_home(&s.value)), s.origin));
+    }
+    let cache = directories::BaseDirs::new().map_or_else(
+        // No home directory at all (a bare container): keep models beside the process.
+        || PathBuf::from(".seek/cache"),
+        |b| b.cache_dir().join("seek"),
+    );
+    Ok(Sourced::new(cache.join("models"), Origin::Default))
+}
+
+fn expand_home(raw: &str) -> PathBuf {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
+    match (raw.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(raw),
+    }
+}
+
+/// `mirror = "URL"` or `mirror = ["URL", …]`, each an http(s) URL; a trailing `/` is added so
+/// that `<mirror><file name>` names a file in it.
+fn mirror_list(raw: &Sourced<toml::Value>) -> Result<Vec<String>, ConfigError> {
+    const EXPECTED: &str =
+        "expected an http(s) URL of a folder, or a list of them, such as \"http://host/models/\"";
+    let urls: Vec<&toml::Value> = match &raw.value {
+        toml::Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    urls.into_iter()
+        .map(|url| {
+            let text = url.as_str().filter(|u| {
+                (u.starts_with("http://") || u.starts_with("https://"))
+                    && !u.chars().any(char::is_whitespace)
+            });
+            match text {
+                Some(u) if u.ends_with('/') => Ok(u.to_owned()),
+                Some(u) => Ok(format!("{u}/")),
+                None => Err(ConfigError::Invalid {
+                    origin: raw.origin.clone(),
+                    key: "local.mirror".into(),
+                    value: url.to_string(),
+                    expected: EXPECTED.into(),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The `[local]` lines of `seek config`.
+pub(super) fn render(out: &mut String, local: &LocalSettings) {
+    let _ = writeln!(out, "\n[local]");
+    let dir = local.models_dir.value.display().to_string();
+    super::show::line(
+        out,
+        "models_dir",
+        &super::show::toml_str(&dir),
+        &local.models_dir.origin,
+        None,
+    );
+    match local.mirrors.value.as_slice() {
+        [] => {
+            let _ = writeln!(
+                out,
+                "# mirror is not set: the catalog's own sources are used"
+            );
+        }
+        mirrors => {
+            let shown: Vec<String> = mirrors
+                .iter()
+                .map(|m| super::show::toml_str(&super::redact_url(m)))
+                .collect();
+            super::show::line(
+                out,
+                "mirror",
+                &format!("[{}]", shown.join(", ")),
+                &local.mirrors.origin,
+                None,
+            );
+        }
+    }
+    super::show::line(
+        out,
+        "offline",
+        &local.offline.value.to_string(),
+        &local.offline.origin,
+        None,
+    );
+    super::show::line(
+        out,
+        "download_stall_secs",
+        &local.download_stall_secs.value.to_string(),
+        &local.download_stall_secs.origin,
+        None,
+    );
+    match &local.threads {
+        Some(n) => super::show::line(out, "threads", &n.value.to_string(), &n.origin, None),
+        None => {
+            let _ = writeln!(
+                out,
+                "# threads is not set: every core ({}) computes",
+                local.thread_count()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Dirs, Env, Overrides};
+    use super::*;
+
+    fn resolve(
+        dir: &Path,
+        file: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Result<Config, ConfigError> {
+        let config_file = dir.join("config.toml");
+        if let Some(text) = file {
+            std::fs::write(&config_file, text).expect("write config");
+        }
+        let dirs = Dirs {
+            default_config_file: Some(config_file),
+            data_dir: dir.join("data"),
+        };
+        let env = Env::from_pairs(env.iter().copied());
+        Config::resolve(&Overrides::default(), &env, &dirs, dir)
+    }
+
+    #[test]
+    fn defaults_put_models_in_the_cache_dir() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let local = resolve(dir.path(), None, &[]).expect("defaults").local;
+        assert!(local.models_dir.value.ends_with("seek/models"));
+        assert_eq!(local.models_dir.origin, Origin::Default);
+        assert!(local.mirrors.value.is_empty());
+        assert!(!local.offline.value);
+        assert_eq!(local.download_stall_secs.value, DEFAULT_DOWNLOAD_STALL_SECS);
+        assert_eq!(local.threads, None);
+        assert!(local.thread_count() >= 1);
+    }
+
+    #[test]
+    fn the_file_and_seek_cache_dir_set_the_models_dir() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let text = "[local]\nmodels_dir = \"m\"\nmirror = \"http://h/x\"\nthreads = 3\n";
+        let local = resolve(dir.path(), Some(text), &[]).expect("file").local;
+        assert_eq!(
+            local.models_dir.value,
+            dir.path().join("m"),
+            "relative to the file"
+        );
+        assert!(matches!(
+            local.models_dir.origin,
+            Origin::File { line: 2, .. }
+        ));
+        assert_eq!(local.mirrors.value, vec!["http://h/x/".to_owned()]);
+        assert_eq!(local.thread_count(), 3);
+
+        let env = [("SEEK_CACHE_DIR", "cache")];
+        let local = resolve(dir.path(), Some(text), &env).expect("env").local;
+        assert_eq!(local.models_dir.value, dir.path().join("cache/models"));
+        assert_eq!(local.models_dir.origin, Origin::Env("SEEK_CACHE_DIR"));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (text, key) in [
+            ("[local]\nmirror = \"ftp://h/\"\n", "local.mirror"),
+            ("[local]\nmirror = [\"http://h/\", 3]\n", "local.mirror"),
+            ("[local]\noffline = true\n", "local.offline"),
+            ("[local]\nthreads = 0\n", "local.threads"),
+            (
+                "[local]\ndownload_stall_secs = 0\n",
+                "local.download_stall_secs",
+            ),
+        ] {
+            let err = resolve(dir.path(), Some(text), &[])
+                .expect_err(text)
+                .to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+        let err = resolve(dir.path(), Some("[local]\nmodel_dir = \"x\"\n"), &[])
+            .expect_err("unknown key")
+            .to_string();
+        assert!(err.contains("model_dir"), "{err}");
+    }
+
+    #[test]
+    fn seek_config_shows_the_section_with_origins() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let text = "[local]\nmirror = [\"http://a/\", \"http://b/m\"]\noffline = true\n";
+        let config = resolve(dir.path(), Some(text), &[]).expect("file");
+        let shown = super::super::render(&config, &Env::default());
+        assert!(shown.contains("\n[local]\n"), "{shown}");
+        assert!(
+            shown.contains("mirror = [\"http://a/\", \"http://b/m/\"]"),
+            "{shown}"
+        );
+        assert!(shown.contains("offline = true"), "{shown}");
+        assert!(shown.contains("config.toml:3"), "{shown}");
+        assert!(shown.contains("# threads is not set"), "{shown}");
+        toml::from_str::<toml::Value>(&shown).expect("seek config stays valid TOML");
+    }
+}
