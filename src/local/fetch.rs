@@ -8,13 +8,12 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use super::LocalError;
+use super::catalog::{self, CATALOG, ModelRef};
+use super::download::{self, DownloadSettings, OnDisk, Phase, Progress};
 use crate::llm::Preparing;
 
-/// Where catalog models live and come from.
-#[derive(Debug, Clone, Default)]
-pub struct Settings {
-    pub models_dir: PathBuf,
-}
+/// Where catalog models live and come from (`[local]`).
+pub type Settings = DownloadSettings;
 
 /// Progress reports, as the provider forwards them.
 pub type Report = Box<dyn Fn(Preparing) + Send + Sync>;
@@ -23,27 +22,48 @@ pub type Report = Box<dyn Fn(Preparing) + Send + Sync>;
 /// `cancel` stopped it.
 pub async fn model_file(
     model: &str,
-    _settings: &Settings,
-    _report: Report,
-    _cancel: &CancellationToken,
+    settings: &Settings,
+    report: Report,
+    cancel: &CancellationToken,
 ) -> Result<Option<PathBuf>, LocalError> {
-    let path = PathBuf::from(model.trim());
-    if path.is_file() {
-        return Ok(Some(path));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let entry = match catalog::resolve(model, &cwd)? {
+        ModelRef::File(path) => return Ok(Some(path)),
+        ModelRef::Catalog(entry) => entry,
+    };
+    let progress = |p: &Progress| {
+        report(Preparing {
+            stage: if p.phase == Phase::Verifying {
+                "verify"
+            } else {
+                "download"
+            },
+            model: model.to_owned(),
+            done_bytes: p.done,
+            total_bytes: p.total,
+            message: p.line(),
+        });
+    };
+    match download::ensure_downloaded(entry, settings, progress, cancel).await {
+        Ok(path) => Ok(Some(path)),
+        Err(LocalError::Cancelled { .. }) => Ok(None),
+        Err(err) => Err(err),
     }
-    Err(LocalError::UnknownModel {
-        name: model.to_owned(),
-        catalog: String::new(),
-    })
 }
 
 /// The file for `model` if it is already on disk.
-pub fn present_file(model: &str, _settings: &Settings) -> Option<PathBuf> {
-    let path = PathBuf::from(model.trim());
-    path.is_file().then_some(path)
+pub fn present_file(model: &str, settings: &Settings) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    match catalog::resolve(model, &cwd).ok()? {
+        ModelRef::File(path) => Some(path),
+        ModelRef::Catalog(entry) => match download::on_disk(entry, settings) {
+            OnDisk::Ready(path) | OnDisk::Unverified(path) => Some(path),
+            OnDisk::Partial { .. } | OnDisk::Absent(_) => None,
+        },
+    }
 }
 
 /// Names `list_models` offers.
 pub fn known_models(_settings: &Settings) -> Vec<String> {
-    Vec::new()
+    CATALOG.iter().map(|e| e.name.to_owned()).collect()
 }

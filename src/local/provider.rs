@@ -30,10 +30,9 @@ pub struct LocalOptions {
 
 impl LocalOptions {
     pub fn from_config(config: &crate::config::Config) -> Self {
-        let _ = config;
         Self {
-            threads: std::thread::available_parallelism().map_or(1, usize::from),
-            downloads: super::fetch::Settings::default(),
+            threads: config.local.thread_count(),
+            downloads: super::fetch::Settings::from(&config.local),
         }
     }
 }
