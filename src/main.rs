@@ -87,6 +87,9 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
     if let Some(warning) = config.safety.socket_warning() {
         eprintln!("seek: warning: {warning}");
     }
+    if let Some(notice) = seek::local::first_use_notice(&config) {
+        eprintln!("seek: {notice}");
+    }
     if prompt.trim().is_empty() {
         eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);

@@ -15,7 +15,11 @@ use tokio_util::sync::CancellationToken;
 fn model_file() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
         let path = PathBuf::from(path);
-        assert!(path.is_file(), "SEEK_TEST_GGUF={} is not a file", path.display());
+        assert!(
+            path.is_file(),
+            "SEEK_TEST_GGUF={} is not a file",
+            path.display()
+        );
         return Some(path);
     }
     let dev = PathBuf::from(std::env::var_os("HOME")?)
@@ -23,7 +27,10 @@ fn model_file() -> Option<PathBuf> {
     if dev.is_file() {
         return Some(dev);
     }
-    eprintln!("no model file (SEEK_TEST_GGUF unset, {} absent): skipped", dev.display());
+    eprintln!(
+        "no model file (SEEK_TEST_GGUF unset, {} absent): skipped",
+        dev.display()
+    );
     None
 }
 
@@ -73,7 +80,12 @@ fn reply(engine: &Engine, request: ChatRequest) -> (String, FinishReason) {
 #[test]
 fn greedy_replies_are_identical_across_runs() {
     let Some(engine) = engine() else { return };
-    let ask = || request(vec![user("Write a Python function that adds two numbers.")], 40);
+    let ask = || {
+        request(
+            vec![user("Write a Python function that adds two numbers.")],
+            40,
+        )
+    };
     let (first, _) = reply(&engine, ask());
     // The second run reuses the cached prompt; a third from a fresh engine recomputes it all.
     let (second, _) = reply(&engine, ask());

@@ -256,6 +256,10 @@ impl Runtime {
                     self.error("which model? /model NAME (seek models lists them)");
                     return;
                 }
+                if let Err(message) = self.ctx.model.check_model(model) {
+                    self.error(&message);
+                    return;
+                }
                 // A running task keeps the model it started with; the next one uses this.
                 self.ctx.model = self.ctx.model.with_model(model);
                 self.ctx.context_window = Arc::default();

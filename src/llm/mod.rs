@@ -229,6 +229,14 @@ pub trait ChatModel: Send + Sync {
     /// The same server and settings with another model (`/model NAME`).
     fn with_model(&self, model: &str) -> std::sync::Arc<dyn ChatModel>;
 
+    /// Whether `model` can be used here, checked before switching to it (`/model NAME`): a
+    /// name the provider cannot know of is an error message now rather than at the next task.
+    /// Servers are asked nothing (they answer at the next task).
+    fn check_model(&self, model: &str) -> Result<(), String> {
+        let _ = model;
+        Ok(())
+    }
+
     /// The model's context window in tokens, if the server says (best effort: `None` when it
     /// cannot or will not).
     fn context_window(&self) -> client::BoxFuture<'_, Option<u64>> {

@@ -183,6 +183,15 @@ impl ChatModel for LocalChatModel {
         })
     }
 
+    /// A catalog name or an existing `.gguf` file; what else was typed is refused with the
+    /// catalog listed. Nothing is downloaded or loaded yet: that happens at the next task.
+    fn check_model(&self, model: &str) -> Result<(), String> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        super::catalog::resolve(model, &cwd)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// Read from the file's header when the file is here (no download, no load).
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         Box::pin(async move {

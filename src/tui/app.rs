@@ -456,7 +456,7 @@ impl App {
             )),
             Slash::Model(Some(model)) => return vec![Effect::Send(Command::SetModel { model })],
             Slash::Model(None) => self.transcript.notice(format!(
-                "model: {} · /model NAME switches; `seek models` lists the server's models",
+                "model: {} · /model NAME switches (loaded at the next task); `seek models` lists the models",
                 self.model
             )),
             Slash::Retry => return self.retry(now),

@@ -102,6 +102,9 @@ pub async fn run(
     if let Some(warning) = config.safety.socket_warning() {
         app.transcript.error(format!("warning: {warning}"));
     }
+    if let Some(notice) = crate::local::first_use_notice(&config) {
+        app.transcript.notice(notice);
+    }
     if config
         .model
         .value
