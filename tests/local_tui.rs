@@ -1,0 +1,71 @@
+//! The built-in engine in the terminal UI, in a real pseudo-terminal: `/model` refuses a name
+//! it cannot run and lists the catalog; a `.gguf` file named with `/model` is loaded off the UI
+//! thread at the next task (the status line says so) and answers; Esc stops a reply.
+//!
+//! Needs the real model file (see tests/local_engine.rs); without it the test says so and
+//! passes.
+
+mod support;
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::path::PathBuf;
+
+use pty::{Tui, keys};
+use support::Sandbox;
+
+fn model_file() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
+        return Some(PathBuf::from(path));
+    }
+    let dev = PathBuf::from(std::env::var_os("HOME")?)
+        .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if dev.is_file() {
+        return Some(dev);
+    }
+    eprintln!("no model file: skipped");
+    None
+}
+
+#[test]
+fn model_names_are_checked_and_a_file_is_loaded_at_the_next_task() {
+    let Some(file) = model_file() else { return };
+    let sb = Sandbox::new();
+    // Nothing configured: the built-in engine, and a models dir of the sandbox's own.
+    let cache = sb.path("cache");
+    let mut tui = Tui::start_with_env(
+        &sb,
+        &["--agent", "casual", "--approval", "never"],
+        120,
+        30,
+        &[("SEEK_CACHE_DIR", &cache)],
+    );
+    tui.wait_for_text("smollm2-135m @ local");
+    tui.wait_for_text("no model server is configured");
+
+    tui.type_text("/model gpt-17");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("no model named \"gpt-17\"");
+    tui.wait_for_text("qwen2.5-coder-1.5b");
+
+    tui.type_text(&format!("/model {}", file.display()));
+    tui.send(keys::ENTER);
+    tui.wait_for_text("@ local");
+    tui.type_text("Say hello in one short sentence.");
+    tui.send(keys::ENTER);
+    // Loading is reported, then the reply streams and the task ends.
+    tui.wait_for("the task to end", |s| s.contains("✓ done") || s.contains("✗"));
+    let screen = tui.screen();
+    assert!(!screen.contains("panicked"), "{screen}");
+
+    // Esc stops a reply that is streaming.
+    tui.type_text("Write a very long story about a cat, with ten chapters.");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("Thinking");
+    tui.send(keys::ESC);
+    tui.wait_for_text("■ stopped");
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+    // Nothing was downloaded: the file was used where it is.
+    assert!(!cache.join("models/SmolLM2-135M-Instruct.Q4_1.gguf").exists());
+}
