@@ -5,9 +5,9 @@
 //! Needs the real model file (see tests/local_engine.rs); without it the test says so and
 //! passes.
 
-mod support;
 #[path = "support/pty.rs"]
 mod pty;
+mod support;
 
 use std::path::PathBuf;
 
@@ -54,7 +54,9 @@ fn model_names_are_checked_and_a_file_is_loaded_at_the_next_task() {
     tui.type_text("Say hello in one short sentence.");
     tui.send(keys::ENTER);
     // Loading is reported, then the reply streams and the task ends.
-    tui.wait_for("the task to end", |s| s.contains("✓ done") || s.contains("✗"));
+    tui.wait_for("the task to end", |s| {
+        s.contains("✓ done") || s.contains("✗")
+    });
     let screen = tui.screen();
     assert!(!screen.contains("panicked"), "{screen}");
 
@@ -67,5 +69,9 @@ fn model_names_are_checked_and_a_file_is_loaded_at_the_next_task() {
     tui.send(keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
     // Nothing was downloaded: the file was used where it is.
-    assert!(!cache.join("models/SmolLM2-135M-Instruct.Q4_1.gguf").exists());
+    assert!(
+        !cache
+            .join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
+            .exists()
+    );
 }

@@ -195,11 +195,31 @@ impl Worker {
     }
 
     fn reply(&mut self, job: Job) {
-        if let Err(error) = self.try_reply(&job) {
-            let error = self.fail(error);
-            crate::log::write("ERROR", &format!("engine: {error}"));
-            let _ = job.tx.blocking_send(Err(error));
-        }
+        // A panic in the arithmetic is a bug, but it must cost one reply, not the session: the
+        // cache is dropped (it may be half written) and the thread serves the next request.
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_reply(&job)));
+        let error = match outcome {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => self.fail(error),
+            Err(panic) => {
+                self.cache.truncate(0);
+                self.cached.clear();
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("no message");
+                LlmError::Engine {
+                    message: format!(
+                        "the built-in engine failed on {} (an internal error: {what}); the next request starts afresh",
+                        self.path.display()
+                    ),
+                }
+            }
+        };
+        crate::log::write("ERROR", &format!("engine: {error}"));
+        let _ = job.tx.blocking_send(Err(error));
     }
 
     fn try_reply(&mut self, job: &Job) -> Result<(), LocalError> {
