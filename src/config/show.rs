@@ -35,13 +35,20 @@ pub fn render(config: &Config, env: &Env) -> String {
         &provider.origin,
         None,
     );
-    line(
-        &mut out,
-        "base_url",
-        &toml_str(&redact_url(&config.base_url.value)),
-        &config.base_url.origin,
-        None,
-    );
+    if config.provider.value.wire == super::Wire::InProcess && config.base_url.value.is_empty() {
+        let _ = writeln!(
+            out,
+            "# base_url is not used: the built-in engine runs the model in this process"
+        );
+    } else {
+        line(
+            &mut out,
+            "base_url",
+            &toml_str(&redact_url(&config.base_url.value)),
+            &config.base_url.origin,
+            None,
+        );
+    }
     match &config.model.value {
         Some(model) => line(
             &mut out,
