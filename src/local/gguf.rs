@@ -3,6 +3,14 @@
 //! Owns the file's mapping and the checks that make a damaged or foreign file a clear
 //! `LocalError` naming the file. It must not interpret what the tensors mean (that is
 //! `model`'s job) nor keep the mapping longer than loading needs.
+//!
+//! A hostile file is read in two passes. `scan_header` walks the header on the mapping first,
+//! allocating nothing, and refuses any length that does not fit the bytes left, any count
+//! beyond what a real model has, and any value candle would divide by or multiply past
+//! `usize`; only then does candle parse it (candle sizes its buffers from those lengths, and
+//! an allocation failure aborts the process, which `catch_unwind` cannot stop). After the
+//! parse, every tensor must lie inside the file and the tensors together must not claim more
+//! bytes than the data section has, so loading never reads the same bytes many times over.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -40,21 +48,22 @@ impl GgufFile {
             reason,
         };
         if map.len() < 8 || &map[..4] != b"GGUF" {
-            return Err(not_gguf(format!(
+            return Err(not_gguf(damaged(&format!(
                 "it does not start with the GGUF magic bytes (found {:?})",
                 String::from_utf8_lossy(&map[..map.len().min(4)])
-            )));
+            ))));
         }
-        // candle's reader sizes buffers from lengths written in the file; a damaged length can
-        // make it panic (capacity overflow) rather than fail, so a panic is an error here.
+        scan_header(&map).map_err(|reason| not_gguf(damaged(&reason)))?;
+        // The scan leaves candle nothing known to panic on; should a panic remain, it is still
+        // an error here rather than the end of the process.
         let read =
             std::panic::catch_unwind(|| gguf_file::Content::read(&mut Cursor::new(&map[..])));
         let content = match read {
             Ok(Ok(content)) => content,
-            Ok(Err(e)) => return Err(not_gguf(e.to_string())),
-            Err(_) => return Err(not_gguf("its header holds impossible lengths".into())),
+            Ok(Err(e)) => return Err(not_gguf(damaged(&e.to_string()))),
+            Err(_) => return Err(not_gguf(damaged("its header holds impossible lengths"))),
         };
-        check_tensors_fit(&content, map.len()).map_err(not_gguf)?;
+        check_tensors_fit(&content, map.len()).map_err(|reason| not_gguf(damaged(&reason)))?;
         Ok(Self {
             path: path.to_owned(),
             content,
@@ -136,6 +145,11 @@ impl GgufFile {
         }
     }
 
+    /// How many tensors the file declares.
+    pub fn tensor_count(&self) -> usize {
+        self.content.tensor_infos.len()
+    }
+
     pub fn has_tensor(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
     }
@@ -151,34 +165,281 @@ impl GgufFile {
     }
 }
 
-/// Every tensor's data must lie inside the file: a truncated download is caught when the file
-/// is opened, not half way through loading.
+/// What to do about a file whose bytes are wrong, after what is wrong.
+fn damaged(reason: &str) -> String {
+    format!(
+        "{reason}; the file is damaged, cut short or not a model: download it again or use another file"
+    )
+}
+
+/// Every tensor's data must lie inside the file (a truncated download is caught when the file
+/// is opened, not half way through loading), and the tensors together must fit the data
+/// section: tensors that share bytes would make loading read and copy them again and again.
 fn check_tensors_fit(content: &gguf_file::Content, file_len: usize) -> Result<(), String> {
+    let data_start = usize::try_from(content.tensor_data_offset)
+        .map_err(|_| "the tensor data starts past any file".to_owned())?;
+    let data_len = file_len.saturating_sub(data_start);
+    let mut total = 0usize;
     for (name, info) in &content.tensor_infos {
-        let elements: usize = info.shape.elem_count();
-        let block = info.ggml_dtype.block_size();
-        if block == 0 || !elements.is_multiple_of(block) {
-            return Err(format!(
-                "tensor {name} has {elements} elements, not a whole number of {:?} blocks",
+        let bytes = tensor_bytes(info).ok_or_else(|| {
+            format!(
+                "tensor {name} has the shape {:?}, not a whole number of {:?} blocks that fits in memory",
+                info.shape.dims(),
                 info.ggml_dtype
-            ));
+            )
+        })?;
+        let end = usize::try_from(info.offset)
+            .ok()
+            .and_then(|offset| data_start.checked_add(offset))
+            .and_then(|start| start.checked_add(bytes));
+        match end {
+            Some(end) if end <= file_len => {}
+            _ => {
+                return Err(format!(
+                    "the file is cut short: tensor {name} needs {bytes} bytes from byte {} of the data, the file has {file_len} bytes in all",
+                    info.offset
+                ));
+            }
         }
-        let bytes = (elements / block)
-            .checked_mul(info.ggml_dtype.type_size())
-            .ok_or_else(|| format!("tensor {name} is impossibly large"))?;
-        let start = (content.tensor_data_offset as usize)
-            .checked_add(info.offset as usize)
-            .ok_or_else(|| format!("tensor {name} starts past any file"))?;
-        let end = start
-            .checked_add(bytes)
-            .ok_or_else(|| format!("tensor {name} ends past any file"))?;
-        if end > file_len {
-            return Err(format!(
-                "the file is cut short: tensor {name} needs bytes up to {end}, the file has {file_len} (a partial download? delete it and pull it again)"
-            ));
-        }
+        total = total.saturating_add(bytes);
+    }
+    if total > data_len {
+        return Err(format!(
+            "its tensors claim {total} bytes, the data section has {data_len}: tensors overlap"
+        ));
     }
     Ok(())
+}
+
+/// The bytes tensor `info` takes, `None` when its shape overflows or is not whole blocks.
+fn tensor_bytes(info: &gguf_file::TensorInfo) -> Option<usize> {
+    let elements = info
+        .shape
+        .dims()
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))?;
+    let block = info.ggml_dtype.block_size();
+    if block == 0 || !elements.is_multiple_of(block) {
+        return None;
+    }
+    (elements / block).checked_mul(info.ggml_dtype.type_size())
+}
+
+/// The most elements one metadata array may have: 16 times the largest vocabulary of any
+/// model we know of (Gemma 3's 262 144 tokens). candle keeps 32 bytes per element, so this
+/// bounds one array at 128 MiB.
+const MAX_ARRAY_ELEMENTS: u64 = 1 << 22;
+/// The most metadata values in all (every array's elements counted): 256 MiB in candle.
+const MAX_METADATA_VALUES: u64 = 1 << 23;
+/// Real files nest one level (arrays of strings); candle recurses for each level.
+const MAX_NESTING: usize = 4;
+/// Large models have about a thousand tensors; this leaves room for experts stored apart.
+const MAX_TENSORS: u64 = 1 << 16;
+/// ggml's largest number of dimensions.
+const MAX_DIMS: u32 = 4;
+
+/// Walks a GGUF header in `bytes` without allocating from it: every length must fit the bytes
+/// left, every count must be one a model has, `general.alignment` must be a power of two and
+/// each tensor's element count must fit in a `usize`. The error says what is wrong.
+fn scan_header(bytes: &[u8]) -> Result<(), String> {
+    let mut scan = Scan {
+        bytes,
+        at: 0,
+        wide: true,
+        values: 0,
+    };
+    scan.take(4)?; // the magic, already checked
+    let version = scan.u32()?;
+    scan.wide = match version {
+        1 => false,
+        2 | 3 => true,
+        other => {
+            return Err(format!(
+                "it is GGUF version {other}; versions 1 to 3 are read"
+            ));
+        }
+    };
+    let tensors = scan.length()?;
+    let entries = scan.length()?;
+    if tensors > MAX_TENSORS {
+        return Err(format!(
+            "its header declares {tensors} tensors (at most {MAX_TENSORS} are read)"
+        ));
+    }
+    if entries > MAX_METADATA_VALUES {
+        return Err(format!(
+            "its header declares {entries} metadata entries (at most {MAX_METADATA_VALUES} are read)"
+        ));
+    }
+    for _ in 0..entries {
+        let key = scan.string()?;
+        let kind = scan.u32()?;
+        scan.count_values(1)?;
+        if key == b"general.alignment" {
+            scan.alignment(kind)?;
+        } else {
+            scan.value(kind, 0)?;
+        }
+    }
+    for _ in 0..tensors {
+        let name = scan.string()?;
+        let dims = scan.u32()?;
+        if dims > MAX_DIMS {
+            return Err(format!(
+                "tensor {} has {dims} dimensions (at most {MAX_DIMS})",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        let mut elements = 1usize;
+        for _ in 0..dims {
+            let dim = if scan.wide {
+                scan.u64()?
+            } else {
+                u64::from(scan.u32()?)
+            };
+            elements = usize::try_from(dim)
+                .ok()
+                .and_then(|d| elements.checked_mul(d))
+                .ok_or_else(|| {
+                    format!(
+                        "tensor {} has more elements than memory can hold",
+                        String::from_utf8_lossy(name)
+                    )
+                })?;
+        }
+        scan.take(4 + 8)?; // its type (candle checks it) and its offset (checked after)
+    }
+    Ok(())
+}
+
+/// A cursor over the header's bytes.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// Lengths are 64-bit (versions 2 and 3), not 32-bit (version 1).
+    wide: bool,
+    /// Metadata values seen so far, array elements included.
+    values: u64,
+}
+
+impl<'a> Scan<'a> {
+    fn take(&mut self, n: u64) -> Result<&'a [u8], String> {
+        let left = self.bytes.len() - self.at;
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= left)
+            .ok_or_else(|| {
+                format!(
+                    "its header asks for {n} bytes at byte {}, only {left} are left",
+                    self.at
+                )
+            })?;
+        let taken = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        Ok(taken)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        let b = self.take(8)?;
+        let mut word = [0u8; 8];
+        word.copy_from_slice(b);
+        Ok(u64::from_le_bytes(word))
+    }
+
+    fn length(&mut self) -> Result<u64, String> {
+        if self.wide {
+            self.u64()
+        } else {
+            self.u32().map(u64::from)
+        }
+    }
+
+    fn string(&mut self) -> Result<&'a [u8], String> {
+        let len = self.length()?;
+        self.take(len)
+    }
+
+    fn count_values(&mut self, n: u64) -> Result<(), String> {
+        self.values = self.values.saturating_add(n);
+        if self.values > MAX_METADATA_VALUES {
+            return Err(format!(
+                "its metadata holds more than {MAX_METADATA_VALUES} values"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Skips one value of GGUF type `kind` (already counted by the caller).
+    fn value(&mut self, kind: u32, depth: usize) -> Result<(), String> {
+        if let Some(size) = fixed_size(kind) {
+            return self.take(size).map(drop);
+        }
+        match kind {
+            STRING => self.string().map(drop),
+            ARRAY => {
+                if depth >= MAX_NESTING {
+                    return Err(format!(
+                        "its metadata nests arrays deeper than {MAX_NESTING}"
+                    ));
+                }
+                let inner = self.u32()?;
+                let len = self.length()?;
+                if len > MAX_ARRAY_ELEMENTS {
+                    return Err(format!(
+                        "a metadata array declares {len} elements (at most {MAX_ARRAY_ELEMENTS} are read)"
+                    ));
+                }
+                self.count_values(len)?;
+                match fixed_size(inner) {
+                    Some(size) => self.take(len.saturating_mul(size)).map(drop),
+                    None => {
+                        for _ in 0..len {
+                            self.value(inner, depth + 1)?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            other => Err(format!("its metadata has a value of unknown type {other}")),
+        }
+    }
+
+    /// `general.alignment`: candle divides by it when it is a 8-, 16- or 32-bit integer.
+    fn alignment(&mut self, kind: u32) -> Result<(), String> {
+        let value = match kind {
+            0 | 1 => u64::from(self.take(1)?[0]),
+            2 | 3 => {
+                let b = self.take(2)?;
+                u64::from(u16::from_le_bytes([b[0], b[1]]))
+            }
+            4 | 5 => u64::from(self.u32()?),
+            other => return self.value(other, 0),
+        };
+        if !value.is_power_of_two() {
+            return Err(format!("general.alignment is {value}, not a power of two"));
+        }
+        Ok(())
+    }
+}
+
+const STRING: u32 = 8;
+const ARRAY: u32 = 9;
+
+/// The size of a value of GGUF type `kind` that has one, `None` for strings, arrays and
+/// unknown types.
+fn fixed_size(kind: u32) -> Option<u64> {
+    match kind {
+        0 | 1 | 7 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        10..=12 => Some(8),
+        _ => None,
+    }
 }
 
 /// The context window `path` declares, read from its header only; `None` if it cannot be read.

@@ -24,6 +24,12 @@ pub const SUPPORTED: &[&str] = &["llama", "qwen2"];
 /// Positions computed at once when a prompt is long: bounds the attention matrix's size.
 const PREFILL_CHUNK: usize = 256;
 
+/// The most `context_length × head size` a file may declare: the rotary tables are computed
+/// for the whole window at load, two `f32` tables of half this many values each (512 MiB at
+/// this bound, reached by a million-token window of 128-wide heads). A file declaring more
+/// is refused rather than left to exhaust memory.
+const MAX_ROTARY_VALUES: usize = 1 << 27;
+
 /// How the rotary embedding pairs a head's dimensions (llama.cpp's rope types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rope {
@@ -176,7 +182,7 @@ impl Shape {
         }
         if self.head_dim == 0
             || !self.head_dim.is_multiple_of(2)
-            || self.heads * self.head_dim != self.embedding
+            || self.heads.checked_mul(self.head_dim) != Some(self.embedding)
         {
             return Err(bad(format!(
                 "heads ({}) × head size ({}) equal to the embedding size ({}), with an even head size",
@@ -185,6 +191,32 @@ impl Shape {
         }
         if self.layers == 0 || self.context_length == 0 {
             return Err(bad("at least one layer and a context length".into()));
+        }
+        // Each layer has several tensors: a block count beyond the tensor count is a lie, and
+        // would size the layer list before the first missing tensor is noticed.
+        if self.layers > file.tensor_count() {
+            return Err(bad(format!(
+                "tensors for its {} layers (block_count; the file has {} tensors in all)",
+                self.layers,
+                file.tensor_count()
+            )));
+        }
+        if self
+            .context_length
+            .checked_mul(self.head_dim)
+            .is_none_or(|n| n > MAX_ROTARY_VALUES)
+        {
+            return Err(bad(format!(
+                "a context window the engine can hold: it declares {} tokens with heads of {} (at most {MAX_ROTARY_VALUES} for the two multiplied); use a model server for it",
+                self.context_length, self.head_dim
+            )));
+        }
+        let usable = |v: f64| v.is_finite() && v > 0.0;
+        if !usable(self.rms_eps) || !usable(f64::from(self.rope_base)) {
+            return Err(bad(format!(
+                "a positive norm epsilon and rope base (they are {} and {})",
+                self.rms_eps, self.rope_base
+            )));
         }
         Ok(())
     }
