@@ -358,3 +358,28 @@ fn a_model_path_that_does_not_exist_says_where_it_looked() {
         &["no such file", "smollm2-135m"],
     );
 }
+
+#[test]
+fn a_layer_tensor_of_the_wrong_shape_is_refused() {
+    let mut g = tiny_llama();
+    let q = g.tensor_mut("blk.0.attn_q.weight");
+    q.dims = vec![gguf::TINY_WIDTH, 4];
+    q.data.truncate((gguf::TINY_WIDTH * 4 * 4) as usize);
+    refused(&g, "shape.gguf", &["blk.0.attn_q.weight"]);
+}
+
+#[test]
+fn a_norm_of_the_wrong_length_is_refused() {
+    let mut g = tiny_llama();
+    let norm = g.tensor_mut("blk.0.attn_norm.weight");
+    norm.dims = vec![3];
+    norm.data.truncate(3 * 4);
+    refused(&g, "norm.gguf", &["blk.0.attn_norm.weight"]);
+}
+
+#[test]
+fn a_token_id_past_the_embedding_is_refused() {
+    let mut g = tiny_llama();
+    g.set("tokenizer.ggml.eos_token_id", Meta::U32(1 << 30));
+    refused(&g, "eos.gguf", &["1073741824"]);
+}

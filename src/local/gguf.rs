@@ -150,6 +150,14 @@ impl GgufFile {
         self.content.tensor_infos.len()
     }
 
+    /// Tensor `name`'s dimensions, the slowest-varying first (candle's order), if it exists.
+    pub fn tensor_dims(&self, name: &str) -> Option<&[usize]> {
+        self.content
+            .tensor_infos
+            .get(name)
+            .map(|info| info.shape.dims())
+    }
+
     pub fn has_tensor(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
     }

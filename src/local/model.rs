@@ -166,6 +166,7 @@ impl Shape {
             architecture,
         };
         shape.check(file)?;
+        shape.check_tensors(file)?;
         Ok(shape)
     }
 
@@ -217,6 +218,56 @@ impl Shape {
                 "a positive norm epsilon and rope base (they are {} and {})",
                 self.rms_eps, self.rope_base
             )));
+        }
+        Ok(())
+    }
+
+    /// Every weight the network uses has the shape this one needs, checked on the tensor
+    /// table before anything is read: a file whose tensors disagree with its metadata is
+    /// refused naming the tensor, not found out as a shape error in the first reply. A
+    /// missing tensor is left to the loader, which names it too.
+    fn check_tensors(&self, file: &GgufFile) -> Result<(), LocalError> {
+        let wrong = |name: &str, dims: &[usize], wanted: String| LocalError::Incomplete {
+            path: file.path().to_owned(),
+            what: format!("the tensor {name} of shape {wanted} (it is {dims:?})"),
+        };
+        let expect = |name: &str, wanted: &[usize]| match file.tensor_dims(name) {
+            Some(dims) if dims != wanted => Err(wrong(name, dims, format!("{wanted:?}"))),
+            _ => Ok(()),
+        };
+        let (width, q, kv) = (
+            self.embedding,
+            self.heads * self.head_dim,
+            self.kv_heads * self.head_dim,
+        );
+        expect("output_norm.weight", &[width])?;
+        if let Some(rows) = file
+            .tensor_dims("token_embd.weight")
+            .and_then(|d| d.first())
+        {
+            expect("output.weight", &[*rows, width])?;
+        }
+        expect("rope_freqs.weight", &[self.head_dim / 2])?;
+        for i in 0..self.layers {
+            let name = |part: &str| format!("blk.{i}.{part}");
+            expect(&name("attn_norm.weight"), &[width])?;
+            expect(&name("ffn_norm.weight"), &[width])?;
+            expect(&name("attn_q.weight"), &[q, width])?;
+            expect(&name("attn_k.weight"), &[kv, width])?;
+            expect(&name("attn_v.weight"), &[kv, width])?;
+            expect(&name("attn_output.weight"), &[width, q])?;
+            expect(&name("attn_q.bias"), &[q])?;
+            expect(&name("attn_k.bias"), &[kv])?;
+            expect(&name("attn_v.bias"), &[kv])?;
+            // The feed-forward width is the gate's; the other two must agree with it.
+            if let Some(&[ffn, _]) = file.tensor_dims(&name("ffn_gate.weight")) {
+                expect(&name("ffn_gate.weight"), &[ffn, width])?;
+                expect(&name("ffn_up.weight"), &[ffn, width])?;
+                expect(&name("ffn_down.weight"), &[width, ffn])?;
+            } else if let Some(dims) = file.tensor_dims(&name("ffn_gate.weight")) {
+                let wanted = format!("[feed-forward width, {width}]");
+                return Err(wrong(&name("ffn_gate.weight"), dims, wanted));
+            }
         }
         Ok(())
     }
