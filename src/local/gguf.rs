@@ -456,3 +456,85 @@ pub fn context_length(path: &Path) -> Option<usize> {
     let arch = file.architecture().ok()?;
     file.usize(&format!("{arch}.context_length")).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A header of `version` with one metadata entry (`key`, type `kind`, then `value` as
+    /// bytes) and no tensors; lengths are 32-bit in version 1, 64-bit after.
+    fn header(version: u32, key: &str, kind: u32, value: &[u8]) -> Vec<u8> {
+        let length = |n: usize| -> Vec<u8> {
+            if version == 1 {
+                (n as u32).to_le_bytes().to_vec()
+            } else {
+                (n as u64).to_le_bytes().to_vec()
+            }
+        };
+        let mut out = b"GGUF".to_vec();
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend(length(0));
+        out.extend(length(1));
+        out.extend(length(key.len()));
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(value);
+        out
+    }
+
+    #[test]
+    fn version_one_lengths_are_32_bit() {
+        let mut value = 5u32.to_le_bytes().to_vec();
+        value.extend_from_slice(b"llama");
+        assert_eq!(
+            scan_header(&header(1, "general.architecture", STRING, &value)),
+            Ok(())
+        );
+        let mut value = 5u64.to_le_bytes().to_vec();
+        value.extend_from_slice(b"llama");
+        assert_eq!(
+            scan_header(&header(3, "general.architecture", STRING, &value)),
+            Ok(())
+        );
+        let err = scan_header(&header(4, "k", STRING, &value)).expect_err("version 4");
+        assert!(err.contains("version 4"), "{err}");
+    }
+
+    #[test]
+    fn a_header_cut_anywhere_is_refused() {
+        let mut value = STRING.to_le_bytes().to_vec();
+        value.extend_from_slice(&2u64.to_le_bytes());
+        for word in ["a", "bc"] {
+            value.extend_from_slice(&(word.len() as u64).to_le_bytes());
+            value.extend_from_slice(word.as_bytes());
+        }
+        let whole = header(3, "tokenizer.ggml.tokens", ARRAY, &value);
+        assert_eq!(scan_header(&whole), Ok(()));
+        for cut in 8..whole.len() {
+            assert!(scan_header(&whole[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn nesting_and_unknown_types_are_refused() {
+        // An array of arrays of arrays … deeper than any real file.
+        let mut value = Vec::new();
+        for _ in 0..=MAX_NESTING {
+            value.extend_from_slice(&ARRAY.to_le_bytes());
+            value.extend_from_slice(&1u64.to_le_bytes());
+        }
+        value.extend_from_slice(&0u32.to_le_bytes());
+        value.extend_from_slice(&0u64.to_le_bytes());
+        let err = scan_header(&header(3, "deep", ARRAY, &value)).expect_err("too deep");
+        assert!(err.contains("nests"), "{err}");
+        let err = scan_header(&header(3, "odd", 13, &[0; 8])).expect_err("type 13");
+        assert!(err.contains("unknown type 13"), "{err}");
+    }
+
+    #[test]
+    fn alignment_must_be_a_power_of_two() {
+        let align = |v: u32| scan_header(&header(3, "general.alignment", 4, &v.to_le_bytes()));
+        assert_eq!(align(32), Ok(()));
+        assert!(align(0).is_err() && align(24).is_err());
+    }
+}
