@@ -257,6 +257,9 @@ impl Config {
         own.push((self.history_file(), "prompt history"));
         own.push((self.log_file(), "log"));
         own.push((self.run_dir(), "instance locks"));
+        // A block that could write here could swap a verified model or plant a link at a
+        // download's partial file.
+        own.push((self.local.models_dir.value.clone(), "downloaded models"));
         own
     }
 

@@ -180,7 +180,12 @@ pub fn resolve(name_or_path: &str, cwd: &Path) -> Result<ModelRef, LocalError> {
             catalog: names(),
         });
     }
-    let path = cwd.join(expand_home(trimmed));
+    // `./x.gguf` shows as `cwd/x.gguf`, not `cwd/./x.gguf` (`..` is kept: it may cross a link).
+    let path: PathBuf = cwd
+        .join(expand_home(trimmed))
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
     match std::fs::metadata(&path) {
         Ok(meta) if meta.is_file() => Ok(ModelRef::File(path)),
         Ok(_) => Err(LocalError::Unreadable {

@@ -77,7 +77,13 @@ impl Sessions {
         Self {
             data_dir: config.data_dir.clone(),
             masker,
-            model: crate::config::redact_url(model_description),
+            // A server's description ends with its URL, which may hold a password; the built-in
+            // engine's ("smollm2-135m @ local") has none, and its `@` is not a URL's.
+            model: if model_description.contains("://") {
+                crate::config::redact_url(model_description)
+            } else {
+                model_description.to_owned()
+            },
             work_dir: config.work_dir.value.display().to_string(),
         }
     }

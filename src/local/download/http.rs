@@ -137,14 +137,25 @@ pub(super) async fn fetch(f: &Fetch<'_>, report: &mut Reporter<'_>) -> Result<Fe
     let total = total.or(f.expected_size);
     let resumed_from = have;
 
+    // Never through a link or into anything but a regular file: whoever could write the
+    // models dir could otherwise aim the download at another file.
     let file = tokio::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .append(have > 0)
         .truncate(have == 0)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(f.part)
         .await
         .map_err(|e| unwritable(f.part, &e))?;
+    match file.metadata().await {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            let e = std::io::Error::other("it is not a regular file");
+            return Err(unwritable(f.part, &e));
+        }
+        Err(e) => return Err(unwritable(f.part, &e)),
+    }
     let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
     let meter = Meter::new(have);
     let mut done = have;

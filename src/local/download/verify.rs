@@ -96,9 +96,11 @@ pub(super) fn record(file: &Path, sha256: &str) -> io::Result<()> {
     let (size, mtime) = stamp(file).ok_or_else(|| io::Error::other("the file vanished"))?;
     let text = format!("size {size}\nmtime_ns {mtime}\nsha256 {sha256}\n");
     let sidecar = sidecar_path(file);
-    let tmp = PathBuf::from(format!("{}.tmp", sidecar.display()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, sidecar)
+    // A fresh, exclusively created name: never written through a link planted beforehand.
+    let dir = sidecar.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    tmp.persist(&sidecar).map(|_| ()).map_err(|e| e.error)
 }
 
 /// The sha256 the sidecar records for `file`, if the file is unchanged since (same size and

@@ -49,7 +49,23 @@ pub(super) fn extract(
             entry.size()
         )));
     }
-    let mut out = File::create(part).map_err(ExtractError::Write)?;
+    let mut out = {
+        use std::os::unix::fs::OpenOptionsExt;
+        // As for every partial file: never through a link, only a regular file.
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(part)
+            .map_err(ExtractError::Write)?;
+        if !out.metadata().map_err(ExtractError::Write)?.is_file() {
+            return Err(ExtractError::Write(std::io::Error::other(
+                "it is not a regular file",
+            )));
+        }
+        out
+    };
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; STEP];
     let mut copied = 0u64;
