@@ -167,9 +167,47 @@ impl GgufFile {
         if !self.has_tensor(name) {
             return Err(self.incomplete(format!("the tensor {name}")));
         }
-        self.content
+        let tensor = self
+            .content
             .tensor(&mut Cursor::new(&self.map[..]), name, &Device::Cpu)
-            .map_err(|e| self.incomplete(format!("the tensor {name} cannot be read: {e}")))
+            .map_err(|e| self.incomplete(format!("the tensor {name} cannot be read: {e}")))?;
+        self.release(name);
+        Ok(tensor)
+    }
+
+    /// Gives back the mapped pages of tensor `name` once candle has copied it: the file's
+    /// pages would otherwise count in this process's memory beside the copy until loading ends,
+    /// doubling the peak. Advisory; the pages come back from the page cache if read again.
+    fn release(&self, name: &str) {
+        let Some(info) = self.content.tensor_infos.get(name) else {
+            return;
+        };
+        let start = self.content.tensor_data_offset.saturating_add(info.offset);
+        let Ok(start) = usize::try_from(start) else {
+            return;
+        };
+        let block = info.ggml_dtype.block_size().max(1);
+        let len = info.shape.elem_count() / block * info.ggml_dtype.type_size();
+        // Whole pages inside the tensor only: a page shared with the next tensor stays.
+        // SAFETY: sysconf reads a constant of the system; it has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|p| *p > 0)
+            .unwrap_or(4096);
+        let first = start.div_ceil(page) * page;
+        let end = (start + len) / page * page;
+        if end > first && end <= self.map.len() {
+            // SAFETY: MADV_DONTNEED on a private read-only file mapping drops the pages from
+            // this process; later reads fault them back in from the file. No reference into
+            // that range is kept: candle copied the bytes into its own storage above.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    first,
+                    end - first,
+                )
+            };
+        }
     }
 }
 
