@@ -23,6 +23,9 @@ use super::tokenizer::Tokenizer;
 use crate::llm::Message;
 
 const TEMPLATE_KEY: &str = "tokenizer.chat_template";
+/// Steps a template may take to render one conversation (minijinja's fuel): thousands of
+/// messages' worth, and a fraction of a second of a runaway loop.
+const TEMPLATE_FUEL: u64 = 20_000_000;
 const TEMPLATE_NAME: &str = "chat_template";
 
 /// llama.cpp's template for a file that has none.
@@ -86,6 +89,9 @@ impl ChatTemplate {
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", raise_exception);
+        // The template comes with the model file: one that loops without end must fail, not
+        // hang the engine. A real chat template spends a few hundred steps per message.
+        env.set_fuel(Some(TEMPLATE_FUEL));
         env.add_template_owned(TEMPLATE_NAME, source.to_owned())
             .map_err(|e| LocalError::Template {
                 path: path.to_owned(),

@@ -190,3 +190,14 @@ fn the_template_can_move_to_the_engine_thread() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<ChatTemplate>();
 }
+
+#[test]
+fn a_template_that_loops_without_end_fails_instead_of_hanging() {
+    let source =
+        "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+    let t = ChatTemplate::new(source, Path::new("t.gguf"), "", "", false).expect("parses");
+    let err = t
+        .render(&[Message::new(Role::User, "x")], true)
+        .expect_err("out of fuel");
+    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+}
