@@ -208,7 +208,8 @@ pub enum Event {
         reason: String,
     },
     /// The model is being made ready before the reply (the built-in engine downloading, checking
-    /// or loading its file). `stage`: `download`, `verify` or `load`.
+    /// or loading its file, or computing a long prompt). `stage`: `download`, `verify`, `load` or
+    /// `prompt` (whose counts are tokens).
     ModelPreparing {
         stage: String,
         model: String,

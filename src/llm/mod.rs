@@ -137,7 +137,8 @@ pub enum Delta {
 /// Progress of making a model ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preparing {
-    /// `download`, `verify` or `load`.
+    /// `download`, `verify`, `load`, or `prompt` (computing a long prompt; the counts are
+    /// tokens, not bytes).
     pub stage: &'static str,
     /// The model as the user named it.
     pub model: String,

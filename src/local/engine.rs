@@ -22,7 +22,8 @@ use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
 use super::utf8::Utf8Stream;
 use crate::llm::{
-    ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, RepetitionGuard, Usage,
+    ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, Preparing, RepetitionGuard,
+    Usage,
 };
 use crate::protocol::{ThinkDelta, ThinkSplitter};
 
@@ -194,6 +195,14 @@ impl Worker {
         }
     }
 
+    /// The model's file name, for progress lines.
+    fn name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
     fn reply(&mut self, job: Job) {
         // A panic in the arithmetic is a bug, but it must cost one reply, not the session: the
         // cache is dropped (it may be half written) and the thread serves the next request.
@@ -246,12 +255,25 @@ impl Worker {
         self.cache.truncate(reused);
         self.cached.truncate(reused);
         let mut logits = None;
+        let new = ids.len() - reused;
+        let mut done = 0usize;
         for step in ids[reused..].chunks(PREFILL_STEP) {
             if job.cancel.is_cancelled() {
                 return Ok(());
             }
+            // A long prompt takes seconds on a CPU: say how far it is (never blocking on it).
+            if new > PREFILL_STEP {
+                let _ = job.tx.try_send(Ok(Delta::Preparing(Preparing {
+                    stage: "prompt",
+                    model: self.name(),
+                    done_bytes: done as u64,
+                    total_bytes: Some(new as u64),
+                    message: format!("reading the conversation: {done} of {new} new tokens"),
+                })));
+            }
             logits = Some(self.model.forward(step, &mut self.cache)?);
             self.cached.extend_from_slice(step);
+            done += step.len();
         }
         let Some(logits) = logits else {
             return Ok(());
