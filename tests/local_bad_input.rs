@@ -206,8 +206,8 @@ fn a_directory_named_gguf_is_refused() {
     let sb = Sandbox::new();
     std::fs::create_dir(sb.path("cwd/x.gguf")).expect("mkdir");
     let out = seek_on(&sb, "./x.gguf", None);
-    // The message shows the path as given, joined to the working directory.
-    let shown = sb.path("cwd").join("./x.gguf");
+    // The message shows the path joined to the working directory, without its `./`.
+    let shown = sb.path("cwd").join("x.gguf");
     assert_refused(&sb, &out, &shown.display().to_string(), &["directory"]);
 }
 
