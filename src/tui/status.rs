@@ -243,4 +243,35 @@ mod tests {
             ("✓ done · attempt 2/5 · 3.0 s · 10 tok/s".into(), Tone::Good)
         );
     }
+
+    #[test]
+    fn preparing_the_model_shows_its_progress_until_the_first_token() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut s = StatusLine::default();
+        s.apply(
+            &Event::TurnStarted {
+                turn: 1,
+                prompt: "x".into(),
+                agent: AgentName::Coder,
+            },
+            t0,
+        );
+        s.apply(
+            &Event::ModelPreparing {
+                stage: "download".into(),
+                model: "smollm2-135m".into(),
+                done_bytes: 1,
+                total_bytes: Some(2),
+                message: "smollm2-135m: 49.2 MB of 98.4 MB (50%)".into(),
+            },
+            at(100),
+        );
+        assert_eq!(
+            s.describe(at(100)).0,
+            "⠙ smollm2-135m: 49.2 MB of 98.4 MB (50%) · 0.10 s"
+        );
+        s.apply(&Event::AnswerDelta { text: "a".into() }, at(200));
+        assert_eq!(s.describe(at(300)).0, "⠸ Thinking · 0.30 s");
+    }
 }
