@@ -4,7 +4,8 @@
 //! Owns the block formats (bytes as the GGUF file stores them), the quantization of activations
 //! (`Q8_1`, `Q8_0`, `Q8_K`, rounded as llama.cpp rounds them on x86), the portable scalar
 //! kernels that are the reference, and the choice of a SIMD kernel for the running CPU. It must
-//! not know about tensors, shapes of layers or threads: `linear` splits the work.
+//! not know about shapes of layers or threads: `linear` splits the work. Only `norm` (the
+//! RMS normalisation computed as llama.cpp does) takes tensors, for `model`.
 //!
 //! A kernel computes, for one weight row and `rows` activation rows laid end to end, the `rows`
 //! dot products. Working on several activation rows per weight row lets the SIMD kernels unpack
@@ -12,6 +13,7 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+pub mod norm;
 #[cfg(test)]
 mod tests;
 
