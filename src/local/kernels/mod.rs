@@ -232,10 +232,16 @@ pub fn f32_to_f16(value: f32) -> u16 {
     sign | (base + kept + u32::from(round_up)) as u16
 }
 
-/// Round half to even, as x86's `vroundps` with the nearest mode (llama.cpp's AVX path).
+/// Round half to even, as x86's `vroundps` with the nearest mode (llama.cpp's AVX path), for
+/// |x| ≤ 2²², which quantized values (|x| ≤ 127) always are.
+///
+/// Adding 1.5·2²³ leaves no fraction bits, so the addition itself rounds (to nearest even,
+/// the default mode); subtracting it back is exact. `round_ties_even` would call libm's
+/// `rintf` here (no SSE4.1 at compile time), which cost 7 % of a decode step.
 #[inline]
 fn round_even(x: f32) -> i32 {
-    x.round_ties_even() as i32
+    const SHIFT: f32 = 12_582_912.0;
+    ((x + SHIFT) - SHIFT) as i32
 }
 
 /// The largest magnitude in a block.

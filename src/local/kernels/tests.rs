@@ -99,6 +99,26 @@ fn simd_q8_0_equals_scalar() {
 }
 
 #[test]
+fn round_even_is_round_ties_even_for_quantized_magnitudes() {
+    let mut random = Random(3);
+    let mut samples: Vec<f32> = (0..100_000).map(|_| random.unit() * 130.0).collect();
+    samples.extend((-260..=260).map(|i| i as f32 / 2.0));
+    samples.extend([
+        0.49999997,
+        -0.49999997,
+        126.5,
+        -126.5,
+        127.0,
+        -127.0,
+        0.0,
+        -0.0,
+    ]);
+    for x in samples {
+        assert_eq!(round_even(x), x.round_ties_even() as i32, "{x}");
+    }
+}
+
+#[test]
 fn f16_to_f32_matches_half_for_every_value() {
     let all: Vec<u16> = (0..=u16::MAX).collect();
     let halves: Vec<f32> = all.iter().map(|&h| f16_to_f32(h)).collect();
