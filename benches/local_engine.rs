@@ -100,12 +100,13 @@ fn reply(
     })
 }
 
-/// The peak resident memory of this process so far, in bytes (`VmHWM`).
-fn peak_rss() -> u64 {
+/// A memory figure of this process from `/proc/self/status`, in bytes: `VmHWM` (the peak so
+/// far) or `VmRSS` (now).
+fn memory(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }
@@ -145,6 +146,10 @@ fn main() {
     let started = Instant::now();
     let engine = Engine::load(&path, threads).expect("the model loads");
     println!("load_ms {:.1}", started.elapsed().as_secs_f64() * 1e3);
+    // Loading copies the tensors out of the file's mapping, which is dropped afterwards: the
+    // peak is usually reached here, before any token.
+    println!("load_peak_rss_bytes {}", memory("VmHWM:"));
+    println!("loaded_rss_bytes {}", memory("VmRSS:"));
     println!("threads {threads}");
     println!("file_bytes {}", engine.info().file_bytes);
 
@@ -187,7 +192,8 @@ fn main() {
     }
     println!("prefill_tokens {}", engine.stats().prefilled_tokens);
     println!("prefill_tok_s {prefill:.1}");
-    println!("peak_rss_bytes {}", peak_rss());
+    println!("peak_rss_bytes {}", memory("VmHWM:"));
+    println!("generating_rss_bytes {}", memory("VmRSS:"));
 
     // Round 2 of a conversation: its prefix (the long prompt and the first answer) kept in the
     // cache, vs. the same conversation computed from nothing.

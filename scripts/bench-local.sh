@@ -187,7 +187,10 @@ if kept and recomputed:
     print(f"seek round-2 kept/recomputed: {kept / recomputed:.1%} (goal ≤ 20 %)")
 rss = num(seek, "peak_rss_bytes")
 if rss:
-    print(f"seek peak RSS / GGUF size: {rss / gguf_bytes:.2f}× (goal < 2×; GGUF {gguf_bytes / 1e6:.1f} MB)")
+    print(f"seek peak RSS / GGUF size: {rss / gguf_bytes:.2f}× (goal < 2×; GGUF {gguf_bytes / 1e6:.1f} MB); "
+          f"peak during load {num(seek, 'load_peak_rss_bytes') / 1e6:.1f} MB, "
+          f"RSS after load {num(seek, 'loaded_rss_bytes') / 1e6:.1f} MB, "
+          f"after the long prompt {num(seek, 'generating_rss_bytes') / 1e6:.1f} MB")
 print(f"seek model load: {seek.get('load_ms', '?')} ms; launch to first token of `seek -p`: "
       f"{seek.get('launch_to_first_token_ms', '?')} ms")
 print(f"release binary: {int(num(seek, 'binary_bytes') or 0) / 1e6:.1f} MB", end="")
