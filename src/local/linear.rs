@@ -247,6 +247,23 @@ mod tests {
     }
 
     #[test]
+    fn k_quants_equal_candles_quantized_matmul() {
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            for (n, k, seq) in [(3, 256, 1), (21, 512, 1), (10, 768, 6)] {
+                let seed = n as u64 * 7 + k as u64;
+                let x = Tensor::from_vec(values(seq * k, seed), (1, seq, k), &Device::Cpu).unwrap();
+                let reference = QMatMul::from_qtensor(weight(dtype, n, k, seed))
+                    .unwrap()
+                    .forward(&x)
+                    .unwrap();
+                let linear = Linear::new(weight(dtype, n, k, seed)).unwrap();
+                assert!(linear.kernel().is_some(), "{dtype:?} has a kernel");
+                assert_close(&linear.forward(&x).unwrap(), &reference, 2e-2);
+            }
+        }
+    }
+
+    #[test]
     fn each_row_of_a_batch_equals_the_row_alone() {
         let (n, k, seq) = (70, 128, 11);
         let linear = Linear::new(weight(GgmlDType::Q4_1, n, k, 3)).unwrap();

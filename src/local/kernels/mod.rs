@@ -13,9 +13,12 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+mod kquants;
 pub mod norm;
 #[cfg(test)]
 mod tests;
+
+pub use kquants::{Q4K, Q6K, Q8K};
 
 /// Values per block of the 32-wide formats.
 pub const QK: usize = 32;
@@ -95,6 +98,8 @@ impl Kernel {
         let (weight, activation, quantize, dots): (_, _, Quantize, Dots) = match dtype {
             T::Q4_1 => (Q4_1, Q8_1, quantize_q8_1, scalar_q4_1),
             T::Q8_0 => (Q8_0, Q8_0, quantize_q8_0, scalar_q8_0),
+            T::Q4K => (Q4K, Q8K, kquants::quantize_q8_k, kquants::scalar_q4_k),
+            T::Q6K => (Q6K, Q8K, kquants::quantize_q8_k, kquants::scalar_q6_k),
             _ => return None,
         };
         Some(Self {
@@ -161,6 +166,8 @@ fn simd_kernel(dtype: candle_core::quantized::GgmlDType) -> Option<Kernel> {
     let dots: Dots = match dtype {
         T::Q4_1 => avx2::q4_1,
         T::Q8_0 => avx2::q8_0,
+        T::Q4K => avx2::q4_k,
+        T::Q6K => avx2::q6_k,
         _ => return None,
     };
     Some(Kernel {

@@ -99,6 +99,16 @@ fn simd_q8_0_equals_scalar() {
 }
 
 #[test]
+fn simd_q4_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q4K, &[0, 2]);
+}
+
+#[test]
+fn simd_q6_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q6K, &[Q6K.bytes - 2]);
+}
+
+#[test]
 fn round_even_is_round_ties_even_for_quantized_magnitudes() {
     let mut random = Random(3);
     let mut samples: Vec<f32> = (0..100_000).map(|_| random.unit() * 130.0).collect();
@@ -211,15 +221,48 @@ fn activation_quantizers_round_to_the_nearest_step() {
     let mut zeros = vec![1u8; Q8_1.bytes];
     quantize_q8_1(&[0.0; QK], &mut zeros);
     assert!(zeros.iter().all(|&b| b == 0));
+    let mut zeros = vec![1u8; Q8K.bytes];
+    kquants::quantize_q8_k(&[0.0; QK_K], &mut zeros);
+    assert!(zeros.iter().all(|&b| b == 0));
+}
+
+/// `Q8_K`: the largest magnitude maps to ∓127, values are within half a step, and the
+/// 16-value sums are the values' sums.
+#[test]
+fn q8_k_quantizer_keeps_values_and_sums() {
+    let mut random = Random(5);
+    let row = random.values(2 * QK_K);
+    let mut blocks = vec![0u8; 2 * Q8K.bytes];
+    kquants::quantize_q8_k(&row, &mut blocks);
+    for (values, block) in row.chunks_exact(QK_K).zip(blocks.chunks_exact(Q8K.bytes)) {
+        let d = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        let q = |i: usize| i32::from(block[4 + i] as i8);
+        for (i, x) in values.iter().enumerate() {
+            assert!(
+                (d * q(i) as f32 - x).abs() <= 0.51 * d.abs() + 1e-4,
+                "{i}: {x}"
+            );
+        }
+        for g in 0..16 {
+            let at = 4 + QK_K + 2 * g;
+            let sum = i32::from(i16::from_le_bytes([block[at], block[at + 1]]));
+            assert_eq!(sum, (16 * g..16 * (g + 1)).map(q).sum::<i32>());
+        }
+    }
 }
 
 /// The scalar kernels against the dequantized weights of candle (the file's meaning).
 #[test]
 fn scalar_kernels_match_dequantized_weights() {
-    for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+    for dtype in [
+        GgmlDType::Q4_1,
+        GgmlDType::Q8_0,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
         let kernel = Kernel::scalar(dtype).unwrap();
         let mut random = Random(11);
-        let k = 5 * kernel.weight.values;
+        let k = 3 * kernel.weight.values;
         let dense = Tensor::from_vec(random.values(k), (1, k), &Device::Cpu).unwrap();
         let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
         let exact: Vec<f32> = weight
