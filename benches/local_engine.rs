@@ -139,6 +139,11 @@ fn main() {
     }
     let threads = env_usize("SEEK_BENCH_THREADS", 2);
     let runs = env_usize("SEEK_BENCH_RUNS", 3).max(1);
+    // Per kernel, one thread (run with CANDLE_NUM_THREADS=1 so that candle's is one too).
+    if std::env::var_os("SEEK_BENCH_KERNELS").is_some() {
+        kernels(runs.max(5));
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -225,4 +230,72 @@ fn main() {
     println!("round2_prompt_tokens {}", engine.stats().prompt_tokens);
     println!("round2_kept_ms {:.1}", kept.as_secs_f64() * 1e3);
     println!("round2_recomputed_ms {:.1}", recomputed.as_secs_f64() * 1e3);
+}
+
+/// Microseconds of the best of `runs` calls of `f`.
+fn best_micros(runs: usize, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed().as_secs_f64() * 1e6
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Each kernel alone on one thread against candle's `QMatMul` on a 1536 × 1536 matrix (the
+/// SmolLM2 FFN's width), for one activation row (decode) and 64 (prefill): `kernel` lines.
+fn kernels(runs: usize) {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::{Device, Module, Tensor};
+    use seek::local::kernels::Kernel;
+    let (n, k) = (1536, 1536);
+    let dense = Tensor::randn(0f32, 1.0, (n, k), &Device::Cpu).expect("random weights");
+    for dtype in [
+        GgmlDType::Q4_1,
+        GgmlDType::Q8_0,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
+        let weight = QTensor::quantize(&dense, dtype).expect("quantizes");
+        let bytes = weight.data().expect("cpu bytes").into_owned();
+        let candle = QMatMul::from_qtensor(weight).expect("a QMatMul");
+        for seq in [1usize, 64] {
+            let x = Tensor::randn(0f32, 1.0, (1, seq, k), &Device::Cpu).expect("random input");
+            let candle_us = best_micros(runs, || {
+                candle.forward(&x).expect("candle multiplies");
+            });
+            let input = x
+                .flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .expect("f32");
+            let ours = |kernel: Kernel| {
+                let act_bytes = kernel.activation_row_bytes(k);
+                let weight_bytes = kernel.weight_row_bytes(k);
+                let mut acts = vec![0u8; seq * act_bytes];
+                let mut out = vec![0f32; n * seq];
+                best_micros(runs, || {
+                    for (row, q) in input.chunks_exact(k).zip(acts.chunks_exact_mut(act_bytes)) {
+                        kernel.quantize(row, q);
+                    }
+                    if seq == 1 {
+                        kernel.dots(k, &bytes, &acts, &mut out);
+                    } else {
+                        for (j, o) in out.chunks_exact_mut(seq).enumerate() {
+                            let row = &bytes[j * weight_bytes..(j + 1) * weight_bytes];
+                            kernel.dots(k, row, &acts, o);
+                        }
+                    }
+                })
+            };
+            let scalar_us = ours(Kernel::scalar(dtype).expect("a scalar kernel"));
+            let chosen = Kernel::ours(dtype).expect("a kernel");
+            let chosen_us = ours(chosen);
+            println!(
+                "kernel {dtype:?} seq {seq} candle_us {candle_us:.0} scalar_us {scalar_us:.0} \
+                 {}_us {chosen_us:.0}",
+                if chosen.simd { "simd" } else { "scalar" }
+            );
+        }
+    }
 }

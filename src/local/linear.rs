@@ -53,8 +53,23 @@ impl Linear {
 
     /// A layer over a shared weight (the embedding reused as the output projection).
     pub fn from_arc(weight: Arc<QTensor>) -> candle_core::Result<Self> {
-        let (n, k) = weight.shape().dims2()?;
         let kernel = Kernel::for_type(weight.dtype());
+        Self::with_kernel(weight, kernel)
+    }
+
+    /// A layer computed with `kernel` (it must be for the weight's type), or with candle's
+    /// `QMatMul` for `None`: for tests and benchmarks that compare them.
+    pub fn with_kernel(weight: Arc<QTensor>, kernel: Option<Kernel>) -> candle_core::Result<Self> {
+        let (n, k) = weight.shape().dims2()?;
+        if let Some(kernel) = kernel
+            && Kernel::scalar(weight.dtype()).map(|s| s.weight) != Some(kernel.weight)
+        {
+            candle_core::bail!(
+                "a {} kernel cannot multiply a {:?} weight",
+                kernel.weight.name,
+                weight.dtype()
+            );
+        }
         let inner = match kernel {
             Some(kernel) if k % kernel.weight.values == 0 && k > 0 => {
                 let bytes = weight.data()?.len();
@@ -142,13 +157,9 @@ fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f3
         out.par_chunks_mut(per_task)
             .enumerate()
             .for_each(|(task, outs)| {
-                for (i, o) in outs.iter_mut().enumerate() {
-                    kernel.dots(
-                        weight_row(task * per_task + i),
-                        &acts,
-                        std::slice::from_mut(o),
-                    );
-                }
+                let first = task * per_task;
+                let rows = &weights[first * weight_bytes..(first + outs.len()) * weight_bytes];
+                kernel.dots(k, rows, &acts, outs);
             });
         return out;
     }
@@ -165,7 +176,7 @@ fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f3
                 let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
                 for i in 0..count {
                     let o = &mut outs[i * rows + group..i * rows + group + group_rows];
-                    kernel.dots(weight_row(first + i), group_acts, o);
+                    kernel.dots(k, weight_row(first + i), group_acts, o);
                 }
             }
         });
@@ -256,7 +267,16 @@ mod tests {
                     .unwrap()
                     .forward(&x)
                     .unwrap();
-                let linear = Linear::new(weight(dtype, n, k, seed)).unwrap();
+                // Linear leaves these types to candle; ours are compared to it explicitly.
+                assert!(
+                    Linear::new(weight(dtype, n, k, seed))
+                        .unwrap()
+                        .kernel()
+                        .is_none()
+                );
+                let linear =
+                    Linear::with_kernel(Arc::new(weight(dtype, n, k, seed)), Kernel::ours(dtype))
+                        .unwrap();
                 assert!(linear.kernel().is_some(), "{dtype:?} has a kernel");
                 assert_close(&linear.forward(&x).unwrap(), &reference, 2e-2);
             }
@@ -299,5 +319,12 @@ mod tests {
         let x = Tensor::zeros((1, 1, 32), DType::F32, &Device::Cpu).unwrap();
         let e = linear.forward(&x).unwrap_err().to_string();
         assert!(e.contains("last dimension is 32"), "{e}");
+    }
+
+    #[test]
+    fn a_kernel_for_another_type_is_refused() {
+        let w = Arc::new(weight(GgmlDType::Q4_1, 4, 64, 2));
+        let e = Linear::with_kernel(w, Kernel::ours(GgmlDType::Q8_0)).unwrap_err();
+        assert!(e.to_string().contains("cannot multiply"), "{e}");
     }
 }

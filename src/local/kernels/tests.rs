@@ -63,25 +63,39 @@ fn quantized_rows(kernel: &Kernel, rows: usize, k: usize, random: &mut Random) -
 /// The scalar and the chosen kernel of `dtype` agree on `rows` rows of `blocks` blocks.
 fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
     let scalar = Kernel::scalar(dtype).unwrap();
-    let chosen = Kernel::for_type(dtype).unwrap();
+    let chosen = Kernel::ours(dtype).unwrap();
     if !chosen.simd {
         eprintln!("no SIMD kernel for {dtype:?} on this CPU: nothing to compare");
         return;
     }
     let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ scalar.weight.bytes as u64);
+    // Weight-row tiles (one activation row) and activation-row tiles, with their tails.
+    let shapes = [
+        (1, 1),
+        (4, 1),
+        (5, 1),
+        (9, 1),
+        (1, 2),
+        (1, 4),
+        (2, 5),
+        (3, 9),
+        (1, 13),
+    ];
     for blocks in [1, 2, 3, 7, 18] {
-        for rows in [1, 2, 3, 4, 5, 8, 9, 13] {
+        for (weight_rows, rows) in shapes {
             let k = blocks * scalar.weight.values;
-            let weights = random_weights(scalar.weight, blocks, scales_at, &mut random);
+            let weights =
+                random_weights(scalar.weight, weight_rows * blocks, scales_at, &mut random);
             let acts = quantized_rows(&scalar, rows, k, &mut random);
-            let (mut expected, mut got) = (vec![0f32; rows], vec![0f32; rows]);
-            scalar.dots(&weights, &acts, &mut expected);
-            chosen.dots(&weights, &acts, &mut got);
+            let outputs = weight_rows * rows;
+            let (mut expected, mut got) = (vec![0f32; outputs], vec![0f32; outputs]);
+            scalar.dots(k, &weights, &acts, &mut expected);
+            chosen.dots(k, &weights, &acts, &mut got);
             let magnitude = expected.iter().fold(1f32, |m, v| m.max(v.abs()));
-            for (r, (e, g)) in expected.iter().zip(&got).enumerate() {
+            for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
                 assert!(
                     (e - g).abs() <= 1e-5 * magnitude * blocks as f32,
-                    "{dtype:?}, {blocks} blocks, row {r} of {rows}: scalar {e}, simd {g}"
+                    "{dtype:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
                 );
             }
         }
@@ -276,7 +290,7 @@ fn scalar_kernels_match_dequantized_weights() {
         let mut acts = vec![0u8; kernel.activation_row_bytes(k)];
         kernel.quantize(&x, &mut acts);
         let mut got = [0f32];
-        kernel.dots(&weight.data().unwrap(), &acts, &mut got);
+        kernel.dots(k, &weight.data().unwrap(), &acts, &mut got);
         let expected: f32 = exact.iter().zip(&x).map(|(w, x)| w * x).sum();
         let norm: f32 = exact.iter().zip(&x).map(|(w, x)| (w * x).abs()).sum();
         assert!(
