@@ -106,10 +106,12 @@ fi
 # Launch to first token of `seek -p` on a cached model: process start to the first byte of
 # the answer on stdout, best of N, with a config that only sets the thread count.
 printf '[local]\nthreads = %s\n' "$threads" >"$work/config.toml"
-python3 - "$repo/target/release/seek" "$gguf" "$work/config.toml" "$runs" >>"$work/seek.txt" <<'EOF'
+# Its sessions go to the temporary directory, not the user's.
+python3 - "$repo/target/release/seek" "$gguf" "$work/config.toml" "$runs" "$work/data" \
+  >>"$work/seek.txt" <<'EOF'
 import os, subprocess, sys, time
-seek, gguf, config, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-env = dict(os.environ, SEEK_CONFIG=config, NO_COLOR="1")
+seek, gguf, config, runs, data = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+env = dict(os.environ, SEEK_CONFIG=config, SEEK_DATA_DIR=data, NO_COLOR="1")
 best = float("inf")
 for _ in range(runs):
     started = time.monotonic()
