@@ -2,7 +2,8 @@
 //!
 //! Owns splitting one matrix product over the threads of the current rayon pool (the engine's
 //! `[local] threads`) and the activations' quantization; the block arithmetic is in `kernels`.
-//! Weight types without a kernel of ours fall back to candle's `QMatMul`. It must not know
+//! Weight types for which candle's kernels are faster (see `Kernel::for_type`) or we have none
+//! use candle's `QMatMul`. It must not know
 //! about layers, attention or tokens: `model` decides what is multiplied with what.
 //!
 //! The weights are never copied or dequantized: the kernels read the `QTensor`'s bytes.
@@ -249,7 +250,7 @@ mod tests {
                         .unwrap()
                         .forward(&x)
                         .unwrap();
-                let linear = Linear::new(w).unwrap();
+                let linear = Linear::with_kernel(Arc::new(w), Kernel::ours(dtype)).unwrap();
                 assert!(linear.kernel().is_some(), "{dtype:?} has a kernel");
                 // Candle rounds activations slightly differently (half away from zero).
                 assert_close(&linear.forward(&x).unwrap(), &reference, 2e-2);
@@ -301,6 +302,20 @@ mod tests {
     }
 
     #[test]
+    fn q4_1_is_ours_and_the_others_are_candles() {
+        assert!(
+            Linear::new(weight(GgmlDType::Q4_1, 2, 64, 1))
+                .unwrap()
+                .kernel()
+                .is_some()
+        );
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q6K] {
+            let linear = Linear::new(weight(dtype, 2, 256, 1)).unwrap();
+            assert!(linear.kernel().is_none(), "{dtype:?}");
+        }
+    }
+
+    #[test]
     fn types_without_a_kernel_use_candle() {
         let w = weight(GgmlDType::Q5_0, 33, 64, 9);
         let x = Tensor::from_vec(values(2 * 64, 1), (1, 2, 64), &Device::Cpu).unwrap();
@@ -315,7 +330,7 @@ mod tests {
 
     #[test]
     fn a_wrong_input_width_is_an_error() {
-        let linear = Linear::new(weight(GgmlDType::Q8_0, 4, 64, 2)).unwrap();
+        let linear = Linear::new(weight(GgmlDType::Q4_1, 4, 64, 2)).unwrap();
         let x = Tensor::zeros((1, 1, 32), DType::F32, &Device::Cpu).unwrap();
         let e = linear.forward(&x).unwrap_err().to_string();
         assert!(e.contains("last dimension is 32"), "{e}");

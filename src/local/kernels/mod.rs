@@ -94,17 +94,17 @@ impl Kernel {
     /// The kernel `linear` uses for weights of GGML type `dtype`, or `None` where candle's own
     /// is better (the caller falls back to candle's `QMatMul`).
     ///
-    /// `Q4_K` and `Q6_K` go to candle: its x86 and aarch64 kernels repack the weights into
-    /// interleaved tiles (VNNI or AVX2 on x86) and measured 7× (`Q4_K`) and 1.4× (`Q6_K`) faster
-    /// than ours for one row (`cargo bench --bench local_engine`, `SEEK_BENCH_KERNELS=1`), at
-    /// the cost of that repacked copy. `Q4_1` has no fast kernel in candle, and `Q8_0` stays
-    /// ours for llama.cpp's arithmetic (candle quantizes the activations per 256 values, not
-    /// per 32) and to keep a single copy of the weights (the output projection is often the
-    /// embedding, which the model also reads by rows).
+    /// Only `Q4_1` is ours: candle has no fast kernel for it (13× slower than ours for one row,
+    /// 20× for 64). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights into interleaved
+    /// tiles with VNNI or AVX2 kernels (x86) or dotprod/i8mm (aarch64), which measured faster
+    /// than ours on one thread for a 1536² matrix (`Q8_0` 48 vs 92 µs for one row, 1.4 vs
+    /// 6.0 ms for 64; `Q4_K` 33 vs 243 µs; `Q6_K` 102 vs 115 µs; `cargo bench --bench
+    /// local_engine` with `SEEK_BENCH_KERNELS=1`). On SmolLM2, whose output projection is
+    /// `Q8_0`, either gives the same greedy reply and the same decode speed within noise.
     pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
-            T::Q4_1 | T::Q8_0 => Self::ours(dtype),
+            T::Q4_1 => Self::ours(dtype),
             _ => None,
         }
     }
