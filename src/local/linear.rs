@@ -3,8 +3,8 @@
 //! Owns splitting one matrix product over the threads of the current rayon pool (the engine's
 //! `[local] threads`) and the activations' quantization; the block arithmetic is in `kernels`.
 //! Weight types for which candle's kernels are faster (see `Kernel::for_type`) or we have none
-//! use candle's `QMatMul`. It must not know
-//! about layers, attention or tokens: `model` decides what is multiplied with what.
+//! use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
+//! what is multiplied with what.
 //!
 //! The weights are never copied or dequantized: the kernels read the `QTensor`'s bytes.
 
