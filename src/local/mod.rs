@@ -13,6 +13,8 @@ pub mod engine;
 pub mod error;
 pub mod fetch;
 pub mod gguf;
+pub mod kernels;
+pub mod linear;
 pub mod model;
 pub mod provider;
 pub mod sampler;

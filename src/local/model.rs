@@ -12,11 +12,13 @@
 
 use std::sync::Arc;
 
-use candle_core::quantized::{QMatMul, QTensor};
-use candle_core::{DType, Device, Module, Tensor};
+use candle_core::quantized::QTensor;
+use candle_core::{DType, Device, Tensor};
 
 use super::LocalError;
 use super::gguf::GgufFile;
+use super::kernels::norm::rms_norm;
+use super::linear::Linear;
 
 /// The architectures this engine runs, as GGUF names them.
 pub const SUPPORTED: &[&str] = &["llama", "qwen2"];
@@ -56,15 +58,15 @@ pub struct Shape {
 
 struct Layer {
     attn_norm: Tensor,
-    wq: QMatMul,
-    wk: QMatMul,
-    wv: QMatMul,
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
     bias: Option<[Tensor; 3]>,
-    wo: QMatMul,
+    wo: Linear,
     ffn_norm: Tensor,
-    gate: QMatMul,
-    up: QMatMul,
-    down: QMatMul,
+    gate: Linear,
+    up: Linear,
+    down: Linear,
 }
 
 /// A loaded model.
@@ -73,7 +75,7 @@ pub struct Transformer {
     embedding: Arc<QTensor>,
     layers: Vec<Layer>,
     norm: Tensor,
-    output: QMatMul,
+    output: Linear,
     cos: Tensor,
     sin: Tensor,
     path: std::path::PathBuf,
@@ -289,8 +291,8 @@ impl Transformer {
     pub fn load(file: &GgufFile) -> Result<Self, LocalError> {
         let shape = Shape::read(file)?;
         let err = compute(file.path());
-        let matmul = |name: &str| -> Result<QMatMul, LocalError> {
-            QMatMul::from_qtensor(file.tensor(name)?).map_err(&err)
+        let matmul = |name: &str| -> Result<Linear, LocalError> {
+            Linear::new(file.tensor(name)?).map_err(&err)
         };
         let dense = |name: &str| -> Result<Tensor, LocalError> {
             file.tensor(name)?.dequantize(&Device::Cpu).map_err(&err)
@@ -310,7 +312,7 @@ impl Transformer {
         let output = if file.has_tensor("output.weight") {
             matmul("output.weight")?
         } else {
-            QMatMul::from_arc(Arc::clone(&embedding)).map_err(&err)?
+            Linear::from_arc(Arc::clone(&embedding)).map_err(&err)?
         };
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
@@ -408,17 +410,17 @@ impl Transformer {
             let slot = slot
                 .as_mut()
                 .ok_or_else(|| candle_core::Error::Msg("the cache was not grown".into()))?;
-            let h = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.shape.rms_eps as f32)?;
+            let h = rms_norm(&x, &layer.attn_norm, self.shape.rms_eps as f32)?;
             let attended = self.attention(layer, &h, slot, start, mask.as_ref(), (&cos, &sin))?;
             x = (x + attended)?;
-            let h = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.shape.rms_eps as f32)?;
+            let h = rms_norm(&x, &layer.ffn_norm, self.shape.rms_eps as f32)?;
             let gated =
                 (candle_nn::ops::silu(&layer.gate.forward(&h)?)? * layer.up.forward(&h)?)?;
             x = (x + layer.down.forward(&gated)?)?;
         }
         cache.len = start + seq;
         let last = x.narrow(1, seq - 1, 1)?;
-        let last = candle_nn::ops::rms_norm(&last, &self.norm, self.shape.rms_eps as f32)?;
+        let last = rms_norm(&last, &self.norm, self.shape.rms_eps as f32)?;
         self.output.forward(&last)?.flatten_all()
     }
 

@@ -1,0 +1,302 @@
+//! The kernels against their references: every SIMD kernel equals the scalar one on random
+//! blocks, for tiles and tails of activation rows; the quantizers and f16 conversions against
+//! candle's (the `half` crate's) and against the values they encode.
+
+use super::*;
+use candle_core::quantized::GgmlDType;
+use candle_core::{DType, Device, Tensor};
+
+/// A deterministic xorshift stream.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+
+    fn bytes(&mut self, count: usize) -> Vec<u8> {
+        (0..count).map(|_| self.next() as u8).collect()
+    }
+
+    fn values(&mut self, count: usize) -> Vec<f32> {
+        (0..count)
+            .map(|i| self.unit() * if i % 53 == 0 { 20.0 } else { 1.0 })
+            .collect()
+    }
+}
+
+/// Random weight blocks of `format` whose f16 fields (listed by offset) hold sane scales, so
+/// that the sums are finite and comparable.
+fn random_weights(
+    format: Format,
+    blocks: usize,
+    scales_at: &[usize],
+    random: &mut Random,
+) -> Vec<u8> {
+    let mut bytes = random.bytes(blocks * format.bytes);
+    for block in bytes.chunks_exact_mut(format.bytes) {
+        for &at in scales_at {
+            let scale = random.unit() * 0.05;
+            block[at..at + 2].copy_from_slice(&f32_to_f16(scale).to_le_bytes());
+        }
+    }
+    bytes
+}
+
+fn quantized_rows(kernel: &Kernel, rows: usize, k: usize, random: &mut Random) -> Vec<u8> {
+    let row_bytes = kernel.activation_row_bytes(k);
+    let mut acts = vec![0u8; rows * row_bytes];
+    for row in acts.chunks_exact_mut(row_bytes) {
+        kernel.quantize(&random.values(k), row);
+    }
+    acts
+}
+
+/// The scalar and the chosen kernel of `dtype` agree on `rows` rows of `blocks` blocks.
+fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
+    let scalar = Kernel::scalar(dtype).unwrap();
+    let chosen = Kernel::ours(dtype).unwrap();
+    if !chosen.simd {
+        eprintln!("no SIMD kernel for {dtype:?} on this CPU: nothing to compare");
+        return;
+    }
+    let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ scalar.weight.bytes as u64);
+    // Weight-row tiles (one activation row) and activation-row tiles, with their tails.
+    let shapes = [
+        (1, 1),
+        (4, 1),
+        (5, 1),
+        (9, 1),
+        (1, 2),
+        (1, 4),
+        (2, 5),
+        (3, 9),
+        (1, 13),
+    ];
+    for blocks in [1, 2, 3, 7, 18] {
+        for (weight_rows, rows) in shapes {
+            let k = blocks * scalar.weight.values;
+            let weights =
+                random_weights(scalar.weight, weight_rows * blocks, scales_at, &mut random);
+            let acts = quantized_rows(&scalar, rows, k, &mut random);
+            let outputs = weight_rows * rows;
+            let (mut expected, mut got) = (vec![0f32; outputs], vec![0f32; outputs]);
+            scalar.dots(k, &weights, &acts, &mut expected);
+            chosen.dots(k, &weights, &acts, &mut got);
+            let magnitude = expected.iter().fold(1f32, |m, v| m.max(v.abs()));
+            for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+                assert!(
+                    (e - g).abs() <= 1e-5 * magnitude * blocks as f32,
+                    "{dtype:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn simd_q4_1_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q4_1, &[0, 2]);
+}
+
+#[test]
+fn simd_q8_0_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q8_0, &[0]);
+}
+
+#[test]
+fn simd_q4_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q4K, &[0, 2]);
+}
+
+#[test]
+fn simd_q6_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q6K, &[Q6K.bytes - 2]);
+}
+
+#[test]
+fn round_even_is_round_ties_even_for_quantized_magnitudes() {
+    let mut random = Random(3);
+    let mut samples: Vec<f32> = (0..100_000).map(|_| random.unit() * 130.0).collect();
+    samples.extend((-260..=260).map(|i| i as f32 / 2.0));
+    samples.extend([
+        0.49999997,
+        -0.49999997,
+        126.5,
+        -126.5,
+        127.0,
+        -127.0,
+        0.0,
+        -0.0,
+    ]);
+    for x in samples {
+        assert_eq!(round_even(x), x.round_ties_even() as i32, "{x}");
+    }
+}
+
+#[test]
+fn f16_to_f32_matches_half_for_every_value() {
+    let all: Vec<u16> = (0..=u16::MAX).collect();
+    let halves: Vec<f32> = all.iter().map(|&h| f16_to_f32(h)).collect();
+    // candle converts through the `half` crate: build the halves from their f32 values back.
+    let round_trip = Tensor::from_vec(halves.clone(), all.len(), &Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap()
+        .to_dtype(DType::F32)
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    for ((&h, a), b) in all.iter().zip(&halves).zip(&round_trip) {
+        if a.is_nan() {
+            assert!(b.is_nan(), "{h:#06x}");
+        } else {
+            assert_eq!(a.to_bits(), b.to_bits(), "{h:#06x}: {a} vs {b}");
+            assert_eq!(f32_to_f16(*a), h, "{h:#06x} round trip");
+        }
+    }
+}
+
+#[test]
+fn f32_to_f16_rounds_like_half() {
+    let mut random = Random(42);
+    let mut samples: Vec<f32> = (0..20_000)
+        .map(|i| random.unit() * 10f32.powi(i % 12 - 8))
+        .collect();
+    // Ties, subnormals, overflow and the edges.
+    samples.extend([
+        1.0 + 1.0 / 2048.0,
+        1.0 + 3.0 / 2048.0,
+        65504.0,
+        65520.0,
+        1e6,
+        -1e6,
+        6.0e-8,
+        2.9e-8,
+        3.0e-8,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ]);
+    let expected = Tensor::from_vec(samples.clone(), samples.len(), &Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F16)
+        .unwrap()
+        .to_dtype(DType::F32)
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    for (x, e) in samples.iter().zip(&expected) {
+        let ours = f16_to_f32(f32_to_f16(*x));
+        assert_eq!(ours.to_bits(), e.to_bits(), "{x}: {ours} vs {e}");
+    }
+}
+
+/// Dequantized `Q8_0`/`Q8_1` rows are within half a step of the input.
+#[test]
+fn activation_quantizers_round_to_the_nearest_step() {
+    let mut random = Random(7);
+    let row = random.values(4 * QK);
+    let mut q8_0 = vec![0u8; 4 * Q8_0.bytes];
+    let mut q8_1 = vec![0u8; 4 * Q8_1.bytes];
+    quantize_q8_0(&row, &mut q8_0);
+    quantize_q8_1(&row, &mut q8_1);
+    for (i, x) in row.iter().enumerate() {
+        let (b, j) = (i / QK, i % QK);
+        let d0 = f16_at(&q8_0, b * Q8_0.bytes);
+        let d1 = f16_at(&q8_1, b * Q8_1.bytes);
+        let v0 = d0 * f32::from(q8_0[b * Q8_0.bytes + 2 + j] as i8);
+        let v1 = d1 * f32::from(q8_1[b * Q8_1.bytes + 4 + j] as i8);
+        assert!(
+            (v0 - x).abs() <= 0.51 * d0 + 1e-3 * x.abs(),
+            "{i}: {x} vs {v0}"
+        );
+        assert!(
+            (v1 - x).abs() <= 0.51 * d1 + 1e-3 * x.abs(),
+            "{i}: {x} vs {v1}"
+        );
+    }
+    for b in 0..4 {
+        let block = &q8_1[b * Q8_1.bytes..(b + 1) * Q8_1.bytes];
+        let sum: i32 = block[4..].iter().map(|&q| i32::from(q as i8)).sum();
+        let s = f16_at(block, 2);
+        assert!((s - f16_at(block, 0) * sum as f32).abs() <= 1e-3 * s.abs().max(1e-3));
+    }
+    // A block of zeros quantizes to zeros, with no division by zero.
+    let mut zeros = vec![1u8; Q8_1.bytes];
+    quantize_q8_1(&[0.0; QK], &mut zeros);
+    assert!(zeros.iter().all(|&b| b == 0));
+    let mut zeros = vec![1u8; Q8K.bytes];
+    kquants::quantize_q8_k(&[0.0; QK_K], &mut zeros);
+    assert!(zeros.iter().all(|&b| b == 0));
+}
+
+/// `Q8_K`: the largest magnitude maps to ∓127, values are within half a step, and the
+/// 16-value sums are the values' sums.
+#[test]
+fn q8_k_quantizer_keeps_values_and_sums() {
+    let mut random = Random(5);
+    let row = random.values(2 * QK_K);
+    let mut blocks = vec![0u8; 2 * Q8K.bytes];
+    kquants::quantize_q8_k(&row, &mut blocks);
+    for (values, block) in row.chunks_exact(QK_K).zip(blocks.chunks_exact(Q8K.bytes)) {
+        let d = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        let q = |i: usize| i32::from(block[4 + i] as i8);
+        for (i, x) in values.iter().enumerate() {
+            assert!(
+                (d * q(i) as f32 - x).abs() <= 0.51 * d.abs() + 1e-4,
+                "{i}: {x}"
+            );
+        }
+        for g in 0..16 {
+            let at = 4 + QK_K + 2 * g;
+            let sum = i32::from(i16::from_le_bytes([block[at], block[at + 1]]));
+            assert_eq!(sum, (16 * g..16 * (g + 1)).map(q).sum::<i32>());
+        }
+    }
+}
+
+/// The scalar kernels against the dequantized weights of candle (the file's meaning).
+#[test]
+fn scalar_kernels_match_dequantized_weights() {
+    for dtype in [
+        GgmlDType::Q4_1,
+        GgmlDType::Q8_0,
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+    ] {
+        let kernel = Kernel::scalar(dtype).unwrap();
+        let mut random = Random(11);
+        let k = 3 * kernel.weight.values;
+        let dense = Tensor::from_vec(random.values(k), (1, k), &Device::Cpu).unwrap();
+        let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
+        let exact: Vec<f32> = weight
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let x = random.values(k);
+        let mut acts = vec![0u8; kernel.activation_row_bytes(k)];
+        kernel.quantize(&x, &mut acts);
+        let mut got = [0f32];
+        kernel.dots(k, &weight.data().unwrap(), &acts, &mut got);
+        let expected: f32 = exact.iter().zip(&x).map(|(w, x)| w * x).sum();
+        let norm: f32 = exact.iter().zip(&x).map(|(w, x)| (w * x).abs()).sum();
+        assert!(
+            (got[0] - expected).abs() <= 0.02 * norm,
+            "{dtype:?}: {} vs {expected}",
+            got[0]
+        );
+    }
+}

@@ -1,0 +1,345 @@
+//! A linear layer over quantized weights: `y = x · Wᵀ` with `W` kept in the file's blocks.
+//!
+//! Owns splitting one matrix product over the threads of the current rayon pool (the engine's
+//! `[local] threads`) and the activations' quantization; the block arithmetic is in `kernels`.
+//! Weight types for which candle's kernels are faster (see `Kernel::for_type`) or we have none
+//! use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
+//! what is multiplied with what.
+//!
+//! The weights are never copied or dequantized: the kernels read the `QTensor`'s bytes.
+
+use std::sync::Arc;
+
+use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::{DType, Device, Module, Tensor};
+use rayon::prelude::*;
+
+use super::kernels::Kernel;
+
+/// Activation rows multiplied with a weight row before moving to the next weight row: small
+/// enough that the rows stay in L1 while a task's weight rows pass over them.
+const ACTIVATION_GROUP: usize = 32;
+
+/// A quantized weight matrix `(n, k)` and how to multiply by it.
+pub struct Linear {
+    inner: Inner,
+}
+
+enum Inner {
+    /// Our kernels on the tensor's own bytes.
+    Blocks {
+        weight: Arc<QTensor>,
+        kernel: Kernel,
+        n: usize,
+        k: usize,
+    },
+    /// A weight type we have no kernel for.
+    Candle(QMatMul),
+}
+
+impl std::fmt::Debug for Linear {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            Inner::Blocks { kernel, n, k, .. } => write!(f, "Linear({n}×{k}, {kernel:?})"),
+            Inner::Candle(_) => write!(f, "Linear(candle QMatMul)"),
+        }
+    }
+}
+
+impl Linear {
+    /// A layer over `weight`, a `(n, k)` matrix (outputs × inputs).
+    pub fn new(weight: QTensor) -> candle_core::Result<Self> {
+        Self::from_arc(Arc::new(weight))
+    }
+
+    /// A layer over a shared weight (the embedding reused as the output projection).
+    pub fn from_arc(weight: Arc<QTensor>) -> candle_core::Result<Self> {
+        let kernel = Kernel::for_type(weight.dtype());
+        Self::with_kernel(weight, kernel)
+    }
+
+    /// A layer computed with `kernel` (it must be for the weight's type), or with candle's
+    /// `QMatMul` for `None`: for tests and benchmarks that compare them.
+    pub fn with_kernel(weight: Arc<QTensor>, kernel: Option<Kernel>) -> candle_core::Result<Self> {
+        let (n, k) = weight.shape().dims2()?;
+        if let Some(kernel) = kernel
+            && Kernel::scalar(weight.dtype()).map(|s| s.weight) != Some(kernel.weight)
+        {
+            candle_core::bail!(
+                "a {} kernel cannot multiply a {:?} weight",
+                kernel.weight.name,
+                weight.dtype()
+            );
+        }
+        let inner = match kernel {
+            Some(kernel) if k % kernel.weight.values == 0 && k > 0 => {
+                let bytes = weight.data()?.len();
+                if bytes != n * kernel.weight_row_bytes(k) {
+                    candle_core::bail!(
+                        "a {:?} weight of shape ({n}, {k}) should take {} bytes, it has {bytes}",
+                        weight.dtype(),
+                        n * kernel.weight_row_bytes(k)
+                    );
+                }
+                Inner::Blocks {
+                    weight,
+                    kernel,
+                    n,
+                    k,
+                }
+            }
+            _ => Inner::Candle(QMatMul::from_arc(weight)?),
+        };
+        Ok(Self { inner })
+    }
+
+    /// Whether our kernels (rather than candle's) compute this layer.
+    pub fn kernel(&self) -> Option<Kernel> {
+        match &self.inner {
+            Inner::Blocks { kernel, .. } => Some(*kernel),
+            Inner::Candle(_) => None,
+        }
+    }
+
+    /// `x · Wᵀ` for `x` of shape `(…, k)`, giving `(…, n)`.
+    pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match &self.inner {
+            Inner::Candle(matmul) => matmul.forward(x),
+            Inner::Blocks {
+                weight,
+                kernel,
+                n,
+                k,
+            } => {
+                let dims = x.dims();
+                let Some((&width, leading)) = dims.split_last() else {
+                    candle_core::bail!("a linear layer's input cannot be a scalar");
+                };
+                if width != *k {
+                    candle_core::bail!(
+                        "the input's last dimension is {width}, the weight ({n}, {k}) takes {k}"
+                    );
+                }
+                let input = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+                let weights = weight.data()?;
+                let out = multiply(kernel, &weights, (*n, *k), &input);
+                let mut shape = leading.to_vec();
+                shape.push(*n);
+                Tensor::from_vec(out, shape, &Device::Cpu)
+            }
+        }
+    }
+}
+
+/// `input (rows, k) · weights (n, k)ᵀ` → `(rows, n)`, row-major, on the current rayon pool.
+fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f32]) -> Vec<f32> {
+    let rows = input.len() / k;
+    if rows == 0 || n == 0 {
+        return Vec::new();
+    }
+    let act_bytes = kernel.activation_row_bytes(k);
+    let weight_bytes = kernel.weight_row_bytes(k);
+    let mut acts = vec![0u8; rows * act_bytes];
+    if rows > 1 {
+        acts.par_chunks_mut(act_bytes)
+            .zip(input.par_chunks(k))
+            .for_each(|(q, x)| kernel.quantize(x, q));
+    } else {
+        kernel.quantize(input, &mut acts);
+    }
+    // A few tasks per thread so that a slow thread (the machine is shared) is caught up on.
+    let per_task = n
+        .div_ceil(rayon::current_num_threads() * 4)
+        .clamp(8, 256)
+        .min(n);
+    let weight_row = |j: usize| &weights[j * weight_bytes..(j + 1) * weight_bytes];
+    if rows == 1 {
+        let mut out = vec![0f32; n];
+        out.par_chunks_mut(per_task)
+            .enumerate()
+            .for_each(|(task, outs)| {
+                let first = task * per_task;
+                let rows = &weights[first * weight_bytes..(first + outs.len()) * weight_bytes];
+                kernel.dots(k, rows, &acts, outs);
+            });
+        return out;
+    }
+    // Each task fills `per_task` weight rows' results for every activation row: (n, rows).
+    let mut transposed = vec![0f32; n * rows];
+    transposed
+        .par_chunks_mut(per_task * rows)
+        .enumerate()
+        .for_each(|(task, outs)| {
+            let first = task * per_task;
+            let count = outs.len() / rows;
+            for group in (0..rows).step_by(ACTIVATION_GROUP) {
+                let group_rows = ACTIVATION_GROUP.min(rows - group);
+                let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
+                for i in 0..count {
+                    let o = &mut outs[i * rows + group..i * rows + group + group_rows];
+                    kernel.dots(k, weight_row(first + i), group_acts, o);
+                }
+            }
+        });
+    let mut out = vec![0f32; rows * n];
+    for (j, column) in transposed.chunks_exact(rows).enumerate() {
+        for (s, v) in column.iter().enumerate() {
+            out[s * n + j] = *v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::quantized::GgmlDType;
+
+    /// Deterministic values in [-1, 1) with a few larger outliers, like activations.
+    fn values(count: usize, seed: u64) -> Vec<f32> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..count)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let v = (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+                if i % 97 == 0 { v * 8.0 } else { v }
+            })
+            .collect()
+    }
+
+    fn weight(dtype: GgmlDType, n: usize, k: usize, seed: u64) -> QTensor {
+        let dense = Tensor::from_vec(values(n * k, seed), (n, k), &Device::Cpu).unwrap();
+        QTensor::quantize(&dense, dtype).unwrap()
+    }
+
+    /// Both results within a tolerance scaled by the size of the products.
+    fn assert_close(ours: &Tensor, reference: &Tensor, tolerance: f32) {
+        assert_eq!(ours.dims(), reference.dims());
+        let ours = ours.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let reference = reference.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let scale = reference.iter().fold(1f32, |m, v| m.max(v.abs()));
+        for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
+            assert!(
+                (a - b).abs() <= tolerance * scale,
+                "element {i}: {a} vs {b} (scale {scale})"
+            );
+        }
+    }
+
+    #[test]
+    fn equals_candles_quantized_matmul_on_odd_shapes() {
+        // Even block counts: candle's Q4_1 kernel asserts them (ours need not; see `kernels`).
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+            for (n, k, seq) in [
+                (1, 64, 1),
+                (37, 128, 1),
+                (45, 192, 3),
+                (130, 64, 37),
+                (9, 64, 5),
+            ] {
+                let w = weight(dtype, n, k, n as u64 * 31 + k as u64);
+                let x =
+                    Tensor::from_vec(values(seq * k, 7 + seq as u64), (1, seq, k), &Device::Cpu)
+                        .unwrap();
+                let reference =
+                    QMatMul::from_qtensor(weight(dtype, n, k, n as u64 * 31 + k as u64))
+                        .unwrap()
+                        .forward(&x)
+                        .unwrap();
+                let linear = Linear::with_kernel(Arc::new(w), Kernel::ours(dtype)).unwrap();
+                assert!(linear.kernel().is_some(), "{dtype:?} has a kernel");
+                // Candle rounds activations slightly differently (half away from zero).
+                assert_close(&linear.forward(&x).unwrap(), &reference, 2e-2);
+            }
+        }
+    }
+
+    #[test]
+    fn k_quants_equal_candles_quantized_matmul() {
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            for (n, k, seq) in [(3, 256, 1), (21, 512, 1), (10, 768, 6)] {
+                let seed = n as u64 * 7 + k as u64;
+                let x = Tensor::from_vec(values(seq * k, seed), (1, seq, k), &Device::Cpu).unwrap();
+                let reference = QMatMul::from_qtensor(weight(dtype, n, k, seed))
+                    .unwrap()
+                    .forward(&x)
+                    .unwrap();
+                // Linear leaves these types to candle; ours are compared to it explicitly.
+                assert!(
+                    Linear::new(weight(dtype, n, k, seed))
+                        .unwrap()
+                        .kernel()
+                        .is_none()
+                );
+                let linear =
+                    Linear::with_kernel(Arc::new(weight(dtype, n, k, seed)), Kernel::ours(dtype))
+                        .unwrap();
+                assert!(linear.kernel().is_some(), "{dtype:?} has a kernel");
+                assert_close(&linear.forward(&x).unwrap(), &reference, 2e-2);
+            }
+        }
+    }
+
+    #[test]
+    fn each_row_of_a_batch_equals_the_row_alone() {
+        let (n, k, seq) = (70, 128, 11);
+        let linear = Linear::new(weight(GgmlDType::Q4_1, n, k, 3)).unwrap();
+        let x = Tensor::from_vec(values(seq * k, 5), (1, seq, k), &Device::Cpu).unwrap();
+        let batch = linear.forward(&x).unwrap();
+        for s in 0..seq {
+            let alone = linear.forward(&x.narrow(1, s, 1).unwrap()).unwrap();
+            let in_batch = batch.narrow(1, s, 1).unwrap();
+            // Identical, not merely close: a prompt computed at once or token by token agrees.
+            assert_eq!(
+                alone.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                in_batch.flatten_all().unwrap().to_vec1::<f32>().unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn q4_1_is_ours_and_the_others_are_candles() {
+        assert!(
+            Linear::new(weight(GgmlDType::Q4_1, 2, 64, 1))
+                .unwrap()
+                .kernel()
+                .is_some()
+        );
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q6K] {
+            let linear = Linear::new(weight(dtype, 2, 256, 1)).unwrap();
+            assert!(linear.kernel().is_none(), "{dtype:?}");
+        }
+    }
+
+    #[test]
+    fn types_without_a_kernel_use_candle() {
+        let w = weight(GgmlDType::Q5_0, 33, 64, 9);
+        let x = Tensor::from_vec(values(2 * 64, 1), (1, 2, 64), &Device::Cpu).unwrap();
+        let reference = QMatMul::from_qtensor(weight(GgmlDType::Q5_0, 33, 64, 9))
+            .unwrap()
+            .forward(&x)
+            .unwrap();
+        let linear = Linear::new(w).unwrap();
+        assert!(linear.kernel().is_none());
+        assert_close(&linear.forward(&x).unwrap(), &reference, 0.0);
+    }
+
+    #[test]
+    fn a_wrong_input_width_is_an_error() {
+        let linear = Linear::new(weight(GgmlDType::Q4_1, 4, 64, 2)).unwrap();
+        let x = Tensor::zeros((1, 1, 32), DType::F32, &Device::Cpu).unwrap();
+        let e = linear.forward(&x).unwrap_err().to_string();
+        assert!(e.contains("last dimension is 32"), "{e}");
+    }
+
+    #[test]
+    fn a_kernel_for_another_type_is_refused() {
+        let w = Arc::new(weight(GgmlDType::Q4_1, 4, 64, 2));
+        let e = Linear::with_kernel(w, Kernel::ours(GgmlDType::Q8_0)).unwrap_err();
+        assert!(e.to_string().contains("cannot multiply"), "{e}");
+    }
+}
