@@ -168,17 +168,18 @@ fn stop_ends_a_reply_between_two_tokens() {
             request(vec![user("Write a long story about a cat.")], 2000),
             &cancel,
         );
-        // The first piece of text arrives, then Stop.
-        loop {
+        // Text arrives, then Stop.
+        let mut before = 0usize;
+        while before < 3 {
             match stream.next().await {
-                Some(Ok(Delta::Answer(text))) if !text.is_empty() => break,
+                Some(Ok(Delta::Answer(text))) if !text.is_empty() => before += 1,
                 Some(Ok(_)) => {}
                 other => panic!("the reply ended before any text: {other:?}"),
             }
         }
         cancel.cancel();
-        // The engine sends nothing more after the token it was computing, and no Done.
-        let rest = tokio::time::timeout(Duration::from_secs(30), async {
+        // What was already sent may still arrive; then the stream closes, with no Done.
+        let after = tokio::time::timeout(Duration::from_secs(30), async {
             let mut pieces = 0;
             while let Some(item) = stream.next().await {
                 match item {
@@ -191,7 +192,13 @@ fn stop_ends_a_reply_between_two_tokens() {
         })
         .await
         .expect("the stream closes after Stop");
-        assert!(rest <= 1, "{rest} pieces after Stop");
+        // The engine computed at most one token after Stop: everything it generated was sent
+        // before Stop or is what arrived after (a piece can hold back a partial character).
+        let generated = engine.stats().generated_tokens;
+        assert!(
+            generated <= before + after + 2,
+            "{generated} tokens generated, {before} pieces before Stop and {after} after"
+        );
     });
     // The engine serves the next reply.
     let (text, _) = reply(&engine, request(vec![user("Say hello.")], 8));
