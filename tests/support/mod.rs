@@ -44,6 +44,8 @@ impl Sandbox {
             .env("HOME", self.path("home"))
             .env("XDG_CONFIG_HOME", self.path("config"))
             .env("XDG_DATA_HOME", self.path("data"))
+            // The models dir (seek's own files) beside the others, not inside the home folder.
+            .env("XDG_CACHE_HOME", self.path("cache"))
             .current_dir(self.path("cwd"))
             .stdin(Stdio::null());
         cmd

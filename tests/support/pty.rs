@@ -57,6 +57,7 @@ impl Tui {
         cmd.env("HOME", sandbox.path("home"));
         cmd.env("XDG_CONFIG_HOME", sandbox.path("config"));
         cmd.env("XDG_DATA_HOME", sandbox.path("data"));
+        cmd.env("XDG_CACHE_HOME", sandbox.path("cache"));
         cmd.env("TERM", "xterm-256color");
         for (k, v) in env {
             cmd.env(k, v);
