@@ -5,37 +5,16 @@
 //! developer cache of `local-model.sh`. Without either the tests say so and pass: a machine
 //! with no model cannot run them, and CI always has one.
 
-use std::path::PathBuf;
+mod support;
+
 use std::time::Duration;
 
 use seek::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role};
 use seek::local::engine::Engine;
 use tokio_util::sync::CancellationToken;
 
-fn model_file() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "SEEK_TEST_GGUF={} is not a file",
-            path.display()
-        );
-        return Some(path);
-    }
-    let dev = PathBuf::from(std::env::var_os("HOME")?)
-        .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf");
-    if dev.is_file() {
-        return Some(dev);
-    }
-    eprintln!(
-        "no model file (SEEK_TEST_GGUF unset, {} absent): skipped",
-        dev.display()
-    );
-    None
-}
-
 fn engine() -> Option<Engine> {
-    let path = model_file()?;
+    let path = support::real_model()?;
     Some(Engine::load(&path, 2).expect("the real model loads"))
 }
 

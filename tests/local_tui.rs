@@ -9,27 +9,14 @@
 mod pty;
 mod support;
 
-use std::path::PathBuf;
-
 use pty::{Tui, keys};
 use support::Sandbox;
 
-fn model_file() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
-        return Some(PathBuf::from(path));
-    }
-    let dev = PathBuf::from(std::env::var_os("HOME")?)
-        .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf");
-    if dev.is_file() {
-        return Some(dev);
-    }
-    eprintln!("no model file: skipped");
-    None
-}
-
 #[test]
 fn model_names_are_checked_and_a_file_is_loaded_at_the_next_task() {
-    let Some(file) = model_file() else { return };
+    let Some(file) = support::real_model() else {
+        return;
+    };
     let sb = Sandbox::new();
     // Nothing configured: the built-in engine, and a models dir of the sandbox's own.
     let cache = sb.path("cache");

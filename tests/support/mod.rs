@@ -128,3 +128,28 @@ pub fn stderr(out: &Output) -> String {
 pub fn exists(path: &Path) -> bool {
     path.exists()
 }
+
+/// The real SmolLM2-135M file for tests of the built-in engine: `SEEK_TEST_GGUF` (set by
+/// `.ci/run`, which pulls it with `seek pull`; it must exist), else the developer cache of
+/// `local-model.sh`. `None`, said on stderr, on a machine with neither: CI always has one.
+pub fn real_model() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SEEK_TEST_GGUF") {
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "SEEK_TEST_GGUF={} is not a file",
+            path.display()
+        );
+        return Some(path);
+    }
+    let dev = PathBuf::from(std::env::var_os("HOME")?)
+        .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if dev.is_file() {
+        return Some(dev);
+    }
+    eprintln!(
+        "no model file (SEEK_TEST_GGUF unset, {} absent): skipped",
+        dev.display()
+    );
+    None
+}
