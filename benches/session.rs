@@ -75,6 +75,7 @@ fn write_session(path: &std::path::Path) -> SessionFile {
             content: format!("[success] {turn}"),
         });
         file.record_event(&Event::TurnFinished {
+            usage: None,
             turn,
             outcome: Outcome::Done,
             answer: "I'll count.\nblock:0\n".into(),

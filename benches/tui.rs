@@ -72,6 +72,7 @@ fn transcript(turns: usize) -> (App, Instant) {
                 },
             },
             Event::TurnFinished {
+                usage: None,
                 turn: turn as u64,
                 outcome: Outcome::Done,
                 answer: String::new(),

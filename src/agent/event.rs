@@ -36,6 +36,13 @@ pub enum Command {
     NewSession,
     /// List the saved sessions (answered with `SessionList`).
     ListSessions,
+    /// List the models the server (and, with the built-in engine, the catalog) offers
+    /// (answered with `ModelList`).
+    ListModels,
+    /// Run a shell command the user typed (`!cmd`), under the same sandbox as blocks. It is
+    /// shown as a block of round 0 (`BlockStarted`/`BlockOutput`/`BlockFinished` with
+    /// `round: 0`), and its command and output are added to the context of the next task.
+    Shell { command: String },
     /// The answer to the `ApprovalRequested` event with the same `id`.
     Approve {
         id: ApprovalId,
@@ -172,8 +179,81 @@ pub enum NotRun {
     Declined,
     /// Blocks are shown, not run (approval = never).
     ShownOnly,
+    /// Refused before running: the block waits for interactive input or starts a full-screen
+    /// or prompting program (python `input()`, `vim`, `less`, a bare REPL, …).
+    Interactive,
+    /// Refused before running by safe mode's blocklist.
+    SafeMode,
+    /// Not run because the reply was cut (the repetition guard, or `max_tokens`).
+    ReplyCut,
     /// seek itself stopped while the block ran (found on resuming a session).
     Interrupted,
+}
+
+/// Tokens of one round's request and reply (the server's counts, or seek's estimate when the
+/// server gives none), and how long the reply streamed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundUsage {
+    /// Tokens of the request: how much of the context window the conversation fills.
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Milliseconds from the reply's first token to its last (not the wait before it).
+    pub streaming_ms: f64,
+    /// The model's context window in tokens, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The counts are seek's estimate (the server reported none).
+    #[serde(default)]
+    pub estimated: bool,
+}
+
+/// A task's tokens, summed over its rounds (`--json`'s `done` carries it as `usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    /// Summed over the rounds' requests.
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// The last request's prompt tokens: how full the context window is now.
+    pub context_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Summed over the rounds: generation speed is `completion_tokens / streaming_ms`.
+    pub streaming_ms: f64,
+    #[serde(default)]
+    pub estimated: bool,
+}
+
+/// One saved session, for pickers (`SessionList`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionEntry {
+    pub id: String,
+    pub last_activity_ms: u64,
+    pub agent: String,
+    pub turns: Option<u64>,
+    pub first_prompt: String,
+    /// The directory the session worked in (`None` for sessions older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
+}
+
+/// One model a picker offers (`ModelList`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelEntry {
+    pub name: String,
+    /// A short description (the catalog's size and state, for the built-in engine).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// A file attached to a prompt with `@path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// As the user wrote it.
+    pub path: String,
+    /// Bytes of the file put into the prompt.
+    pub bytes: u64,
+    /// Only the file's start was attached (it was larger than the bound).
+    pub truncated: bool,
 }
 
 /// Something that happened.
@@ -274,9 +354,29 @@ pub enum Event {
         count: usize,
         limit: usize,
     },
-    /// The saved sessions, the most recently active first, one line each.
+    /// The saved sessions, the most recently active first, one line each, and the same as
+    /// data for pickers.
     SessionList {
         lines: Vec<String>,
+        #[serde(default)]
+        sessions: Vec<SessionEntry>,
+    },
+    /// The models offered (`ListModels`); `error` when the server could not be asked.
+    ModelList {
+        current: String,
+        models: Vec<ModelEntry>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// Files named with `@path` in the task's prompt were attached to it (after `TurnStarted`).
+    Attached {
+        files: Vec<Attachment>,
+    },
+    /// A round's token counts (after its `AnswerComplete`).
+    Usage {
+        round: u32,
+        #[serde(flatten)]
+        usage: RoundUsage,
     },
     /// A session file was started for this conversation.
     SessionStarted {
@@ -314,6 +414,9 @@ pub enum Event {
         blocks: Vec<BlockRecord>,
         /// Why the task ended, in words (the last error, the question asked, …).
         message: Option<String>,
+        /// The task's tokens (`None` when no round reached the model).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<TurnUsage>,
     },
 }
 

@@ -80,11 +80,18 @@ impl Executed {
                 let feedback = protocol::feedback(false, SHOWN_ONLY);
                 (feedback.clone(), feedback, true)
             }
-            NotRun::EarlierFailure | NotRun::Stopped | NotRun::Interrupted => {
-                let reason = if why == NotRun::EarlierFailure {
-                    "an earlier block failed"
-                } else {
-                    "the task was stopped"
+            NotRun::EarlierFailure
+            | NotRun::Stopped
+            | NotRun::Interrupted
+            | NotRun::Interactive
+            | NotRun::SafeMode
+            | NotRun::ReplyCut => {
+                let reason = match why {
+                    NotRun::EarlierFailure => "an earlier block failed",
+                    NotRun::ReplyCut => "the reply was cut",
+                    NotRun::Interactive => "it waits for interactive input",
+                    NotRun::SafeMode => "safe mode refused it",
+                    _ => "the task was stopped",
                 };
                 (
                     format!(

@@ -20,7 +20,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{AnswerFinish, ApprovalId, BlockRecord, Command, Event, NotRun, Outcome, Status};
+pub use event::{
+    AnswerFinish, ApprovalId, Attachment, BlockRecord, Command, Event, ModelEntry, NotRun, Outcome,
+    RoundUsage, SessionEntry, Status, TurnUsage,
+};
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
@@ -296,6 +299,9 @@ impl Runtime {
                     self.error(e.to_string());
                 }
             }
+            Command::ListModels | Command::Shell { .. } => {
+                self.error("this front end's command is not supported yet");
+            }
             Command::ListSessions => {
                 let Some(sessions) = self.sessions.clone() else {
                     self.error("sessions are not kept in this mode");
@@ -311,7 +317,10 @@ impl Runtime {
                             lines = vec!["no saved sessions yet".to_owned()];
                         }
                         lines.extend(listing.warning());
-                        self.ctx.events.emit(Event::SessionList { lines });
+                        self.ctx.events.emit(Event::SessionList {
+                            lines,
+                            sessions: Vec::new(),
+                        });
                     }
                     Ok(Err(e)) => self.error(e.to_string()),
                     Err(e) => self.error(format!("listing sessions failed: {e}")),
@@ -399,6 +408,7 @@ impl Runtime {
                 let message = format!("internal error, the task was abandoned: {error}");
                 self.error(message.clone());
                 Event::TurnFinished {
+                    usage: None,
                     turn: self.turn,
                     outcome: Outcome::GaveUp,
                     answer: String::new(),

@@ -98,6 +98,7 @@ impl Progress {
     /// end that reacts to it with a new command never finds the agent still busy.
     fn finish(self, outcome: Outcome, message: Option<String>) -> Event {
         Event::TurnFinished {
+            usage: None,
             turn: self.turn,
             outcome,
             answer: self.last_answer,

@@ -233,6 +233,7 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
         out.push((
             last_ms,
             Event::TurnFinished {
+                usage: None,
                 turn,
                 outcome: Outcome::Stopped,
                 answer: String::new(),

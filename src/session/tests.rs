@@ -27,6 +27,7 @@ fn started(turn: u64, prompt: &str) -> Event {
 
 fn finished(turn: u64) -> Event {
     Event::TurnFinished {
+        usage: None,
         turn,
         outcome: Outcome::Done,
         answer: "ok".into(),

@@ -144,7 +144,7 @@ impl App {
                 warnings,
                 replay,
             } => self.replay(id, *turns, warnings, replay, now),
-            Event::SessionList { lines } => self.transcript.notice(lines.join("\n")),
+            Event::SessionList { lines, .. } => self.transcript.notice(lines.join("\n")),
             _ => {}
         }
         // Items can move when a streamed answer is replaced; a focus that no longer points at

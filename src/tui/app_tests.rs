@@ -57,6 +57,7 @@ fn ctrl_c_stops_then_clears_then_quits_on_a_second_press_within_two_seconds() {
     );
     a.agent_event(
         &Event::TurnFinished {
+            usage: None,
             turn: 1,
             outcome: crate::agent::Outcome::Stopped,
             answer: String::new(),

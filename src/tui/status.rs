@@ -226,6 +226,7 @@ mod tests {
         );
         s.apply(
             &Event::TurnFinished {
+                usage: None,
                 turn: 1,
                 outcome: Outcome::Done,
                 answer: String::new(),

@@ -231,6 +231,9 @@ impl Transcript {
             | Event::SessionStarted { .. }
             | Event::Resumed { .. }
             | Event::SessionList { .. }
+            | Event::ModelList { .. }
+            | Event::Attached { .. }
+            | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}
         }
     }

@@ -112,6 +112,7 @@ fn a_failed_pane_stays_open_and_a_bad_end_leaves_a_notice() {
     assert!(matches!(&t.items()[3], Item::Pane(p) if !p.succeeded() && p.expanded));
     t.apply(
         &Event::TurnFinished {
+            usage: None,
             turn: 1,
             outcome: Outcome::GaveUp,
             answer: String::new(),

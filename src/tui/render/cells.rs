@@ -159,6 +159,9 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
         Some(NotRun::Interrupted) => {
             return ("✗", red, "interrupted: seek stopped while it ran".into());
         }
+        Some(NotRun::Interactive) => return ("✗", red, "refused: interactive input".into()),
+        Some(NotRun::SafeMode) => return ("✗", red, "refused by safe mode".into()),
+        Some(NotRun::ReplyCut) => return ("·", dim(), "not run: the reply was cut".into()),
         Some(NotRun::EarlierFailure) => {
             return ("·", dim(), "not run: an earlier block failed".into());
         }

@@ -104,6 +104,7 @@ fn event() -> impl Strategy<Value = Event> {
         }),
         Just(Event::Cleared),
         Just(Event::TurnFinished {
+            usage: None,
             turn: 1,
             outcome: Outcome::GaveUp,
             answer: String::new(),

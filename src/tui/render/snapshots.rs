@@ -121,6 +121,7 @@ impl Scene {
         self.event(
             5200,
             Event::TurnFinished {
+                usage: None,
                 turn: 1,
                 outcome,
                 answer: String::new(),
