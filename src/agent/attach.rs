@@ -10,7 +10,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use super::budget;
 use super::event::Attachment;
+use super::turn::{Task, TurnContext};
 use crate::secrets::Masker;
 
 /// Bytes attached per task at most, over all its files (a quarter of the context budget when
@@ -55,6 +59,52 @@ pub fn bound_bytes(prompt_budget_tokens: u64) -> usize {
     usize::try_from(quarter)
         .unwrap_or(usize::MAX)
         .min(MAX_ATTACHED_BYTES)
+}
+
+/// The task for `prompt`: its `@path` files read off the async threads, bounded in time (after
+/// `READ_LIMIT` the task goes without them, and says so).
+pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String) -> Task {
+    if mentions(&prompt).is_empty() {
+        return Task::plain(prompt);
+    }
+    let config = &ctx.config;
+    let window = ctx
+        .context_window
+        .get()
+        .copied()
+        .unwrap_or(config.model_settings.context_window.value);
+    let bound = bound_bytes(budget::prompt_budget(
+        window,
+        config.model_settings.max_tokens.value,
+    ));
+    let work_dir = config.work_dir.value.clone();
+    let masker = Arc::clone(masker);
+    let typed = prompt.clone();
+    let reading = tokio::task::spawn_blocking(move || {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let roots = Roots {
+            work_dir: &work_dir,
+            home: home.as_deref(),
+        };
+        attach(&typed, &roots, bound, &masker)
+    });
+    let failed = |why: String| Task {
+        refused: vec![why],
+        ..Task::plain(prompt.clone())
+    };
+    match tokio::time::timeout(READ_LIMIT, reading).await {
+        Ok(Ok(attached)) => Task {
+            message: attached.message,
+            attached: attached.files,
+            refused: attached.refused,
+            prompt,
+        },
+        Ok(Err(e)) => failed(format!("reading the attached files failed: {e}")),
+        Err(_) => failed(format!(
+            "the attached files could not be read within {} s: nothing was attached",
+            READ_LIMIT.as_secs()
+        )),
+    }
 }
 
 /// Expands the `@path` mentions of `prompt`. Reads files: call it off the async threads.

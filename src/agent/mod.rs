@@ -266,7 +266,7 @@ impl Runtime {
                 }
                 let chosen = agent.unwrap_or(self.agent);
                 self.ensure_session(chosen).await;
-                let task = self.with_attachments(prompt).await;
+                let task = attach::task(&self.ctx, &self.masker, prompt).await;
                 let Some(mut mem) = self.memory.take() else {
                     return;
                 };
@@ -497,54 +497,6 @@ impl Runtime {
         })
     }
 
-    /// The task for `prompt`: its `@path` files read (off the runtime, bounded in time).
-    async fn with_attachments(&self, prompt: String) -> Task {
-        if attach::mentions(&prompt).is_empty() {
-            return Task::plain(prompt);
-        }
-        let config = &self.ctx.config;
-        let window = self
-            .ctx
-            .context_window
-            .get()
-            .copied()
-            .unwrap_or(config.model_settings.context_window.value);
-        let bound = attach::bound_bytes(budget::prompt_budget(
-            window,
-            config.model_settings.max_tokens.value,
-        ));
-        let work_dir = config.work_dir.value.clone();
-        let masker = Arc::clone(&self.masker);
-        let typed = prompt.clone();
-        let reading = tokio::task::spawn_blocking(move || {
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-            let roots = attach::Roots {
-                work_dir: &work_dir,
-                home: home.as_deref(),
-            };
-            attach::attach(&typed, &roots, bound, &masker)
-        });
-        match tokio::time::timeout(attach::READ_LIMIT, reading).await {
-            Ok(Ok(attached)) => Task {
-                prompt,
-                message: attached.message,
-                attached: attached.files,
-                refused: attached.refused,
-            },
-            Ok(Err(e)) => Task {
-                refused: vec![format!("reading the attached files failed: {e}")],
-                ..Task::plain(prompt)
-            },
-            Err(_) => Task {
-                refused: vec![format!(
-                    "the attached files could not be read within {} s: nothing was attached",
-                    attach::READ_LIMIT.as_secs()
-                )],
-                ..Task::plain(prompt)
-            },
-        }
-    }
-
     /// Runs the user's own command (`!cmd`), unless something runs already.
     async fn shell(&mut self, command: String) {
         if let Some(busy) = self.busy("wait for it or stop it (Esc) first") {
@@ -554,18 +506,12 @@ impl Runtime {
             return self.error("which command? !COMMAND runs it in the work dir");
         }
         self.ensure_session(self.agent).await;
-        let Some(mut memory) = self.memory.take() else {
+        let Some(memory) = self.memory.take() else {
             return;
         };
         let index = self.shells;
         self.shells += 1;
-        let cancel = CancellationToken::new();
-        let (ctx, masker, stop) = (self.ctx.clone(), Arc::clone(&self.masker), cancel.clone());
-        let task = tokio::spawn(async move {
-            let record = shell::run(&ctx, index, &command, &stop).await;
-            memory.push_note(shell::note(&record, &masker));
-            (memory, Event::BlockFinished { record })
-        });
+        let (task, cancel) = shell::spawn(&self.ctx, memory, index, command, &self.masker);
         self.running = Some(Running {
             task,
             cancel,

@@ -6,9 +6,13 @@
 //! Owns running one such command and the note's words and bounds. It must not start a task or
 //! decide when a command may run (the runtime refuses one while a task runs).
 
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{BlockRecord, Event};
+use super::memory::Memory;
 use super::turn::{TurnContext, tool_context};
 use crate::protocol::Block;
 use crate::secrets::Masker;
@@ -21,6 +25,26 @@ pub const USER_ROUND: u32 = 0;
 pub const NOTE_OUTPUT_LIMIT: usize = 8 * 1024;
 /// Streamed output forwarded as events at most (the record still has the bounded whole).
 const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
+
+/// Starts `command` as the user's command number `index` on a task of its own; it ends with
+/// its note in `memory` and its `BlockFinished` event, for the runtime to emit. The token
+/// stops it.
+pub(super) fn spawn(
+    ctx: &TurnContext,
+    mut memory: Memory,
+    index: usize,
+    command: String,
+    masker: &Arc<Masker>,
+) -> (JoinHandle<(Memory, Event)>, CancellationToken) {
+    let cancel = CancellationToken::new();
+    let (ctx, masker, stop) = (ctx.clone(), Arc::clone(masker), cancel.clone());
+    let task = tokio::spawn(async move {
+        let record = run(&ctx, index, &command, &stop).await;
+        memory.push_note(note(&record, &masker));
+        (memory, Event::BlockFinished { record })
+    });
+    (task, cancel)
+}
 
 /// Runs `command` as the user's command number `index`: `BlockStarted`, `BlockOutput`s, and
 /// the record for the `BlockFinished` the runtime emits. `cancel` is the runtime's Stop.
