@@ -170,7 +170,10 @@ async fn each_round_reports_the_servers_counts_and_the_task_sums_them_without_wa
         assert_eq!((usage.prompt_tokens, usage.completion_tokens), (11, 7));
         assert!(!usage.estimated);
         assert_eq!(usage.context_window, Some(4096));
-        assert!(usage.streaming_ms < held.as_secs_f64() * 1000.0, "{usage:?}");
+        assert!(
+            usage.streaming_ms < held.as_secs_f64() * 1000.0,
+            "{usage:?}"
+        );
         let complete = events
             .iter()
             .position(|e| matches!(e, Event::AnswerComplete { round: r, .. } if r == round));
@@ -321,7 +324,11 @@ async fn the_users_command_is_shown_as_round_zero_and_reaches_the_next_request()
             .any(|e| matches!(e, Event::BlockOutput { round: 0, index: 0, text } if text.contains("from-the-user")))
     );
     assert_eq!(record.exit_code, Some(3));
-    assert!(record.output.contains(&work.path().join("work").display().to_string()));
+    assert!(
+        record
+            .output
+            .contains(&work.path().join("work").display().to_string())
+    );
 
     send(
         &handle,
@@ -337,7 +344,9 @@ async fn the_users_command_is_shown_as_round_zero_and_reaches_the_next_request()
     let users = user_messages(&server, 0);
     assert_eq!(users.len(), 1, "the notes and the prompt go as one message");
     let sent = &users[0];
-    let first = sent.find("from-the-user").expect("the first command's output");
+    let first = sent
+        .find("from-the-user")
+        .expect("the first command's output");
     let second = sent.find("second").expect("the second command's output");
     let prompt = sent.find("why did it fail?").expect("the prompt");
     assert!(first < second && second < prompt, "{sent}");
@@ -478,7 +487,10 @@ async fn attachments_are_bounded_and_fifos_and_devices_are_refused_at_once() {
     std::fs::write(dir.join("big.log"), "0123456789\n".repeat(10_000)).expect("write");
     nix::unistd::mkfifo(&dir.join("pipe"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
     let began = Instant::now();
-    submit(&handle, "look at @big.log @pipe @/dev/zero @/proc/self/status");
+    submit(
+        &handle,
+        "look at @big.log @pipe @/dev/zero @/proc/self/status",
+    );
     let events = until_finished(&mut handle).await;
     assert!(began.elapsed() < Duration::from_secs(20), "nothing waited");
     let files = events
@@ -499,10 +511,16 @@ async fn attachments_are_bounded_and_fifos_and_devices_are_refused_at_once() {
         })
         .expect("the refusals are told");
     assert!(refusal.contains("pipe: not a regular file"), "{refusal}");
-    assert!(refusal.contains("/dev/zero: not a regular file"), "{refusal}");
+    assert!(
+        refusal.contains("/dev/zero: not a regular file"),
+        "{refusal}"
+    );
     let sent = user_messages(&server, 0).join("\n");
     assert!(sent.len() < 40 * 1024, "{} bytes sent", sent.len());
-    assert!(sent.contains("only its first"), "the model is told it was cut");
+    assert!(
+        sent.contains("only its first"),
+        "the model is told it was cut"
+    );
 }
 
 #[tokio::test]
@@ -530,7 +548,11 @@ async fn the_blocks_of_a_repeating_reply_are_not_run_and_say_why() {
         })
         .expect("a reply cut for repeating itself");
     assert!(blocks > 0);
-    assert!(!events.iter().any(|e| matches!(e, Event::BlockStarted { .. })));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::BlockStarted { .. }))
+    );
     let cut: Vec<&BlockRecord> = events
         .iter()
         .filter_map(|e| match e {

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget;
 use super::event::Event;
 use super::memory::Memory;
+use super::shell::is_note;
 use super::turn::TurnContext;
 use super::usage::StreamClock;
 use crate::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role, Usage};
@@ -76,7 +77,7 @@ pub(super) async fn stream_reply(
         });
     }
     let request = ChatRequest {
-        messages: join_adjacent_user_messages(fitted.messages),
+        messages: join_notes(fitted.messages),
         options: GenerationOptions::from_config(&ctx.config),
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
@@ -137,19 +138,29 @@ pub(super) async fn stream_reply(
     }
 }
 
-/// The messages with each run of user messages joined into one. Memory holds such runs: the
-/// note of a command the user ran (`!cmd`) before the next task's prompt, or a task stopped
-/// before its first token followed by the next one. Chat templates that insist on alternating
-/// roles refuse them, and no model loses anything by reading them as one message.
-fn join_adjacent_user_messages(messages: Vec<Message>) -> Vec<Message> {
+/// The messages with the notes of the user's commands (`!cmd`) joined to the user messages
+/// around them: the feedback before and the next task's prompt after. Chat templates that
+/// insist on alternating roles refuse a run of user messages, and the model reads the commands
+/// as part of the task they lead to. Other messages are sent as they are.
+fn join_notes(messages: Vec<Message>) -> Vec<Message> {
     let mut joined: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut last_holds_note = false;
     for message in messages {
+        let note = message.role == Role::User && is_note(&message.content);
         match joined.last_mut() {
-            Some(last) if last.role == Role::User && message.role == Role::User => {
+            Some(last)
+                if last.role == Role::User
+                    && message.role == Role::User
+                    && (note || last_holds_note) =>
+            {
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
+                last_holds_note = true;
             }
-            _ => joined.push(message),
+            _ => {
+                joined.push(message);
+                last_holds_note = note;
+            }
         }
     }
     joined
@@ -158,6 +169,7 @@ fn join_adjacent_user_messages(messages: Vec<Message>) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::shell::NOTE_HEAD;
 
     #[test]
     fn reply_errors_keep_their_words_at_the_edge() {
@@ -177,22 +189,33 @@ mod tests {
     }
 
     #[test]
-    fn runs_of_user_messages_are_sent_as_one() {
-        let m = Message::new;
-        let sent = join_adjacent_user_messages(vec![
+    fn notes_join_the_user_messages_around_them_and_nothing_else_is_joined() {
+        let m = |role, content: &str| Message::new(role, content);
+        let note = format!("{NOTE_HEAD} `ls`");
+        let sent = join_notes(vec![
             m(Role::System, "system"),
-            m(Role::User, "the user ran `ls`"),
+            m(Role::User, "task"),
+            m(Role::Assistant, "a block"),
+            m(Role::User, "[success] output"),
+            m(Role::User, &note),
             m(Role::User, "what is here?"),
             m(Role::Assistant, "two files"),
-            m(Role::User, "thanks"),
+            m(Role::User, "[failure] stopped"),
+            m(Role::User, "next task"),
         ]);
         assert_eq!(
             sent,
             [
                 m(Role::System, "system"),
-                m(Role::User, "the user ran `ls`\n\nwhat is here?"),
+                m(Role::User, "task"),
+                m(Role::Assistant, "a block"),
+                m(
+                    Role::User,
+                    &format!("[success] output\n\n{note}\n\nwhat is here?")
+                ),
                 m(Role::Assistant, "two files"),
-                m(Role::User, "thanks"),
+                m(Role::User, "[failure] stopped"),
+                m(Role::User, "next task"),
             ]
         );
     }

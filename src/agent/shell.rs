@@ -21,6 +21,9 @@ use crate::tools::{ToolOutcome, Toolbox, execute_block};
 
 /// The round the user's commands are shown in: no model round has this number.
 pub const USER_ROUND: u32 = 0;
+/// How every note begins: what tells a note from other user messages in a saved conversation.
+pub const NOTE_HEAD: &str =
+    "The user ran a shell command in the work dir themselves (not one of your blocks):";
 /// Output of a command kept in the model's note at most (its head and tail).
 pub const NOTE_OUTPUT_LIMIT: usize = 8 * 1024;
 /// Streamed output forwarded as events at most (the record still has the bounded whole).
@@ -141,9 +144,14 @@ pub(super) fn note(record: &BlockRecord, masker: &Masker) -> String {
     let command = &record.block;
     let (command_fence, output_fence) = (fence_for(command), fence_for(&output));
     let note = format!(
-        "The user ran a shell command in the work dir themselves (not one of your blocks):\n{command_fence}bash\n{command}{command_fence}\nIt {ending}. Its output:\n{output_fence}\n{output}{output_fence}"
+        "{NOTE_HEAD}\n{command_fence}bash\n{command}{command_fence}\nIt {ending}. Its output:\n{output_fence}\n{output}{output_fence}"
     );
     masker.mask(&note).into_owned()
+}
+
+/// Whether a user message is a note of the user's command.
+pub(super) fn is_note(content: &str) -> bool {
+    content.starts_with(NOTE_HEAD)
 }
 
 /// `text` if it fits `limit` bytes, else its head and tail around a line saying how much was

@@ -221,8 +221,7 @@ pub async fn run_turn(
             Ok(reply) => reply,
             Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
-        let cut = Cut::of(reply.finish.as_ref());
-        let (mut report, parsed) = take_reply(ctx, memory, &mut progress, &tools, reply, window);
+        let (mut report, taken) = take_reply(ctx, memory, &mut progress, &tools, reply, window);
         // A repeating reply got feedback instead; a question waits for the user's answer.
         let runs_blocks = report.had_blocks && !report.clarification && !report.repetition;
         if runs_blocks
@@ -231,8 +230,7 @@ pub async fn run_turn(
                 memory,
                 &mut progress,
                 &tools,
-                &parsed,
-                cut,
+                &taken,
                 &mut report,
                 &cancel,
             )
@@ -306,6 +304,12 @@ fn reply_failed(
     progress.finish(outcome, Some(message))
 }
 
+/// A reply as the round took it: its blocks, and how it was cut, if it was.
+struct Taken {
+    parsed: protocol::Parsed,
+    cut: Option<Cut>,
+}
+
 /// Takes a whole reply: parses its blocks, announces it and its usage, keeps it in memory, and
 /// says what the round holds for the policy. A repeating reply is answered with feedback here,
 /// its blocks reported as not run.
@@ -316,7 +320,7 @@ fn take_reply(
     tools: &Tools,
     reply: Reply,
     window: u64,
-) -> (RoundReport, protocol::Parsed) {
+) -> (RoundReport, Taken) {
     let parsed = protocol::parse_at_most(&reply.answer, &tools.parse_tags, MAX_BLOCKS_PER_REPLY);
     let cut = Cut::of(reply.finish.as_ref());
     let repetition = cut == Some(Cut::Repetition);
@@ -368,7 +372,7 @@ fn take_reply(
         clarification,
         repetition,
     };
-    (report, parsed)
+    (report, Taken { parsed, cut })
 }
 
 /// Runs the reply's blocks and feeds their results back. Returns how the turn ends when it must
@@ -378,8 +382,7 @@ async fn run_blocks(
     memory: &mut Memory,
     progress: &mut Progress,
     tools: &Tools,
-    parsed: &protocol::Parsed,
-    cut: Option<Cut>,
+    taken: &Taken,
     report: &mut RoundReport,
     cancel: &CancellationToken,
 ) -> Option<(Outcome, Option<String>)> {
@@ -387,7 +390,8 @@ async fn run_blocks(
     let (round, attempt) = (progress.rounds, progress.failures);
     let status_events = ctx.events.clone();
     // A reply cut at max_tokens runs its whole blocks; its unclosed last one is reported apart.
-    let (whole, unclosed) = match cut {
+    let parsed = &taken.parsed;
+    let (whole, unclosed) = match taken.cut {
         Some(Cut::Length) => {
             let mut whole = parsed.clone();
             let unclosed: Vec<protocol::Block> =
