@@ -2,7 +2,7 @@
 //!
 //! Owns resolution and validation of every setting and the platform directories. It must not
 //! start anything: it reads one file and the environment it is given, and creates nothing except
-//! the work dir when asked (`Config::ensure_work_dir`).
+//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
 
 mod env;
 mod file;
@@ -12,6 +12,7 @@ pub mod providers;
 mod safety;
 mod show;
 mod tools;
+mod work_dir;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,15 +25,21 @@ pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
+pub use work_dir::{RefusedStart, abbreviate_home};
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     Default,
     Preset(&'static str),
-    File { path: PathBuf, line: usize },
+    File {
+        path: PathBuf,
+        line: usize,
+    },
     Env(&'static str),
     Flag(&'static str),
+    /// The directory seek was started in.
+    CurrentDir,
 }
 
 impl fmt::Display for Origin {
@@ -43,6 +50,7 @@ impl fmt::Display for Origin {
             Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::Env(var) => write!(f, "env {var}"),
             Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::CurrentDir => write!(f, "current directory"),
         }
     }
 }
@@ -186,6 +194,9 @@ pub struct Config {
     pub model: Sourced<Option<String>>,
     pub api_key_env: Sourced<Option<String>>,
     pub work_dir: Sourced<PathBuf>,
+    /// Set when seek was started in `/`, the home folder or a folder holding it, and so works
+    /// in the scratch folder instead (`work_dir_notice` says so).
+    pub work_dir_refused: Option<RefusedStart>,
     pub agent: Sourced<AgentName>,
     pub max_attempts: Sourced<u32>,
     /// Rounds (model calls) per task, successful or not.
@@ -267,61 +278,6 @@ impl Config {
     pub fn run_dir(&self) -> PathBuf {
         self.data_dir.join("run")
     }
-
-    /// Creates the work dir if it is missing and makes its path absolute and canonical. A path
-    /// that is (or runs through) a file, and the root of the filesystem, are refused: blocks may
-    /// write anywhere in the work dir.
-    pub fn ensure_work_dir(&mut self) -> Result<&Path, ConfigError> {
-        let path = &self.work_dir.value;
-        if let Some(file) = path
-            .ancestors()
-            .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
-        {
-            let expected = if file == path {
-                "this is a file, not a directory: name a directory (it is created if missing)"
-                    .to_owned()
-            } else {
-                format!(
-                    "{} is a file, so no directory can be made inside it: name a directory",
-                    file.display()
-                )
-            };
-            return Err(invalid(&self.work_dir, "work_dir", &expected));
-        }
-        let made = std::fs::create_dir_all(path).and_then(|()| std::fs::canonicalize(path));
-        let made = made.map_err(|source| ConfigError::WorkDir {
-            path: path.clone(),
-            source,
-        })?;
-        if made.parent().is_none() {
-            return Err(invalid(
-                &self.work_dir,
-                "work_dir",
-                "the root of the filesystem cannot be the work dir: blocks could write anywhere the sandbox allows; name a folder of its own",
-            ));
-        }
-        self.work_dir.value = made;
-        Ok(&self.work_dir.value)
-    }
-
-    /// What to say once at start-up when the work dir is the user's home or holds it: every
-    /// file there is within the blocks' reach.
-    pub fn work_dir_warning(&self) -> Option<String> {
-        let home = std::fs::canonicalize(self.home.as_ref()?).ok()?;
-        let work_dir = &self.work_dir.value;
-        let what = if *work_dir == home {
-            "is your home directory"
-        } else if home.starts_with(work_dir) {
-            "contains your home directory"
-        } else {
-            return None;
-        };
-        Some(format!(
-            "the work dir {} ({}) {what}: blocks can change every file in it; a folder of its own is safer",
-            work_dir.display(),
-            self.work_dir.origin
-        ))
-    }
 }
 
 fn read_config_file(
@@ -365,7 +321,7 @@ impl Resolver<'_> {
         let base_url = self.base_url(cfg, preset)?;
         let model = self.model(cfg, preset);
         let api_key_env = self.api_key_env(cfg, preset)?;
-        let work_dir = self.work_dir(cfg, dirs)?;
+        let (work_dir, work_dir_refused) = self.work_dir(cfg, dirs)?;
         let agent = self.agent(cfg)?;
         let max_attempts = self.count(
             cfg.and_then(|c| c.max_attempts.as_ref()),
@@ -398,6 +354,7 @@ impl Resolver<'_> {
             model,
             api_key_env,
             work_dir,
+            work_dir_refused,
             agent,
             max_attempts,
             max_rounds,
@@ -649,47 +606,6 @@ impl Resolver<'_> {
                 )),
             },
         }
-    }
-
-    fn work_dir(
-        &self,
-        cfg: Option<&file::FileConfig>,
-        dirs: &Dirs,
-    ) -> Result<Sourced<PathBuf>, ConfigError> {
-        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
-        let expand = |raw: &str, base: &Path| -> PathBuf {
-            let path = match (raw.strip_prefix('~'), &home) {
-                (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                    home.join(rest.trim_start_matches('/'))
-                }
-                _ => PathBuf::from(raw),
-            };
-            base.join(path)
-        };
-        if let Some(dir) = &self.overrides.work_dir {
-            return Ok(Sourced::new(self.cwd.join(dir), Origin::Flag("--work-dir")));
-        }
-        for var in ["SEEK_WORK_DIR", "WORK_DIR"] {
-            if let Some(dir) = self.env.get(var) {
-                return Ok(Sourced::new(expand(dir, self.cwd), Origin::Env(var)));
-            }
-        }
-        if let (Some(s), Some(f)) = (
-            self.file_value(cfg.and_then(|c| c.work_dir.as_ref())),
-            self.file,
-        ) {
-            if s.value.trim().is_empty() {
-                return Err(invalid(&s, "work_dir", "expected a directory path"));
-            }
-            // A relative work_dir in a config file is relative to that file, not to wherever
-            // seek happens to be started.
-            let base = f.path.parent().unwrap_or(Path::new("."));
-            return Ok(Sourced::new(expand(&s.value, base), s.origin));
-        }
-        Ok(Sourced::new(
-            dirs.data_dir.join("workspace"),
-            Origin::Default,
-        ))
     }
 }
 
