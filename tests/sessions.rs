@@ -134,7 +134,7 @@ fn sessions_are_listed_most_recently_active_first() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = sb.seek().arg("sessions").output().expect("run");
+    let out = sb.seek().args(["sessions", "--all"]).output().expect("run");
     let listing = stdout(&out);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Vec<&str> = listing.lines().skip(1).collect();
@@ -156,7 +156,8 @@ fn resuming_what_does_not_exist_is_a_clear_error() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("there is no session to continue"),
+        stderr(&out).contains("no saved session in ")
+            && stderr(&out).contains("`seek sessions --all` lists every one"),
         "{}",
         stderr(&out)
     );
@@ -455,7 +456,13 @@ fn files_that_are_not_sessions_are_never_continued_nor_listed() {
     std::fs::write(folder.join("29991231-235959-ffff.jsonl"), "\0garbage\n{}\n").expect("write");
     std::fs::write(folder.join("29991231-235959-fffe.jsonl"), "").expect("write");
 
-    let out = sb.seek().arg("sessions").output().expect("run");
+    let out = sb
+        .seek()
+        .arg("sessions")
+        .arg("--work-dir")
+        .arg(sb.path("work"))
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Vec<String> = stdout(&out).lines().skip(1).map(str::to_owned).collect();
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -524,7 +531,7 @@ fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
         .find(|f| *f != big)
         .expect("the small session");
 
-    let (out, cost) = measure::run_measured(sb.seek().arg("sessions"));
+    let (out, cost) = measure::run_measured(sb.seek().args(["sessions", "--all"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = stdout(&out);
     let rows: Vec<&str> = listing.lines().skip(1).collect();
@@ -533,7 +540,8 @@ fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
     assert!(
         rows[1].starts_with(&id_of(&big))
             && rows[1].contains("casual")
-            && rows[1].contains("    1  the big one"),
+            && rows[1].contains("    1  ")
+            && rows[1].ends_with("  the big one"),
         "{listing}"
     );
     eprintln!("seek sessions with a 1 GiB session: {cost:?}");
