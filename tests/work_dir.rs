@@ -79,7 +79,10 @@ fn started_in_the_home_folder_seek_works_in_a_scratch_folder_and_says_so_once() 
         .args(["-p", "make a file"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let scratch = std::fs::canonicalize(scratch(&sb)).expect("the scratch folder is made");
-    assert!(scratch.join("made.txt").exists(), "the block ran in the scratch folder");
+    assert!(
+        scratch.join("made.txt").exists(),
+        "the block ran in the scratch folder"
+    );
     assert!(!home.join("made.txt").exists(), "nothing was made at home");
     let notice = format!(
         "seek: started in your home folder (~): code runs in {} instead; run seek from a project folder, or pass --work-dir ~ to work here",
@@ -104,7 +107,10 @@ fn started_in_the_root_or_above_home_seek_works_in_the_scratch_folder() {
         err.contains(&format!(
             "seek: started in {}, which holds your home folder: code runs in ",
             above.display()
-        )) && err.contains(&format!("or pass --work-dir {} to work here", above.display())),
+        )) && err.contains(&format!(
+            "or pass --work-dir {} to work here",
+            above.display()
+        )),
         "{err}"
     );
     let out = run(sb
