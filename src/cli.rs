@@ -207,15 +207,16 @@ pub fn prompt_with_stdin(given: &str, stdin: &[u8], cut: bool) -> String {
     } else {
         String::new()
     };
-    let given = given.trim();
+    let alone = given.trim().is_empty() || given.trim() == "-";
     if text.trim().is_empty() {
-        return if given == "-" {
+        // The prompt as typed (trailing spaces and all), unless it was only `-`.
+        return if given.trim() == "-" {
             String::new()
         } else {
             given.to_owned()
         };
     }
-    if given.is_empty() || given == "-" {
+    if alone {
         return format!("{}{note}", text.trim_end());
     }
     let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);

@@ -594,39 +594,29 @@ fn refused_while_held(sb: &Sandbox, server: &FakeModel, holder: u32, id: &str) {
 #[test]
 fn one_seek_at_a_time_writes_a_session_and_a_second_is_told_it_is_busy() {
     let sb = Sandbox::new();
-    let first_gate = Gate::new();
     let second_gate = Gate::new();
     let server = FakeModel::start(vec![
-        Reply::Held {
-            answer: "First answer.".into(),
-            gate: first_gate.clone(),
-        },
+        Reply::text("First answer."),
         Reply::Held {
             answer: "Second answer.".into(),
             gate: second_gate.clone(),
         },
         Reply::text("Third answer."),
     ]);
-    // A new session is locked from the moment its file appears.
-    let first = spawn(&mut seek(
-        &sb,
-        &server,
-        &["--agent", "casual", "-p", "first task"],
-    ));
-    server.wait_for_request();
-    let id = id_of(&session_files(&sb)[0]);
-    refused_while_held(&sb, &server, first.id(), &id);
-    // Listing does not need the lock.
-    let out = sb.seek().arg("sessions").output().expect("run");
-    assert!(stdout(&out).contains(&id), "{}", stdout(&out));
-    first_gate.open();
-    let out = first.wait_with_output().expect("wait");
+    // A new session's file appears once the model answers, already locked (the `session` unit
+    // tests check that); a continued one is locked for the whole run of the seek continuing it.
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "first task"])
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-
-    // So is a continued one, for the whole run of the seek continuing it.
+    server.wait_for_request(); // the first task's, long answered
+    let id = id_of(&session_files(&sb)[0]);
     let second = spawn(&mut seek(&sb, &server, &["-c", "-p", "second task"]));
     server.wait_for_request();
     refused_while_held(&sb, &server, second.id(), &id);
+    // Listing does not need the lock.
+    let out = sb.seek().args(["sessions", "--all"]).output().expect("run");
+    assert!(stdout(&out).contains(&id), "{}", stdout(&out));
     second_gate.open();
     let out = second.wait_with_output().expect("wait");
     assert!(out.status.success(), "{}", stderr(&out));
