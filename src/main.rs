@@ -345,9 +345,9 @@ fn prune_sessions(
 /// `30 days`, `12 hours`, `90 minutes`: the age as given.
 fn humane_age(age: std::time::Duration) -> String {
     let minutes = age.as_secs() / 60;
-    let (n, unit) = if minutes % 1440 == 0 {
+    let (n, unit) = if minutes.is_multiple_of(1440) {
         (minutes / 1440, "day")
-    } else if minutes % 60 == 0 {
+    } else if minutes.is_multiple_of(60) {
         (minutes / 60, "hour")
     } else {
         (minutes, "minute")

@@ -121,7 +121,7 @@ fn sessions_rm_removes_what_it_is_told_and_says_so() {
             .iter()
             .map(|p| id_of(p))
             .collect::<Vec<_>>(),
-        [second.clone()]
+        [second]
     );
 
     // What is not there, and what is not a session, are errors that remove nothing.
