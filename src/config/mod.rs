@@ -4,6 +4,7 @@
 //! start anything: it reads one file and the environment it is given, and creates nothing except
 //! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
 
+mod agent_name;
 mod env;
 mod file;
 mod local;
@@ -16,8 +17,8 @@ mod work_dir;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
+pub use agent_name::AgentName;
 pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
@@ -90,48 +91,6 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-/// The agents a task can be given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentName {
-    /// Pick an agent for the task (the coder until a router exists).
-    Auto,
-    Casual,
-    Coder,
-    File,
-}
-
-impl AgentName {
-    pub const ALL: [AgentName; 4] = [Self::Auto, Self::Casual, Self::Coder, Self::File];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Casual => "casual",
-            Self::Coder => "coder",
-            Self::File => "file",
-        }
-    }
-}
-
-impl fmt::Display for AgentName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AgentName {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim().to_ascii_lowercase();
-        Self::ALL
-            .into_iter()
-            .find(|a| a.as_str() == wanted)
-            .ok_or_else(|| "expected one of: auto, casual, coder, file".to_owned())
-    }
 }
 
 /// Settings given on the command line (all optional).
