@@ -2,12 +2,11 @@
 //!
 //! A thin edge over the library; errors become messages on stderr and exit codes here.
 
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
-use seek::cli::{Cli, Command, Exit, Resume};
+use seek::cli::{Cli, Command, Exit, Resume, SessionsAction};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
 use seek::llm::{self, LlmError};
 use seek::secrets::Masker;
@@ -15,7 +14,7 @@ use seek::session::{self, Sessions};
 use seek::terminal_safe::terminal_safe;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args(std::env::args_os()) {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help and version to stdout (exit 0) and usage errors to stderr (exit 2).
@@ -51,23 +50,64 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         }
         Some(Command::Models) => list_models(&config, &env),
         Some(Command::Pull { name }) => seek::local::commands::pull(&config, name, &cwd),
-        Some(Command::Sessions) => list_sessions(&config),
+        Some(Command::Sessions { all, action }) => sessions(&config, *all, action.as_ref()),
         None => {
             if let Err(err) = config.ensure_work_dir() {
                 return Ok(config_error(&err));
             }
-            if let Some(prompt) = &cli.print {
-                return headless(config, &env, prompt.clone(), cli);
+            if cli.print.is_some() {
+                let prompt = match headless_prompt(cli) {
+                    Ok(prompt) => prompt,
+                    Err(err) => {
+                        eprintln!("seek: cannot read stdin: {err}");
+                        return Ok(Exit::Usage);
+                    }
+                };
+                return headless(config, &env, prompt, cli);
             }
             if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+                let what = if cli.prompt.is_empty() {
+                    "a task"
+                } else {
+                    "the task"
+                };
                 eprintln!(
-                    "seek: no terminal here; run a task headless with: seek -p \"your task\""
+                    "seek: no terminal here; run {what} headless with: seek -p \"your task\""
                 );
                 return Ok(Exit::Usage);
             }
-            interactive(config, &env, cli.resume())
+            let task = cli.task();
+            let initial_prompt = (!task.trim().is_empty()).then_some(task);
+            interactive(config, &env, cli.resume(), initial_prompt)
         }
     }
+}
+
+/// The task of `seek -p`: what the command line gives and, when stdin is not a terminal, what
+/// it holds (bounded: `cli::STDIN_LIMIT`). A terminal is never read: it would wait for typing.
+fn headless_prompt(cli: &Cli) -> std::io::Result<String> {
+    let given = cli.task();
+    if std::io::stdin().is_terminal() {
+        return Ok(if given.trim() == "-" {
+            String::new()
+        } else {
+            given
+        });
+    }
+    let mut piped = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(seek::cli::STDIN_LIMIT as u64 + 1)
+        .read_to_end(&mut piped)?;
+    let cut = piped.len() > seek::cli::STDIN_LIMIT;
+    piped.truncate(seek::cli::STDIN_LIMIT);
+    if cut {
+        eprintln!(
+            "seek: stdin holds more than {} KiB: only its beginning is sent",
+            seek::cli::STDIN_LIMIT / 1024
+        );
+    }
+    Ok(seek::cli::prompt_with_stdin(&given, &piped, cut))
 }
 
 fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
@@ -83,6 +123,9 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
         .flatten()
     {
         eprintln!("seek: warning: {warning}");
+    }
+    if let Some(notice) = config.work_dir_notice() {
+        eprintln!("seek: {notice}");
     }
     if let Some(warning) = config.safety.socket_warning() {
         eprintln!("seek: warning: {warning}");
@@ -131,7 +174,12 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
     Ok(exit)
 }
 
-fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Result<Exit> {
+fn interactive(
+    config: Config,
+    env: &Env,
+    resume: Option<Resume>,
+    initial_prompt: Option<String>,
+) -> anyhow::Result<Exit> {
     // No model yet is fine here: the UI says so and `/model NAME` sets one.
     let model = match llm::connect(&config, env) {
         Ok(model) => model,
@@ -150,6 +198,7 @@ fn interactive(config: Config, env: &Env, resume: Option<Resume>) -> anyhow::Res
         )),
         resume,
         masker,
+        initial_prompt,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -170,32 +219,140 @@ fn masker(config: &Config, env: &Env) -> Arc<Masker> {
     ))
 }
 
-fn list_sessions(config: &Config) -> anyhow::Result<Exit> {
+/// `seek sessions`: list (this work dir's, or `--all`), `rm` or `prune`.
+fn sessions(config: &Config, all: bool, action: Option<&SessionsAction>) -> anyhow::Result<Exit> {
+    match action {
+        None => list_sessions(config, all),
+        Some(SessionsAction::Rm { ids }) => remove_sessions(config, ids),
+        Some(SessionsAction::Prune {
+            older_than,
+            dry_run,
+        }) => prune_sessions(config, *older_than, *dry_run),
+    }
+}
+
+fn list_sessions(config: &Config, all: bool) -> anyhow::Result<Exit> {
     let listing = match session::list(&config.data_dir) {
         Ok(listing) => listing,
         Err(err) => {
-            eprintln!("seek: {err}");
+            eprintln!("seek: {}", terminal_safe(&err.to_string()));
             return Ok(Exit::Usage);
         }
     };
     if let Some(warning) = listing.warning() {
-        eprintln!("seek: warning: {warning}");
+        eprintln!("seek: warning: {}", terminal_safe(&warning));
     }
-    let sessions = listing.sessions;
+    // The work dir as a session's header has it: canonical (listing creates nothing).
+    let work_dir = std::fs::canonicalize(&config.work_dir.value)
+        .unwrap_or_else(|_| config.work_dir.value.clone())
+        .display()
+        .to_string();
+    let sessions = if all {
+        listing.sessions
+    } else {
+        listing.only_in(&work_dir).sessions
+    };
     let mut out = std::io::stdout().lock();
     if sessions.is_empty() {
-        writeln!(
-            out,
-            "no sessions yet in {}",
-            session::dir(&config.data_dir).display()
-        )?;
+        let message = if all {
+            format!(
+                "no sessions yet in {}",
+                session::dir(&config.data_dir).display()
+            )
+        } else {
+            format!("no saved sessions in {work_dir} yet; `seek sessions --all` lists every one")
+        };
+        writeln!(out, "{}", terminal_safe(&message))?;
         return Ok(Exit::Success);
     }
+    let home = config
+        .home
+        .as_ref()
+        .and_then(|h| std::fs::canonicalize(h).ok());
     writeln!(out, "{}", session::Summary::TITLES)?;
     for s in sessions {
-        writeln!(out, "{}", s.line())?;
+        // Prompts and folders come from the files: shown, never obeyed by the terminal.
+        writeln!(out, "{}", terminal_safe(&s.line(home.as_deref())))?;
     }
     Ok(Exit::Success)
+}
+
+/// One removed session, as `rm` and `prune` say it.
+fn removed_line(summary: &session::Summary) -> String {
+    let prompt: String = summary
+        .first_prompt
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(60)
+        .collect();
+    terminal_safe(&format!(
+        "{}  {}  {prompt}",
+        summary.id,
+        seek::log::utc_minutes(summary.last_activity_ms)
+    ))
+    .into_owned()
+}
+
+fn remove_sessions(config: &Config, ids: &[String]) -> anyhow::Result<Exit> {
+    let mut out = std::io::stdout().lock();
+    let mut exit = Exit::Success;
+    for id in ids {
+        match session::remove(&config.data_dir, id) {
+            Ok(removed) => writeln!(out, "removed {}", removed_line(&removed))?,
+            Err(err) => {
+                eprintln!("seek: {}", terminal_safe(&err.to_string()));
+                exit = Exit::Usage;
+            }
+        }
+    }
+    Ok(exit)
+}
+
+fn prune_sessions(
+    config: &Config,
+    older_than: std::time::Duration,
+    dry_run: bool,
+) -> anyhow::Result<Exit> {
+    let age_ms = u64::try_from(older_than.as_millis()).unwrap_or(u64::MAX);
+    let cutoff = session::now_ms().saturating_sub(age_ms);
+    let pruned = match session::prune(&config.data_dir, cutoff, dry_run) {
+        Ok(pruned) => pruned,
+        Err(err) => {
+            eprintln!("seek: {}", terminal_safe(&err.to_string()));
+            return Ok(Exit::Usage);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let verb = if dry_run { "would remove" } else { "removed" };
+    for removed in &pruned.removed {
+        writeln!(out, "{verb} {}", removed_line(removed))?;
+    }
+    for (id, why) in &pruned.kept {
+        eprintln!("seek: kept {}: {}", terminal_safe(id), terminal_safe(why));
+    }
+    let count = pruned.removed.len();
+    let noun = if count == 1 { "session" } else { "sessions" };
+    writeln!(
+        out,
+        "{verb} {count} {noun} last active more than {} ago",
+        humane_age(older_than)
+    )?;
+    Ok(Exit::Success)
+}
+
+/// `30 days`, `12 hours`, `90 minutes`: the age as given.
+fn humane_age(age: std::time::Duration) -> String {
+    let minutes = age.as_secs() / 60;
+    let (n, unit) = if minutes.is_multiple_of(1440) {
+        (minutes / 1440, "day")
+    } else if minutes.is_multiple_of(60) {
+        (minutes / 60, "hour")
+    } else {
+        (minutes, "minute")
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {

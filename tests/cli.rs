@@ -97,9 +97,10 @@ fn config_shows_values_and_their_origins() {
         !text.contains("sk-test-secret-do-not-print"),
         "secret leaked:\n{text}"
     );
-    let data_workspace = sb.path("data/seek/workspace");
+    let cwd = std::fs::canonicalize(sb.path("cwd")).expect("cwd");
     assert!(
-        line("work_dir").contains(&data_workspace.display().to_string()),
+        line("work_dir").contains(&cwd.display().to_string())
+            && line("work_dir").ends_with("# current directory"),
         "{}",
         line("work_dir")
     );
@@ -120,11 +121,11 @@ fn work_dir_env_vars_and_creation() {
         "SEEK_WORK_DIR wins"
     );
 
-    // Starting a run creates the default work dir.
-    let workspace = sb.path("data/seek/workspace");
-    assert!(!workspace.exists());
-    let _ = run(&mut sb.seek());
-    assert!(workspace.is_dir(), "default work dir created");
+    // Starting a run creates the work dir asked for.
+    let asked = sb.path("asked/for");
+    assert!(!asked.exists());
+    let _ = run(sb.seek().env("SEEK_WORK_DIR", &asked));
+    assert!(asked.is_dir(), "the work dir is created");
 }
 
 #[test]
@@ -401,4 +402,148 @@ fn print_mode_without_a_model_is_a_configuration_error() {
         "{}",
         stderr(&out)
     );
+}
+
+#[path = "support/pty.rs"]
+mod pty;
+
+/// Runs `cmd` with `input` on its stdin (written from a thread, then closed).
+fn run_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn seek");
+    let mut stdin = child.stdin.take().expect("a stdin pipe");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for seek");
+    writer.join().expect("the writer thread");
+    out
+}
+
+#[test]
+fn piped_stdin_joins_the_prompt_or_is_the_prompt() {
+    let sb = Sandbox::new();
+    let server =
+        fake_model::FakeModel::start((0..4).map(|_| fake_model::Reply::text("Seen.")).collect());
+    let seek = |extra: &[&str]| {
+        let mut cmd = sb.seek_at(&server.url(), &["--agent", "casual"]);
+        cmd.args(extra);
+        cmd
+    };
+    let out = run_with_stdin(
+        &mut seek(&["-p", "why does this fail"]),
+        b"error: boom at line 3\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let asked = server.chat_requests()[0].last_user_message();
+    assert_eq!(
+        asked,
+        "why does this fail\n\nThis came from stdin:\n```\nerror: boom at line 3\n```"
+    );
+
+    let out = run_with_stdin(&mut seek(&["-p"]), b"explain this\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        server.chat_requests()[1].last_user_message(),
+        "explain this"
+    );
+
+    let out = run_with_stdin(&mut seek(&["-p", "-", "--json"]), b"and this");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.chat_requests()[2].last_user_message(), "and this");
+
+    // Empty stdin adds nothing; the words after -p are the task.
+    let out = run_with_stdin(&mut seek(&["-p", "just", "this"]), b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.chat_requests()[3].last_user_message(), "just this");
+
+    // Nothing anywhere: a usage error, and no request.
+    let out = run_with_stdin(&mut seek(&["-p"]), b"  \n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the prompt is empty"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.chat_requests().len(), 4);
+}
+
+#[test]
+fn a_task_without_a_terminal_points_to_print_mode() {
+    let sb = Sandbox::new();
+    let out = run(sb.seek().args(["fix", "the", "bug"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("run the task headless with: seek -p"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_task_on_the_command_line_is_sent_when_the_ui_opens() {
+    let sb = Sandbox::new();
+    let server = fake_model::FakeModel::start(vec![fake_model::Reply::text("Hello there.")]);
+    let mut args = sb.model_args(&server.url());
+    args.extend(["--agent", "casual", "say", "hello"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = pty::Tui::start(&sb, &args, 100, 30);
+    let screen = tui.wait_for_text("Hello there.");
+    assert!(screen.contains("say hello"), "{screen}");
+    tui.send(pty::keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].last_user_message(), "say hello");
+}
+
+#[test]
+fn flags_work_before_and_after_subcommands_and_run_flags_do_not() {
+    let sb = Sandbox::new();
+    for args in [
+        &["--model", "from-flag", "config"][..],
+        &["config", "--model", "from-flag"],
+    ] {
+        let out = run(sb.seek().args(args));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("model = "))
+            .unwrap_or_default();
+        assert!(
+            line.starts_with("model = \"from-flag\"") && line.ends_with("# flag --model"),
+            "{args:?}: {text}"
+        );
+    }
+    let out = run(sb.seek().args(["--work-dir", "elsewhere", "sessions"]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for args in [
+        &["-c", "config"][..],
+        &["config", "-c"],
+        &["sessions", "-r", "x"],
+        &["-p", "x", "models"],
+    ] {
+        let out = run(sb.seek().args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("error:") && !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = run(sb.seek().args(["-c", "config"]));
+    assert!(
+        stderr(&out).contains("-c/--continue starts a task and cannot be used with `seek config`"),
+        "{}",
+        stderr(&out)
+    );
+    // The word itself, as a task, goes with -p.
+    let out = run(sb.seek().arg("--help"));
+    assert!(stdout(&out).contains("to send the word itself, use -p"));
 }

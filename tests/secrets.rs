@@ -271,8 +271,12 @@ fn blocks_get_no_credentials_or_session_handles_and_session_files_hold_no_secret
 #[test]
 fn the_log_and_the_session_hold_no_secret_from_a_server_error() {
     let sb = Sandbox::new();
-    // A server error quoting every secret, which the terminal UI logs and the session records.
-    let server = FakeModel::start(vec![Reply::status(400, prose_with_every_secret())]);
+    // A server error quoting every secret, which the terminal UI logs and the session records
+    // (a session is written once the model has answered: the first task's answer).
+    let server = FakeModel::start(vec![
+        Reply::text("Hello."),
+        Reply::status(400, prose_with_every_secret()),
+    ]);
     let args = [
         "--provider",
         "llama.cpp",
@@ -293,6 +297,9 @@ fn the_log_and_the_session_hold_no_secret_from_a_server_error() {
     let mut tui = pty::Tui::start_with_env(&sb, &args, 120, 30, &env);
     tui.wait_for_text("ask seek to do something");
     tui.type_text("hello");
+    tui.send(pty::keys::ENTER);
+    tui.wait_for_text("Hello.");
+    tui.type_text("again");
     tui.send(pty::keys::ENTER);
     tui.wait_for_text("HTTP 400");
     tui.send(pty::keys::CTRL_D);

@@ -134,7 +134,7 @@ fn sessions_are_listed_most_recently_active_first() {
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = sb.seek().arg("sessions").output().expect("run");
+    let out = sb.seek().args(["sessions", "--all"]).output().expect("run");
     let listing = stdout(&out);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Vec<&str> = listing.lines().skip(1).collect();
@@ -156,7 +156,8 @@ fn resuming_what_does_not_exist_is_a_clear_error() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("there is no session to continue"),
+        stderr(&out).contains("no saved session in ")
+            && stderr(&out).contains("`seek sessions --all` lists every one"),
         "{}",
         stderr(&out)
     );
@@ -455,7 +456,13 @@ fn files_that_are_not_sessions_are_never_continued_nor_listed() {
     std::fs::write(folder.join("29991231-235959-ffff.jsonl"), "\0garbage\n{}\n").expect("write");
     std::fs::write(folder.join("29991231-235959-fffe.jsonl"), "").expect("write");
 
-    let out = sb.seek().arg("sessions").output().expect("run");
+    let out = sb
+        .seek()
+        .arg("sessions")
+        .arg("--work-dir")
+        .arg(sb.path("work"))
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Vec<String> = stdout(&out).lines().skip(1).map(str::to_owned).collect();
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -524,7 +531,7 @@ fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
         .find(|f| *f != big)
         .expect("the small session");
 
-    let (out, cost) = measure::run_measured(sb.seek().arg("sessions"));
+    let (out, cost) = measure::run_measured(sb.seek().args(["sessions", "--all"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = stdout(&out);
     let rows: Vec<&str> = listing.lines().skip(1).collect();
@@ -533,7 +540,8 @@ fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
     assert!(
         rows[1].starts_with(&id_of(&big))
             && rows[1].contains("casual")
-            && rows[1].contains("    1  the big one"),
+            && rows[1].contains("    1  ")
+            && rows[1].ends_with("  the big one"),
         "{listing}"
     );
     eprintln!("seek sessions with a 1 GiB session: {cost:?}");
@@ -586,39 +594,29 @@ fn refused_while_held(sb: &Sandbox, server: &FakeModel, holder: u32, id: &str) {
 #[test]
 fn one_seek_at_a_time_writes_a_session_and_a_second_is_told_it_is_busy() {
     let sb = Sandbox::new();
-    let first_gate = Gate::new();
     let second_gate = Gate::new();
     let server = FakeModel::start(vec![
-        Reply::Held {
-            answer: "First answer.".into(),
-            gate: first_gate.clone(),
-        },
+        Reply::text("First answer."),
         Reply::Held {
             answer: "Second answer.".into(),
             gate: second_gate.clone(),
         },
         Reply::text("Third answer."),
     ]);
-    // A new session is locked from the moment its file appears.
-    let first = spawn(&mut seek(
-        &sb,
-        &server,
-        &["--agent", "casual", "-p", "first task"],
-    ));
-    server.wait_for_request();
-    let id = id_of(&session_files(&sb)[0]);
-    refused_while_held(&sb, &server, first.id(), &id);
-    // Listing does not need the lock.
-    let out = sb.seek().arg("sessions").output().expect("run");
-    assert!(stdout(&out).contains(&id), "{}", stdout(&out));
-    first_gate.open();
-    let out = first.wait_with_output().expect("wait");
+    // A new session's file appears once the model answers, already locked (the `session` unit
+    // tests check that); a continued one is locked for the whole run of the seek continuing it.
+    let out = seek(&sb, &server, &["--agent", "casual", "-p", "first task"])
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-
-    // So is a continued one, for the whole run of the seek continuing it.
+    server.wait_for_request(); // the first task's, long answered
+    let id = id_of(&session_files(&sb)[0]);
     let second = spawn(&mut seek(&sb, &server, &["-c", "-p", "second task"]));
     server.wait_for_request();
     refused_while_held(&sb, &server, second.id(), &id);
+    // Listing does not need the lock.
+    let out = sb.seek().args(["sessions", "--all"]).output().expect("run");
+    assert!(stdout(&out).contains(&id), "{}", stdout(&out));
     second_gate.open();
     let out = second.wait_with_output().expect("wait");
     assert!(out.status.success(), "{}", stderr(&out));

@@ -356,21 +356,16 @@ impl Runtime {
                     self.error("sessions are not kept in this mode");
                     return;
                 };
-                let listed =
-                    tokio::task::spawn_blocking(move || session::list(&sessions.data_dir)).await;
+                let home = self.ctx.config.home.clone();
+                // This work dir's sessions: the ones `/resume` can sensibly continue here.
+                let listed = tokio::task::spawn_blocking(move || {
+                    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
+                    session::list(&sessions.data_dir)
+                        .map(|listing| session_list(listing, &sessions.work_dir, home.as_deref()))
+                })
+                .await;
                 match listed {
-                    Ok(Ok(listing)) => {
-                        let mut lines = vec![session::Summary::TITLES.to_owned()];
-                        lines.extend(listing.sessions.iter().take(20).map(session::Summary::line));
-                        if listing.sessions.is_empty() {
-                            lines = vec!["no saved sessions yet".to_owned()];
-                        }
-                        lines.extend(listing.warning());
-                        self.ctx.events.emit(Event::SessionList {
-                            lines,
-                            sessions: Vec::new(),
-                        });
-                    }
+                    Ok(Ok(event)) => self.ctx.events.emit(event),
                     Ok(Err(e)) => self.error(e.to_string()),
                     Err(e) => self.error(format!("listing sessions failed: {e}")),
                 }
@@ -388,7 +383,8 @@ impl Runtime {
         let Some(sessions) = self.sessions.clone() else {
             return;
         };
-        match tokio::task::spawn_blocking(move || sessions.create(agent)).await {
+        // Written once the model first answers: a start that never reached it leaves no file.
+        match tokio::task::spawn_blocking(move || sessions.begin(agent)).await {
             Ok(Ok(file)) => {
                 let file = Arc::new(file);
                 if let Some(mem) = &mut self.memory {
@@ -556,6 +552,35 @@ fn start(
         task,
         cancel,
         work: Work::Task,
+    }
+}
+
+/// The `SessionList` answer: the sessions of `work_dir`, most recently active first, as lines
+/// (at most 20) and as entries for a picker (at most 50).
+fn session_list(
+    listing: session::Listing,
+    work_dir: &str,
+    home: Option<&std::path::Path>,
+) -> Event {
+    let listing = listing.only_in(work_dir);
+    let mut lines = if listing.sessions.is_empty() {
+        vec![format!(
+            "no saved sessions in {work_dir} yet; `seek sessions --all` lists every one"
+        )]
+    } else {
+        let mut lines = vec![session::Summary::TITLES.to_owned()];
+        lines.extend(listing.sessions.iter().take(20).map(|s| s.line(home)));
+        lines
+    };
+    lines.extend(listing.warning());
+    Event::SessionList {
+        lines,
+        sessions: listing
+            .sessions
+            .iter()
+            .take(50)
+            .map(session::Summary::entry)
+            .collect(),
     }
 }
 

@@ -2,8 +2,9 @@
 //!
 //! Owns resolution and validation of every setting and the platform directories. It must not
 //! start anything: it reads one file and the environment it is given, and creates nothing except
-//! the work dir when asked (`Config::ensure_work_dir`).
+//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
 
+mod agent_name;
 mod env;
 mod file;
 mod local;
@@ -13,11 +14,12 @@ mod safety;
 mod show;
 mod tools;
 mod tui;
+mod work_dir;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
+pub use agent_name::AgentName;
 pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
@@ -26,15 +28,21 @@ pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
 pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
+pub use work_dir::{RefusedStart, abbreviate_home};
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     Default,
     Preset(&'static str),
-    File { path: PathBuf, line: usize },
+    File {
+        path: PathBuf,
+        line: usize,
+    },
     Env(&'static str),
     Flag(&'static str),
+    /// The directory seek was started in.
+    CurrentDir,
 }
 
 impl fmt::Display for Origin {
@@ -45,6 +53,7 @@ impl fmt::Display for Origin {
             Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::Env(var) => write!(f, "env {var}"),
             Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::CurrentDir => write!(f, "current directory"),
         }
     }
 }
@@ -84,48 +93,6 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-/// The agents a task can be given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentName {
-    /// Pick an agent for the task (the coder until a router exists).
-    Auto,
-    Casual,
-    Coder,
-    File,
-}
-
-impl AgentName {
-    pub const ALL: [AgentName; 4] = [Self::Auto, Self::Casual, Self::Coder, Self::File];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Casual => "casual",
-            Self::Coder => "coder",
-            Self::File => "file",
-        }
-    }
-}
-
-impl fmt::Display for AgentName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AgentName {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim().to_ascii_lowercase();
-        Self::ALL
-            .into_iter()
-            .find(|a| a.as_str() == wanted)
-            .ok_or_else(|| "expected one of: auto, casual, coder, file".to_owned())
-    }
 }
 
 /// Settings given on the command line (all optional).
@@ -188,6 +155,9 @@ pub struct Config {
     pub model: Sourced<Option<String>>,
     pub api_key_env: Sourced<Option<String>>,
     pub work_dir: Sourced<PathBuf>,
+    /// Set when seek was started in `/`, the home folder or a folder holding it, and so works
+    /// in the scratch folder instead (`work_dir_notice` says so).
+    pub work_dir_refused: Option<RefusedStart>,
     pub agent: Sourced<AgentName>,
     pub max_attempts: Sourced<u32>,
     /// Rounds (model calls) per task, successful or not.
@@ -271,61 +241,6 @@ impl Config {
     pub fn run_dir(&self) -> PathBuf {
         self.data_dir.join("run")
     }
-
-    /// Creates the work dir if it is missing and makes its path absolute and canonical. A path
-    /// that is (or runs through) a file, and the root of the filesystem, are refused: blocks may
-    /// write anywhere in the work dir.
-    pub fn ensure_work_dir(&mut self) -> Result<&Path, ConfigError> {
-        let path = &self.work_dir.value;
-        if let Some(file) = path
-            .ancestors()
-            .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
-        {
-            let expected = if file == path {
-                "this is a file, not a directory: name a directory (it is created if missing)"
-                    .to_owned()
-            } else {
-                format!(
-                    "{} is a file, so no directory can be made inside it: name a directory",
-                    file.display()
-                )
-            };
-            return Err(invalid(&self.work_dir, "work_dir", &expected));
-        }
-        let made = std::fs::create_dir_all(path).and_then(|()| std::fs::canonicalize(path));
-        let made = made.map_err(|source| ConfigError::WorkDir {
-            path: path.clone(),
-            source,
-        })?;
-        if made.parent().is_none() {
-            return Err(invalid(
-                &self.work_dir,
-                "work_dir",
-                "the root of the filesystem cannot be the work dir: blocks could write anywhere the sandbox allows; name a folder of its own",
-            ));
-        }
-        self.work_dir.value = made;
-        Ok(&self.work_dir.value)
-    }
-
-    /// What to say once at start-up when the work dir is the user's home or holds it: every
-    /// file there is within the blocks' reach.
-    pub fn work_dir_warning(&self) -> Option<String> {
-        let home = std::fs::canonicalize(self.home.as_ref()?).ok()?;
-        let work_dir = &self.work_dir.value;
-        let what = if *work_dir == home {
-            "is your home directory"
-        } else if home.starts_with(work_dir) {
-            "contains your home directory"
-        } else {
-            return None;
-        };
-        Some(format!(
-            "the work dir {} ({}) {what}: blocks can change every file in it; a folder of its own is safer",
-            work_dir.display(),
-            self.work_dir.origin
-        ))
-    }
 }
 
 fn read_config_file(
@@ -369,7 +284,7 @@ impl Resolver<'_> {
         let base_url = self.base_url(cfg, preset)?;
         let model = self.model(cfg, preset);
         let api_key_env = self.api_key_env(cfg, preset)?;
-        let work_dir = self.work_dir(cfg, dirs)?;
+        let (work_dir, work_dir_refused) = self.work_dir(cfg, dirs)?;
         let agent = self.agent(cfg)?;
         let max_attempts = self.count(
             cfg.and_then(|c| c.max_attempts.as_ref()),
@@ -403,6 +318,7 @@ impl Resolver<'_> {
             model,
             api_key_env,
             work_dir,
+            work_dir_refused,
             agent,
             max_attempts,
             max_rounds,
@@ -655,47 +571,6 @@ impl Resolver<'_> {
                 )),
             },
         }
-    }
-
-    fn work_dir(
-        &self,
-        cfg: Option<&file::FileConfig>,
-        dirs: &Dirs,
-    ) -> Result<Sourced<PathBuf>, ConfigError> {
-        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
-        let expand = |raw: &str, base: &Path| -> PathBuf {
-            let path = match (raw.strip_prefix('~'), &home) {
-                (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                    home.join(rest.trim_start_matches('/'))
-                }
-                _ => PathBuf::from(raw),
-            };
-            base.join(path)
-        };
-        if let Some(dir) = &self.overrides.work_dir {
-            return Ok(Sourced::new(self.cwd.join(dir), Origin::Flag("--work-dir")));
-        }
-        for var in ["SEEK_WORK_DIR", "WORK_DIR"] {
-            if let Some(dir) = self.env.get(var) {
-                return Ok(Sourced::new(expand(dir, self.cwd), Origin::Env(var)));
-            }
-        }
-        if let (Some(s), Some(f)) = (
-            self.file_value(cfg.and_then(|c| c.work_dir.as_ref())),
-            self.file,
-        ) {
-            if s.value.trim().is_empty() {
-                return Err(invalid(&s, "work_dir", "expected a directory path"));
-            }
-            // A relative work_dir in a config file is relative to that file, not to wherever
-            // seek happens to be started.
-            let base = f.path.parent().unwrap_or(Path::new("."));
-            return Ok(Sourced::new(expand(&s.value, base), s.origin));
-        }
-        Ok(Sourced::new(
-            dirs.data_dir.join("workspace"),
-            Origin::Default,
-        ))
     }
 }
 

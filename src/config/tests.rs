@@ -88,7 +88,8 @@ fn defaults_without_any_file() {
     assert_eq!(config.model.origin, Origin::Preset("local"));
     assert_eq!(config.agent.value, AgentName::Auto);
     assert_eq!(config.max_attempts.value, 5);
-    assert_eq!(config.work_dir.value, f.path().join("data/workspace"));
+    assert_eq!(config.work_dir.value, f.path(), "the current directory");
+    assert_eq!(config.work_dir.origin, Origin::CurrentDir);
     assert_eq!(
         config.file,
         ConfigFile::Absent(f.path().join("config/config.toml"))

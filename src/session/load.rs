@@ -26,6 +26,8 @@ pub struct Loaded {
     pub turn_starts: Vec<usize>,
     /// The agent of the last task (or of the header).
     pub agent: AgentName,
+    /// The work dir in the header (`None` in files older than that field).
+    pub work_dir: Option<String>,
     /// The highest task number seen.
     pub last_turn: u64,
     /// What was skipped, in words.
@@ -62,6 +64,7 @@ pub fn load(path: &Path, id: &str) -> Result<Loaded, SessionError> {
         messages: Vec::new(),
         turn_starts: Vec::new(),
         agent: AgentName::Auto,
+        work_dir: None,
         last_turn: 0,
         warnings: Vec::new(),
     };
@@ -86,9 +89,15 @@ pub fn load(path: &Path, id: &str) -> Result<Loaded, SessionError> {
             }
         };
         match record {
-            Record::Header { agent, version, .. } => {
+            Record::Header {
+                agent,
+                version,
+                work_dir,
+                ..
+            } => {
                 header_seen = true;
                 loaded.agent = agent;
+                loaded.work_dir = Some(work_dir).filter(|w| !w.is_empty());
                 if version > super::record::VERSION {
                     loaded.warnings.push(format!(
                         "{}: written by a newer seek (format {version}); what this one does not know is skipped",

@@ -11,14 +11,16 @@ mod load;
 mod lock;
 mod peek;
 mod record;
+mod remove;
 mod store;
 mod writer;
 
 use std::path::PathBuf;
 
 pub use load::{Loaded, load};
-pub use peek::NotASession;
+pub use peek::{HeaderInfo, NotASession};
 pub use record::{MemoryOp, Record, VERSION, now_ms, worth_keeping};
+pub use remove::{Pruned, prune, remove};
 pub use store::{Listing, Skipped, Summary, dir, find, latest, list, new_id, path_of, summarise};
 pub use writer::SessionFile;
 
@@ -29,14 +31,16 @@ pub enum SessionError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("there is no session to continue in {0}: start one with `seek` or `seek -p`")]
-    NoSessions(PathBuf),
+    #[error("no saved session in {0}; `seek sessions --all` lists every one")]
+    NoSessionHere(String),
     #[error("no session {id} in {dir}: `seek sessions` lists them")]
     NotFound { id: String, dir: PathBuf },
     #[error("{count} sessions start with {id}: give more of the id (`seek sessions` lists them)")]
     Ambiguous { id: String, count: usize },
     #[error("{0} is not a seek session (it has no header line)")]
     NotASession(PathBuf),
+    #[error("{path} is left alone: {why}")]
+    NotRemovable { path: PathBuf, why: String },
     #[error(
         "session {id} is in use by another seek ({holder}): wait for it to end, or start a new session instead of continuing this one"
     )]
@@ -90,6 +94,25 @@ impl Sessions {
 
     /// Starts a new session file, locked for this process.
     pub fn create(&self, agent: crate::config::AgentName) -> Result<SessionFile, SessionError> {
+        self.start(agent, SessionFile::create)
+    }
+
+    /// Begins a new session that reaches the disk (as `create` makes it) only once the model
+    /// first answers: a task that never reached the model leaves no file (`SessionFile::begin`).
+    pub fn begin(&self, agent: crate::config::AgentName) -> Result<SessionFile, SessionError> {
+        self.start(agent, SessionFile::begin)
+    }
+
+    fn start(
+        &self,
+        agent: crate::config::AgentName,
+        open: fn(
+            &std::path::Path,
+            &str,
+            Record,
+            std::sync::Arc<crate::secrets::Masker>,
+        ) -> std::io::Result<SessionFile>,
+    ) -> Result<SessionFile, SessionError> {
         let created_ms = now_ms();
         let base = new_id(created_ms);
         // Two sessions started within the same second with the same random digits: extend.
@@ -113,7 +136,7 @@ impl Sessions {
                 model: self.model.clone(),
                 agent,
             };
-            match SessionFile::create(&path, &id, header, std::sync::Arc::clone(&self.masker)) {
+            match open(&path, &id, header, std::sync::Arc::clone(&self.masker)) {
                 // Another seek took the name between the check and the link.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => continue,
                 created => return created.map_err(|source| SessionError::Io { path, source }),
@@ -131,7 +154,7 @@ impl Sessions {
     ) -> Result<(Loaded, SessionFile), SessionError> {
         let (id, path) = match id {
             Some(id) => find(&self.data_dir, id)?,
-            None => latest(&self.data_dir)?,
+            None => latest(&self.data_dir, &self.work_dir)?,
         };
         let io = |source| SessionError::Io {
             path: path.clone(),
@@ -149,8 +172,17 @@ impl Sessions {
                 },
             )?,
         };
-        let loaded = load(&path, &id)?;
+        let mut loaded = load(&path, &id)?;
         file.end_torn_line().map_err(io)?;
+        if let Some(theirs) = loaded.work_dir.as_deref()
+            && theirs != self.work_dir
+        {
+            // The work dir stays this seek's: moving elsewhere unasked would surprise more.
+            loaded.warnings.push(format!(
+                "session {id} worked in {theirs}; it continues here, in {}: start seek in {theirs} to work there",
+                self.work_dir
+            ));
+        }
         Ok((loaded, file))
     }
 }

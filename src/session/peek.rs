@@ -55,6 +55,14 @@ pub struct Latest {
     pub whole_file: bool,
 }
 
+/// What a session's header says that a listing needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderInfo {
+    pub agent: AgentName,
+    /// The work dir; `None` in files older than that field.
+    pub work_dir: Option<String>,
+}
+
 /// A session file opened for peeking.
 pub struct Peek {
     file: File,
@@ -66,9 +74,18 @@ impl Peek {
     /// Opens a regular file; anything else (a FIFO, a device, a folder) is an error, and
     /// opening never waits (`O_NONBLOCK`: a FIFO would otherwise block until it has a writer).
     pub fn open(path: &Path) -> std::io::Result<Self> {
+        Self::open_with(path, 0)
+    }
+
+    /// As `open`, but a symbolic link is an error instead of being followed (for removing).
+    pub fn open_no_follow(path: &Path) -> std::io::Result<Self> {
+        Self::open_with(path, libc::O_NOFOLLOW)
+    }
+
+    fn open_with(path: &Path, flags: libc::c_int) -> std::io::Result<Self> {
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | flags)
             .open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -116,8 +133,13 @@ impl Peek {
         Ok(buf)
     }
 
-    /// The agent in the header, or why this is not a session.
-    pub fn header(&mut self) -> std::io::Result<Result<AgentName, NotASession>> {
+    /// The open file (to lock it).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// What the header says, or why this is not a session.
+    pub fn header(&mut self) -> std::io::Result<Result<HeaderInfo, NotASession>> {
         if self.len == 0 {
             return Ok(Err(NotASession::Empty));
         }
@@ -126,7 +148,12 @@ impl Peek {
             return Ok(Err(NotASession::NoHeader));
         };
         Ok(match serde_json::from_slice::<Record>(&head[..end]) {
-            Ok(Record::Header { agent, .. }) => Ok(agent),
+            Ok(Record::Header {
+                agent, work_dir, ..
+            }) => Ok(HeaderInfo {
+                agent,
+                work_dir: Some(work_dir).filter(|w| !w.is_empty()),
+            }),
             _ => Err(NotASession::NoHeader),
         })
     }
@@ -293,7 +320,11 @@ mod tests {
     #[test]
     fn headers_are_recognised_and_everything_else_is_not() {
         let (_d, mut p) = peek(format!("{}\n", header()).as_bytes());
-        assert_eq!(p.header().unwrap(), Ok(AgentName::Coder));
+        let info = p.header().unwrap().unwrap();
+        assert_eq!(
+            (info.agent, info.work_dir.as_deref()),
+            (AgentName::Coder, Some("/w"))
+        );
         for (text, why) in [
             (&b""[..], NotASession::Empty),
             (b"\0\0\0\n", NotASession::NoHeader),
@@ -353,7 +384,7 @@ mod tests {
         use std::io::Write;
         writeln!(&file, "\n{}", event(99, started(7, "last"))).unwrap();
         let mut p = Peek::open(&path).unwrap();
-        assert_eq!(p.header().unwrap(), Ok(AgentName::Coder));
+        assert_eq!(p.header().unwrap().unwrap().agent, AgentName::Coder);
         let first = p.first_prompt().unwrap().unwrap();
         assert!(
             first.len() < 2 * PROMPT_PREFIX && first.starts_with("éé"),

@@ -20,6 +20,9 @@ pub enum Record {
         version: u32,
         id: String,
         created_ms: u64,
+        /// The absolute work dir the session ran in; empty in files older than this field
+        /// (which `-c` never picks).
+        #[serde(default)]
         work_dir: String,
         /// `model @ provider url`, credentials masked.
         model: String,

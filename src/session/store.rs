@@ -48,15 +48,20 @@ pub struct Summary {
     pub turns: Option<u64>,
     /// The first task's prompt (only its beginning if it is very long).
     pub first_prompt: String,
+    /// The work dir the session ran in; `None` in files older than that field.
+    pub work_dir: Option<String>,
 }
+
+/// The widest the DIR column gets; longer paths lose their middle.
+const DIR_WIDTH: usize = 28;
 
 impl Summary {
     /// The column titles for `line`.
-    pub const TITLES: &'static str =
-        "ID                     LAST ACTIVITY (UTC)  AGENT  TASKS  FIRST PROMPT";
+    pub const TITLES: &'static str = "ID                     LAST ACTIVITY (UTC)  AGENT  TASKS  DIR                           FIRST PROMPT";
 
-    /// One line of a listing.
-    pub fn line(&self) -> String {
+    /// One line of a listing; `home` is written `~` in the DIR column. The prompt and the
+    /// folder come from a file: shown through `terminal_safe` by whoever prints the line.
+    pub fn line(&self, home: Option<&Path>) -> String {
         let prompt: String = self
             .first_prompt
             .lines()
@@ -66,13 +71,48 @@ impl Summary {
             .take(60)
             .collect();
         let turns = self.turns.map_or_else(|| "?".to_owned(), |n| n.to_string());
+        let dir = self.work_dir.as_deref().map_or_else(
+            || "?".to_owned(),
+            |w| crate::config::abbreviate_home(Path::new(w), home),
+        );
         format!(
-            "{:<22} {:<20} {:<6} {turns:>5}  {prompt}",
+            "{:<22} {:<20} {:<6} {turns:>5}  {:<DIR_WIDTH$}  {prompt}",
             self.id,
             crate::log::utc_minutes(self.last_activity_ms),
             self.agent,
+            middle_ellipsis(&dir, DIR_WIDTH),
         )
     }
+
+    /// Whether the session ran in `work_dir` (as `Sessions::work_dir` writes it).
+    pub fn is_in(&self, work_dir: &str) -> bool {
+        self.work_dir.as_deref() == Some(work_dir)
+    }
+
+    /// The entry a front end's session picker shows.
+    pub fn entry(&self) -> crate::agent::SessionEntry {
+        crate::agent::SessionEntry {
+            id: self.id.clone(),
+            last_activity_ms: self.last_activity_ms,
+            agent: self.agent.clone(),
+            turns: self.turns,
+            first_prompt: self.first_prompt.chars().take(200).collect(),
+            work_dir: self.work_dir.clone(),
+        }
+    }
+}
+
+/// `text` in at most `width` characters, its middle replaced by `…` if it is longer.
+fn middle_ellipsis(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width || width < 3 {
+        return text.to_owned();
+    }
+    let keep = width - 1;
+    let (head, tail) = (keep / 2, keep - keep / 2);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// A file in the sessions folder that is not listed, and why.
@@ -90,6 +130,12 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// Keeps only the sessions that ran in `work_dir`.
+    pub fn only_in(mut self, work_dir: &str) -> Self {
+        self.sessions.retain(|s| s.is_in(work_dir));
+        self
+    }
+
     /// One line naming the files left out, if any.
     pub fn warning(&self) -> Option<String> {
         let first = self.skipped.first()?;
@@ -157,25 +203,37 @@ pub fn list(data_dir: &Path) -> Result<Listing, SessionError> {
     Ok(listing)
 }
 
-/// The most recently active session: (id, path). Reads only each file's ends; files that are
-/// not sessions are never chosen.
-pub fn latest(data_dir: &Path) -> Result<(String, PathBuf), SessionError> {
+/// The most recently active session that ran in `work_dir`: (id, path). Reads only each file's
+/// ends; files that are not sessions, and sessions older than the work dir in the header, are
+/// never chosen.
+pub fn latest(data_dir: &Path, work_dir: &str) -> Result<(String, PathBuf), SessionError> {
     files(data_dir)?
         .into_iter()
         .filter_map(|(id, path)| {
             let mut peek = Peek::open(&path).ok()?;
-            peek.header().ok()?.ok()?;
+            let header = peek.header().ok()?.ok()?;
+            if header.work_dir.as_deref() != Some(work_dir) {
+                return None;
+            }
             let latest = peek.latest(false).ok()?;
             let at = latest.at_ms.unwrap_or_else(|| peek.modified_ms());
             Some((at, id, path))
         })
         .min_by(|a, b| by_activity((a.0, &a.1), (b.0, &b.1)))
         .map(|(_, id, path)| (id, path))
-        .ok_or_else(|| SessionError::NoSessions(dir(data_dir)))
+        .ok_or_else(|| SessionError::NoSessionHere(work_dir.to_owned()))
 }
 
 /// The session `id` names, exactly or as the one id it starts: (id, path). Reads no file.
 pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError> {
+    // An id is a file name in the sessions folder, never a way out of it; nor does an empty
+    // prefix stand for "the only session".
+    if id.is_empty() || id.starts_with('.') || id.contains(['/', '\0']) {
+        return Err(SessionError::NotFound {
+            id: id.to_owned(),
+            dir: dir(data_dir),
+        });
+    }
     let exact = path_of(data_dir, id);
     if exact.is_file() {
         return Ok((id.to_owned(), exact));
@@ -203,10 +261,11 @@ pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError
 pub fn summarise(path: &Path) -> Result<Summary, String> {
     let mut peek = Peek::open(path).map_err(|e| e.to_string())?;
     let summary = (|| -> std::io::Result<Result<Summary, NotASession>> {
-        let header_agent = match peek.header()? {
-            Ok(agent) => agent,
+        let header = match peek.header()? {
+            Ok(header) => header,
             Err(why) => return Ok(Err(why)),
         };
+        let header_agent = header.agent;
         let first_prompt = peek.first_prompt()?.unwrap_or_default();
         let latest = peek.latest(true)?;
         let (turns, agent) = match latest.task {
@@ -224,6 +283,7 @@ pub fn summarise(path: &Path) -> Result<Summary, String> {
             agent: agent.to_string(),
             turns,
             first_prompt,
+            work_dir: header.work_dir,
         }))
     })();
     match summary {

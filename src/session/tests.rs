@@ -149,15 +149,16 @@ fn listing_summarises_and_finds_by_prefix() {
         list[0].agent, "casual",
         "the last task's agent, not the header's"
     );
-    assert!(list[0].line().contains("alpha task") && !list[0].line().contains("second line"));
+    let line = list[0].line(None);
+    assert!(line.contains("alpha task") && !line.contains("second line") && line.contains(" /w "));
     assert_eq!(find(dir.path(), &a.id()[..10]).unwrap().0, a.id());
     assert!(matches!(
         find(dir.path(), "zzz"),
         Err(SessionError::NotFound { .. })
     ));
     assert!(matches!(
-        latest(tempfile::tempdir().unwrap().path()),
-        Err(SessionError::NoSessions(_))
+        latest(tempfile::tempdir().unwrap().path(), "/w"),
+        Err(SessionError::NoSessionHere(_))
     ));
 }
 
@@ -188,7 +189,7 @@ fn files_that_are_not_sessions_are_skipped_and_never_chosen() {
         "{warning}"
     );
     // Their mtime is newer than the session's last record; `latest` still picks the session.
-    assert_eq!(latest(dir.path()).unwrap().0, valid.id());
+    assert_eq!(latest(dir.path(), "/w").unwrap().0, valid.id());
 }
 
 #[test]
@@ -233,4 +234,119 @@ fn dropping_a_session_file_writes_what_was_queued_and_lets_go_of_it() {
     );
     let (loaded, _again) = s.reopen(Some(&id), None).expect("the lock is released");
     assert_eq!(loaded.turns(), 50);
+}
+
+fn in_dir(dir: &std::path::Path, work_dir: &str) -> Sessions {
+    Sessions {
+        work_dir: work_dir.into(),
+        ..sessions(dir)
+    }
+}
+
+#[test]
+fn a_begun_session_reaches_the_disk_only_once_the_model_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sessions(dir.path()).begin(AgentName::Coder).unwrap();
+    let path = file.path().to_owned();
+    file.record_event(&started(1, "hello"));
+    file.record_memory(MemoryOp::BeginTurn {
+        content: "hello".into(),
+    });
+    file.sync();
+    assert!(
+        !path.exists(),
+        "nothing on the disk before the model answers"
+    );
+    assert_eq!(file.take_failure(), None);
+    file.record_event(&Event::AnswerDelta { text: "Hi".into() });
+    file.record_event(&finished(1));
+    file.sync();
+    let loaded = load(&path, file.id()).unwrap();
+    assert_eq!(
+        loaded.turns(),
+        1,
+        "what came before the answer is in the file"
+    );
+    assert_eq!(loaded.messages.len(), 1);
+    assert_eq!(loaded.work_dir.as_deref(), Some("/w"));
+    assert!(
+        matches!(
+            SessionFile::reopen(&path, file.id(), std::sync::Arc::default()),
+            Err(lock::LockError::Held { .. })
+        ),
+        "created locked"
+    );
+
+    // A start that never reached the model: dropped, it leaves nothing.
+    let failed = sessions(dir.path()).begin(AgentName::Coder).unwrap();
+    failed.record_event(&started(1, "unreachable"));
+    failed.record_event(&finished(1));
+    failed.sync();
+    let failed_path = failed.path().to_owned();
+    drop(failed);
+    assert!(!failed_path.exists());
+    assert_eq!(list(dir.path()).unwrap().sessions.len(), 1);
+}
+
+#[test]
+fn continue_picks_the_latest_session_of_this_work_dir_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = in_dir(dir.path(), "/here");
+    let there = in_dir(dir.path(), "/there");
+    let mine = here.create(AgentName::Coder).unwrap();
+    mine.record_event(&started(1, "mine"));
+    let (mine_id, mine_path) = (mine.id().to_owned(), mine.path().to_owned());
+    drop(mine);
+    // Newer, but elsewhere; and an old file whose header has no work dir at all.
+    let theirs = there.create(AgentName::Coder).unwrap();
+    theirs.record_event(&started(1, "theirs"));
+    let theirs_id = theirs.id().to_owned();
+    drop(theirs);
+    let old = super::dir(dir.path()).join("29991231-000000-0ld0.jsonl");
+    std::fs::write(
+        &old,
+        "{\"kind\":\"header\",\"version\":1,\"id\":\"x\",\"created_ms\":99999999999999,\"model\":\"m\",\"agent\":\"coder\"}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        latest(dir.path(), "/here").unwrap(),
+        (mine_id.clone(), mine_path)
+    );
+    assert!(matches!(
+        latest(dir.path(), "/elsewhere"),
+        Err(SessionError::NoSessionHere(ref w)) if w == "/elsewhere"
+    ));
+    let message = in_dir(dir.path(), "/elsewhere")
+        .reopen(None, None)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        message,
+        "no saved session in /elsewhere; `seek sessions --all` lists every one"
+    );
+    let listing = list(dir.path()).unwrap();
+    assert_eq!(listing.sessions.len(), 3, "the old file still lists");
+    let old_summary = listing
+        .sessions
+        .iter()
+        .find(|s| s.id.ends_with("0ld0"))
+        .unwrap();
+    assert_eq!(old_summary.work_dir, None);
+    assert!(old_summary.line(None).contains(" ? "));
+    let only_here = listing.only_in("/here");
+    assert_eq!(only_here.sessions.len(), 1);
+    assert_eq!(only_here.sessions[0].id, mine_id);
+    assert_eq!(
+        only_here.sessions[0].entry().work_dir.as_deref(),
+        Some("/here")
+    );
+
+    // `-r ID` of another work dir's session: continued, with a warning naming both folders.
+    let (loaded, _file) = here.reopen(Some(&theirs_id), None).unwrap();
+    let warning = loaded.warnings.join("\n");
+    assert!(
+        warning.contains("worked in /there") && warning.contains("here, in /here"),
+        "{warning}"
+    );
 }

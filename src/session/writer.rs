@@ -5,6 +5,12 @@
 //! appears in the folder already locked and with its header, and an existing one is locked
 //! before anything is read or written.
 //!
+//! A session begun with `SessionFile::begin` is not on the disk yet: its records wait in the writer
+//! thread until the model first answers (`starts_the_file`), and only then is the file created,
+//! the same way as `create` does, with everything so far. A start that never reached the model
+//! (the server refused the connection, no such model) so leaves no file, also when seek is
+//! killed meanwhile: nothing was written that would need removing.
+//!
 //! Owns the open file, its writer thread and the first write failure (reported once by the runtime). It must not
 //! read sessions or decide what is recorded.
 
@@ -24,8 +30,11 @@ use crate::secrets::Masker;
 pub struct SessionFile {
     id: String,
     path: PathBuf,
-    /// Shared with the writer thread, which does every append and fsync.
-    file: Arc<Mutex<File>>,
+    /// Shared with the writer thread, which does every append and fsync. `None` while a begun
+    /// session is not on the disk yet.
+    file: Arc<Mutex<Option<File>>>,
+    /// The file exists (or its creation has been asked for).
+    on_disk: AtomicBool,
     masker: Arc<Masker>,
     failure: Arc<Failure>,
     /// The writer thread's queue; `None` only while dropping.
@@ -35,6 +44,8 @@ pub struct SessionFile {
 
 /// What the writer thread is asked to do, in order.
 enum Job {
+    /// Creates the file of a begun session with its header and the records held so far.
+    Create,
     /// Appends one encoded record.
     Line(String),
     /// Forces what was written to the disk; answered with the result.
@@ -83,23 +94,24 @@ impl SessionFile {
         header: Record,
         masker: Arc<Masker>,
     ) -> std::io::Result<Self> {
-        let folder = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(folder)?;
-        let draft = tempfile::Builder::new()
-            .prefix(".new-")
-            .suffix(".tmp")
-            .append(true)
-            .tempfile_in(folder)?;
-        lock::lock_exclusive(draft.as_file()).map_err(|e| match e {
-            LockError::Io(e) => e,
-            // Nobody else can know a file created a moment ago under a random name.
-            LockError::Held { .. } => std::io::Error::other("a new session file was locked"),
-        })?;
-        draft
-            .as_file()
-            .write_all(encode(&header, &masker)?.as_bytes())?;
-        let file = draft.persist_noclobber(path).map_err(|e| e.error)?;
-        Self::from_file(path, id, file, masker)
+        let header = encode(&header, &masker)?;
+        let file = create_locked(path, &[header])?;
+        Self::from_file(path, id, Some(file), Pending::default(), masker)
+    }
+
+    /// Begins a session that is written only once the model first answers (`starts_the_file`):
+    /// until then nothing is on the disk, and dropping it leaves nothing behind. Once created,
+    /// the file is as `create` makes it, with every record given meanwhile, in order.
+    pub fn begin(
+        path: &Path,
+        id: &str,
+        header: Record,
+        masker: Arc<Masker>,
+    ) -> std::io::Result<Self> {
+        let pending = Pending {
+            lines: vec![encode(&header, &masker)?],
+        };
+        Self::from_file(path, id, None, pending, masker)
     }
 
     /// Opens an existing session to append to it, locked. Nothing is read or written: call
@@ -111,14 +123,15 @@ impl SessionFile {
             .open(path)
             .map_err(LockError::Io)?;
         lock::lock_exclusive(&file)?;
-        Self::from_file(path, id, file, masker).map_err(LockError::Io)
+        Self::from_file(path, id, Some(file), Pending::default(), masker).map_err(LockError::Io)
     }
 
     /// Gives a torn last line (a kill while writing) a line end, so the next record starts on a
     /// line of its own.
     pub fn end_torn_line(&self) -> std::io::Result<()> {
         self.wait_written();
-        let mut file = self.handle()?;
+        let mut guard = self.handle()?;
+        let file = on_disk(&mut guard)?;
         let mut last = [b'\n'];
         if file.metadata()?.len() > 0 {
             file.seek(SeekFrom::End(-1))?;
@@ -132,7 +145,10 @@ impl SessionFile {
 
     /// Whether this is the file at `path` (the same inode, whatever the name).
     pub fn is_at(&self, path: &Path) -> bool {
-        let (Ok(file), Ok(there)) = (self.handle(), std::fs::metadata(path)) else {
+        let (Ok(mut guard), Ok(there)) = (self.handle(), std::fs::metadata(path)) else {
+            return false;
+        };
+        let Ok(file) = on_disk(&mut guard) else {
             return false;
         };
         file.metadata()
@@ -144,12 +160,26 @@ impl SessionFile {
     /// is written first, so the file read next is whole.
     pub fn share(&self) -> std::io::Result<Self> {
         self.wait_written();
-        let file = self.handle()?.try_clone()?;
-        Self::from_file(&self.path, &self.id, file, Arc::clone(&self.masker))
+        let file = on_disk(&mut *self.handle()?)?.try_clone()?;
+        Self::from_file(
+            &self.path,
+            &self.id,
+            Some(file),
+            Pending::default(),
+            Arc::clone(&self.masker),
+        )
     }
 
-    /// Wraps an open, locked file and starts its writer thread.
-    fn from_file(path: &Path, id: &str, file: File, masker: Arc<Masker>) -> std::io::Result<Self> {
+    /// Wraps an open, locked file (or, with `None`, the records of a begun session) and starts
+    /// its writer thread.
+    fn from_file(
+        path: &Path,
+        id: &str,
+        file: Option<File>,
+        pending: Pending,
+        masker: Arc<Masker>,
+    ) -> std::io::Result<Self> {
+        let on_disk = AtomicBool::new(file.is_some());
         let file = Arc::new(Mutex::new(file));
         let failure = Arc::new(Failure::default());
         let (queue, jobs) = channel();
@@ -157,12 +187,13 @@ impl SessionFile {
             let (file, failure, path) = (Arc::clone(&file), Arc::clone(&failure), path.to_owned());
             std::thread::Builder::new()
                 .name("seek-session".into())
-                .spawn(move || write_jobs(&jobs, &file, &failure, &path))?
+                .spawn(move || write_jobs(&jobs, &file, pending, &failure, &path))?
         };
         Ok(Self {
             id: id.to_owned(),
             path: path.to_owned(),
             file,
+            on_disk,
             masker,
             failure,
             queue: Some(queue),
@@ -170,7 +201,7 @@ impl SessionFile {
         })
     }
 
-    fn handle(&self) -> std::io::Result<std::sync::MutexGuard<'_, File>> {
+    fn handle(&self) -> std::io::Result<std::sync::MutexGuard<'_, Option<File>>> {
         self.file
             .lock()
             .map_err(|_| std::io::Error::other("session file lock poisoned"))
@@ -216,6 +247,9 @@ impl SessionFile {
     /// Records `event` if it is worth keeping (`worth_keeping`). A task's end is kept without its block list: each block's result is
     /// already in the file (`block_finished`), and writing it twice would double long sessions.
     pub fn record_event(&self, event: &Event) {
+        if starts_the_file(event) && !self.on_disk.swap(true, Ordering::SeqCst) {
+            self.send(Job::Create);
+        }
         if !worth_keeping(event) {
             return;
         }
@@ -269,20 +303,60 @@ impl Drop for SessionFile {
     }
 }
 
-/// The writer thread: does each job in order until every handle is gone.
-fn write_jobs(jobs: &Receiver<Job>, file: &Mutex<File>, failure: &Failure, path: &Path) {
+/// The records of a begun session that is not on the disk yet, its header first.
+#[derive(Default)]
+struct Pending {
+    lines: Vec<String>,
+}
+
+/// The writer thread: does each job in order until every handle is gone. Lines of a session not
+/// on the disk yet are held until `Job::Create`.
+fn write_jobs(
+    jobs: &Receiver<Job>,
+    file: &Mutex<Option<File>>,
+    mut pending: Pending,
+    failure: &Failure,
+    path: &Path,
+) {
+    let unwritable = |e: std::io::Error| {
+        failure.note(format!(
+            "the session file {} cannot be written ({e}): this session is not being saved",
+            path.display()
+        ));
+    };
     for job in jobs {
         match job {
+            Job::Create => {
+                let lines = std::mem::take(&mut pending.lines);
+                if lines.is_empty() {
+                    continue;
+                }
+                match create_locked(path, &lines) {
+                    Ok(created) => match file.lock() {
+                        Ok(mut slot) => *slot = Some(created),
+                        Err(_) => unwritable(std::io::Error::other("session file lock poisoned")),
+                    },
+                    Err(e) => unwritable(e),
+                }
+            }
             Job::Line(line) => {
-                let written = file
-                    .lock()
-                    .map_err(|_| std::io::Error::other("session file lock poisoned"))
-                    .and_then(|mut file| file.write_all(line.as_bytes()));
-                if let Err(e) = written {
-                    failure.note(format!(
-                        "the session file {} cannot be written ({e}): this session is not being saved",
-                        path.display()
-                    ));
+                let mut slot = match file.lock() {
+                    Ok(slot) => slot,
+                    Err(_) => {
+                        unwritable(std::io::Error::other("session file lock poisoned"));
+                        continue;
+                    }
+                };
+                match slot.as_mut() {
+                    Some(file) => {
+                        if let Err(e) = file.write_all(line.as_bytes()) {
+                            unwritable(e);
+                        }
+                    }
+                    // Not created yet (held until the model answers), or its creation failed
+                    // (noted once; the rest is dropped).
+                    None if !pending.lines.is_empty() => pending.lines.push(line),
+                    None => {}
                 }
             }
             Job::Sync(reply) => {
@@ -295,13 +369,60 @@ fn write_jobs(jobs: &Receiver<Job>, file: &Mutex<File>, failure: &Failure, path:
     }
 }
 
+/// Whether `event` shows the model answered (or a block ran): what makes a begun session worth
+/// a file.
+fn starts_the_file(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::ReasoningDelta { .. }
+            | Event::AnswerDelta { .. }
+            | Event::AnswerComplete { .. }
+            | Event::BlockStarted { .. }
+            | Event::BlockFinished { .. }
+    )
+}
+
+/// Creates `path` holding `lines`, locked. The file is written and locked under a temporary name
+/// and then linked into place, so no other seek ever sees it empty or unlocked; the error is
+/// `AlreadyExists` if `path` exists.
+fn create_locked(path: &Path, lines: &[String]) -> std::io::Result<File> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let draft = tempfile::Builder::new()
+        .prefix(".new-")
+        .suffix(".tmp")
+        .append(true)
+        .tempfile_in(folder)?;
+    lock::lock_exclusive(draft.as_file()).map_err(|e| match e {
+        LockError::Io(e) => e,
+        // Nobody else can know a file created a moment ago under a random name.
+        LockError::Held { .. } => std::io::Error::other("a new session file was locked"),
+    })?;
+    draft.as_file().write_all(lines.concat().as_bytes())?;
+    draft.persist_noclobber(path).map_err(|e| e.error)
+}
+
+/// The open file, or an error while a begun session is not on the disk yet.
+fn on_disk(slot: &mut Option<File>) -> std::io::Result<&mut File> {
+    slot.as_mut().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the session is not on the disk yet",
+        )
+    })
+}
+
 /// fsync. A lock poisoned by a write that panicked midway is a failure (its record may be
 /// torn), though what was written is still forced to the disk.
-fn sync_data(file: &Mutex<File>) -> std::io::Result<()> {
+fn sync_data(file: &Mutex<Option<File>>) -> std::io::Result<()> {
     match file.lock() {
-        Ok(file) => file.sync_data(),
+        // A begun session not on the disk yet has nothing to sync.
+        Ok(file) => file.as_ref().map_or(Ok(()), File::sync_data),
         Err(poisoned) => {
-            let synced = poisoned.into_inner().sync_data();
+            let synced = poisoned
+                .into_inner()
+                .as_ref()
+                .map_or(Ok(()), File::sync_data);
             synced.and(Err(std::io::Error::other(
                 "a write to it failed midway (its last record may be torn)",
             )))

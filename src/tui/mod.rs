@@ -59,6 +59,8 @@ pub struct Options {
     pub resume: Option<crate::cli::Resume>,
     /// Masks every log line.
     pub masker: Arc<crate::secrets::Masker>,
+    /// A task given on the command line (`seek "task"`): sent at start, as if typed.
+    pub initial_prompt: Option<String>,
 }
 
 /// Why the loop ended.
@@ -107,6 +109,9 @@ pub async fn run(
     if let Some(warning) = config.safety.socket_warning() {
         app.transcript.error(format!("warning: {warning}"));
     }
+    if let Some(notice) = config.work_dir_notice() {
+        app.transcript.notice(notice);
+    }
     if let Some(notice) = crate::local::first_use_notice(&config) {
         app.transcript.notice(notice);
     }
@@ -132,6 +137,22 @@ pub async fn run(
         let _ = handle.commands.send(Command::Resume { id });
     }
     let (input, input_control) = input::spawn();
+    if let Some(prompt) = options.initial_prompt {
+        // As if typed: into the input box, then Enter (after any resume above, in order).
+        app.paste(&prompt);
+        let enter = crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        );
+        let effects = app.key(enter, Instant::now());
+        carry_out(
+            effects,
+            &mut app,
+            &handle.commands,
+            &input_control,
+            &mut None,
+        );
+    }
     let result = event_loop(
         &mut screen,
         &mut app,
