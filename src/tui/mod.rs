@@ -9,15 +9,22 @@
 //! the editor has the terminal).
 
 pub mod app;
+pub mod clipboard;
+pub mod complete;
 pub mod composer;
 pub mod editor;
+pub mod help;
 pub mod history;
 pub mod input;
+pub mod overlay;
+pub mod picker;
+pub mod popup;
 pub mod render;
 pub mod slash;
 pub mod status;
 pub mod terminal;
 pub mod transcript;
+pub mod workfiles;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -92,6 +99,7 @@ pub async fn run(
         history,
     );
     app.sandbox = config.safety.sandbox_label();
+    app.work_path.clone_from(&config.work_dir.value);
     app.approval = Some(config.safety.approval.value);
     for warning in [config.safety.warning(), config.work_dir_warning()]
         .into_iter()
@@ -262,6 +270,9 @@ async fn event_loop(
                         Err(_) => break,
                     }
                 }
+                // A task's end sends the next queued prompt.
+                let effects = app.take_effects();
+                carry_out(effects, app, commands, &input_control, &mut editing);
                 dirty = true;
             }
             // A signal that comes while the editor runs is handled once it has closed and the
@@ -309,6 +320,12 @@ fn carry_out(
                 }
             }
             Effect::Write(write) => crate::files::in_background(write),
+            Effect::Clipboard(text) => {
+                // Between frames: the sequence does not land inside one.
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(clipboard::osc52(&text).as_bytes());
+                let _ = out.flush();
+            }
             Effect::Edit { id, tool, code } => {
                 if editing.is_some() {
                     continue;
