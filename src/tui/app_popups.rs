@@ -281,15 +281,15 @@ impl App {
         let is_pane = matches!(item, Item::Pane(_));
         self.copied = Some((index, part));
         let mut notice = format!(
-            "copied {} ({} bytes{}) to the clipboard (OSC 52)",
+            "copied {}: {} bytes{} (OSC 52)",
             copy.what,
             copy.text.len(),
             if copy.cut { ", cut at 64 KiB" } else { "" }
         );
         if is_pane && part == Part::Code {
-            notice.push_str(" · Ctrl+Y again copies its output");
+            notice.push_str(" · Ctrl+Y again: its output");
         }
-        notice.push_str(" · Shift+drag selects text on screen");
+        notice.push_str(" · Shift+drag selects text");
         self.transcript.notice(notice);
         vec![Effect::Clipboard(copy.text)]
     }

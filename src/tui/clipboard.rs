@@ -38,8 +38,16 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
                 &pane.tool
             };
             match part {
-                Part::Code => (pane.code.clone(), format!("the {tool} code")),
-                Part::Output => (pane.output.clone(), format!("the {tool} output")),
+                // The code as it ran, without the line end that would run it when pasted.
+                Part::Code => (
+                    pane.code.trim_end_matches('\n').to_owned(),
+                    format!("the {tool} code"),
+                ),
+                // The output as the pane shows it: no escape sequences from the block.
+                Part::Output => (
+                    crate::terminal_safe::terminal_safe(&pane.output).into_owned(),
+                    format!("the {tool} output"),
+                ),
             }
         }
         Item::Reasoning(r) => (r.text.clone(), "the thoughts".to_owned()),

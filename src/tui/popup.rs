@@ -14,7 +14,7 @@ use crate::tui::picker::{Row, clear, row_line};
 use crate::tui::render::text::width;
 
 /// Rows of candidates shown at most (the list scrolls within them).
-pub const ROWS: usize = 8;
+pub const ROWS: usize = 10;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Popup {
