@@ -304,12 +304,11 @@ impl App {
             } => {
                 self.models.loading = false;
                 self.models.error.clone_from(error);
-                if error.is_none() || !models.is_empty() {
-                    self.models.data = Some(Models {
-                        current: current.clone(),
-                        entries: models.clone(),
-                    });
-                }
+                // A failed request with nothing listed shows its error, not an older list.
+                self.models.data = (error.is_none() || !models.is_empty()).then(|| Models {
+                    current: current.clone(),
+                    entries: models.clone(),
+                });
             }
             Event::SessionList { lines, sessions } => {
                 if self.sessions.loading {

@@ -55,14 +55,20 @@ fn draw_queue(app: &App, area: Rect, buf: &mut Buffer) {
     let each = (columns.saturating_sub(4) / app.queue.len()).clamp(12, 40);
     let mut spans = vec![Span::styled("─ ", Style::new().fg(Color::DarkGray))];
     let mut used = 2;
-    for prompt in &app.queue {
+    for (i, prompt) in app.queue.iter().enumerate() {
         let text = format!("queued: {} ", fit(prompt, each.saturating_sub(9)));
         used += width(&text) + 2;
         if used > columns {
             break;
         }
+        if i > 0 {
+            spans.push(Span::styled("─ ", Style::new().fg(Color::DarkGray)));
+        }
         spans.push(Span::styled(text, Style::new().fg(Color::Yellow)));
-        spans.push(Span::styled("─ ", Style::new().fg(Color::DarkGray)));
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
+
+#[cfg(test)]
+#[path = "overlay_tests.rs"]
+mod tests;
