@@ -163,6 +163,7 @@ fn done_line(finished: &Event) -> serde_json::Value {
         rounds,
         blocks,
         message,
+        usage,
         ..
     } = finished
     else {
@@ -177,6 +178,8 @@ fn done_line(finished: &Event) -> serde_json::Value {
         "agent": agent,
         "rounds": rounds,
         "message": message,
+        // The task's tokens (`null` when no reply reached seek).
+        "usage": usage,
         "blocks": blocks.iter().map(|b| json!({
             "tool_type": b.tool_type,
             "block": b.block,

@@ -331,11 +331,10 @@ fn at_completes_file_names_of_the_work_dir_and_the_prompt_goes_as_typed() {
 }
 
 // The tests below need the agent side of issue 15 (model lists, the user's shell commands,
-// attachments, sessions listed as data), built on other branches: each is ignored until its
-// branch is merged (then drop the `ignore`).
+// attachments, sessions listed as data); the one ignored waits for its branch's merge (then
+// drop the `ignore`).
 
 #[test]
-#[ignore = "needs agent-core's @path attachments (Event::Attached): passes with that branch merged"]
 fn an_attached_file_is_named_in_a_notice() {
     let sb = Sandbox::new();
     std::fs::create_dir_all(sb.path("work")).expect("mkdir");
@@ -351,7 +350,6 @@ fn an_attached_file_is_named_in_a_notice() {
 }
 
 #[test]
-#[ignore = "needs agent-core's Command::ListModels: passes with that branch merged"]
 fn model_picker_lists_the_servers_models_and_switches() {
     let sb = Sandbox::new();
     let server = FakeModel::start(Vec::new());
@@ -405,7 +403,6 @@ fn resume_picker_lists_this_directorys_sessions_and_resumes_one() {
 }
 
 #[test]
-#[ignore = "needs agent-core's Command::Shell: passes with that branch merged"]
 fn bang_runs_the_users_command_as_a_pane_of_its_own() {
     let sb = Sandbox::new();
     let server = FakeModel::start(Vec::new());

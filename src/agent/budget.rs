@@ -25,6 +25,11 @@ pub fn estimate(messages: &[Message]) -> u64 {
     messages.iter().map(message_tokens).sum()
 }
 
+/// The same estimate for a piece of text (a reply, when the server does not count it).
+pub fn estimate_text(text: &str) -> u64 {
+    content_tokens(text.len())
+}
+
 fn message_tokens(message: &Message) -> u64 {
     content_tokens(message.content.len()) + PER_MESSAGE
 }

@@ -16,6 +16,9 @@ pub struct Memory {
     turn_starts: Vec<usize>,
     /// The last task can be retried (once).
     retryable: bool,
+    /// Notes pushed since the last task began (the user's own commands): a retry of that task
+    /// keeps them.
+    trailing_notes: usize,
     journal: Option<Arc<SessionFile>>,
 }
 
@@ -73,6 +76,7 @@ impl Memory {
         });
         self.turn_starts.push(self.messages.len());
         self.retryable = true;
+        self.trailing_notes = 0;
         self.messages.push(Message::new(Role::User, prompt));
     }
 
@@ -85,15 +89,33 @@ impl Memory {
         self.messages.push(Message::new(role, content));
     }
 
-    /// Drops everything the last task added, including its prompt. Returns the prompt.
+    /// Adds a note for the model between tasks (a command the user ran and its output), as a
+    /// user message the next task's request carries before its prompt.
+    pub fn push_note(&mut self, content: impl Into<String>) {
+        self.push(Role::User, content);
+        self.trailing_notes += 1;
+    }
+
+    /// Drops everything the last task added, including its prompt, but not the notes added
+    /// after it ended. Returns the prompt.
     pub fn forget_last_turn(&mut self) -> Option<String> {
         if !std::mem::take(&mut self.retryable) {
             return None;
         }
         let start = self.turn_starts.pop()?;
+        let notes_from = self
+            .messages
+            .len()
+            .saturating_sub(self.trailing_notes)
+            .max(start);
+        let notes = self.messages.split_off(notes_from);
+        self.trailing_notes = 0;
         self.record(MemoryOp::ForgetLastTurn);
         let prompt = self.messages.get(start).map(|m| m.content.clone());
         self.messages.truncate(start);
+        for note in notes {
+            self.push_note(note.content);
+        }
         prompt
     }
 
@@ -103,6 +125,7 @@ impl Memory {
         self.messages.truncate(1);
         self.turn_starts.clear();
         self.retryable = false;
+        self.trailing_notes = 0;
     }
 
     pub fn messages(&self) -> &[Message] {
@@ -140,6 +163,27 @@ mod tests {
             "only one turn can be retried"
         );
         assert_eq!(memory.turn_starts(), [1]);
+    }
+
+    #[test]
+    fn retry_keeps_the_notes_added_since_the_task_and_they_precede_its_prompt_again() {
+        let mut memory = Memory::new("system");
+        memory.push_note("the user ran `pwd`");
+        memory.begin_turn("task");
+        memory.push(Role::Assistant, "answer");
+        memory.push_note("the user ran `ls`");
+        assert_eq!(memory.forget_last_turn().as_deref(), Some("task"));
+        memory.begin_turn("task");
+        let contents: Vec<&str> = memory
+            .messages()
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(
+            contents,
+            ["system", "the user ran `pwd`", "the user ran `ls`", "task"]
+        );
+        assert_eq!(memory.turn_starts(), [3]);
     }
 
     #[test]

@@ -5,13 +5,19 @@
 //! anything or read the keyboard.
 
 mod approval;
+mod attach;
 mod budget;
+mod cut;
 mod event;
 mod execute;
 mod memory;
+mod models;
 mod policy;
 mod prompts;
+mod reply;
+mod shell;
 mod turn;
+mod usage;
 mod window;
 
 use std::sync::Arc;
@@ -28,11 +34,12 @@ pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
 pub use prompts::{PromptEnv, agent_tools, available_tools, on_path, resolve_agent, system_prompt};
-pub use turn::{TurnContext, run_turn};
+pub use turn::{Task, TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
+use crate::secrets::Masker;
 use crate::session::{self, Sessions};
 pub use approval::{AnswerError, ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
 
@@ -75,6 +82,17 @@ pub fn spawn_with(
             )
         })
     });
+    // Secrets are masked in what the user's commands and files hand the model, as in sessions.
+    let masker = sessions.as_ref().map_or_else(
+        || {
+            Arc::new(Masker::for_environment(
+                &crate::config::Env::from_process(),
+                config.api_key_env.value.as_deref(),
+                &config.base_url.value,
+            ))
+        },
+        |s| Arc::clone(&s.masker),
+    );
     let env_remove = crate::secrets::withheld_names(
         std::env::vars_os(),
         config.api_key_env.value.as_deref(),
@@ -89,7 +107,7 @@ pub fn spawn_with(
         sandbox,
         env_remove: Arc::new(env_remove),
     };
-    let task = tokio::spawn(run(ctx, sessions, temp, command_rx));
+    let task = tokio::spawn(run(ctx, sessions, masker, temp, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
@@ -100,6 +118,14 @@ pub fn spawn_with(
 struct Running {
     task: JoinHandle<(Memory, Event)>,
     cancel: CancellationToken,
+    work: Work,
+}
+
+/// What runs: a task of the model's, or a command the user typed (`!cmd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    Task,
+    Shell,
 }
 
 /// The runtime's state between tasks.
@@ -112,7 +138,14 @@ struct Runtime {
     memory: Option<Memory>,
     running: Option<Running>,
     turn: u64,
-    last_prompt: Option<(String, AgentName)>,
+    /// The last task as it was sent (attachments read), for Retry.
+    last_prompt: Option<(Task, AgentName)>,
+    /// Masks secrets in what the user's commands and files hand the model.
+    masker: Arc<Masker>,
+    /// The user's commands (`!cmd`) so far in this session: the next one's index.
+    shells: usize,
+    /// The model in use, as named (`ModelList`'s `current`).
+    model_name: String,
 }
 
 /// A temp dir private to this runtime (blocks' `TMPDIR`), removed when it ends; first, what a
@@ -147,6 +180,7 @@ impl PrivateTemp {
 async fn run(
     ctx: TurnContext,
     sessions: Option<Sessions>,
+    masker: Arc<Masker>,
     _temp: PrivateTemp,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
@@ -159,8 +193,18 @@ async fn run(
             crate::log::write("ERROR", &format!("reading the prompts' environment: {e}"));
             PromptEnv::default()
         });
+    let model_name = ctx.config.model.value.clone().unwrap_or_else(|| {
+        if ctx.config.provider.value.wire == crate::config::Wire::InProcess {
+            crate::config::providers::DEFAULT_LOCAL_MODEL.to_owned()
+        } else {
+            String::new()
+        }
+    });
     let mut rt = Runtime {
         memory: Some(new_memory(&ctx.config, &prompt_env, agent)),
+        masker,
+        shells: 0,
+        model_name,
         prompt_env,
         ctx,
         sessions,
@@ -183,8 +227,8 @@ async fn run(
                 rt.command(command).await;
             }
             finished = async { rt.running.as_mut().map(|r| &mut r.task).expect("guarded by the select condition").await }, if rt.running.is_some() => {
-                rt.running = None;
-                rt.finished(finished).await;
+                let work = rt.running.take().map_or(Work::Task, |r| r.work);
+                rt.finished(work, finished).await;
             }
         }
     }
@@ -217,12 +261,12 @@ impl Runtime {
                 }
             }
             Command::Submit { prompt, agent } => {
-                if self.running.is_some() {
-                    self.error("a task is running: stop it first (Esc)");
-                    return;
+                if let Some(busy) = self.busy("stop it first (Esc)") {
+                    return self.error(busy);
                 }
                 let chosen = agent.unwrap_or(self.agent);
                 self.ensure_session(chosen).await;
+                let task = attach::task(&self.ctx, &self.masker, prompt).await;
                 let Some(mut mem) = self.memory.take() else {
                     return;
                 };
@@ -231,13 +275,19 @@ impl Runtime {
                     mem.set_system_prompt(prompt_for(&self.ctx.config, &self.prompt_env, chosen));
                 }
                 self.turn += 1;
-                self.last_prompt = Some((prompt.clone(), chosen));
-                self.running = Some(start(&self.ctx, mem, self.turn, prompt, chosen));
+                self.last_prompt = Some((task.clone(), chosen));
+                self.running = Some(start(&self.ctx, mem, self.turn, task, chosen));
             }
+            Command::Shell { command } => self.shell(command).await,
+            Command::ListModels => models::answer(
+                &self.ctx.config,
+                &self.ctx.model,
+                self.model_name.clone(),
+                &self.ctx.events,
+            ),
             Command::Retry => {
-                if self.running.is_some() {
-                    self.error("a task is running: stop it before retrying");
-                    return;
+                if let Some(busy) = self.busy("stop it before retrying") {
+                    return self.error(busy);
                 }
                 let Some(mut mem) = self.memory.take() else {
                     return;
@@ -265,6 +315,7 @@ impl Runtime {
                 }
                 // A running task keeps the model it started with; the next one uses this.
                 self.ctx.model = self.ctx.model.with_model(model);
+                model.clone_into(&mut self.model_name);
                 self.ctx.context_window = Arc::default();
                 self.ctx.events.emit(Event::ModelChanged {
                     description: self.ctx.model.describe(),
@@ -291,6 +342,7 @@ impl Runtime {
                 self.memory = Some(new_memory(&self.ctx.config, &self.prompt_env, self.agent));
                 self.last_prompt = None;
                 self.turn = 0;
+                self.shells = 0;
                 self.ctx.events.emit(Event::Cleared);
             }
             Command::Resume { id } => self.resume(id).await,
@@ -298,9 +350,6 @@ impl Runtime {
                 if let Err(e) = self.ctx.approvals.answer(id, decision) {
                     self.error(e.to_string());
                 }
-            }
-            Command::ListModels | Command::Shell { .. } => {
-                self.error("this front end's command is not supported yet");
             }
             Command::ListSessions => {
                 let Some(sessions) = self.sessions.clone() else {
@@ -382,6 +431,7 @@ impl Runtime {
         self.memory = Some(memory);
         self.ctx.events.session = Some(file);
         self.turn = loaded.last_turn;
+        self.shells = shell::commands_in(&loaded.events);
         self.last_prompt = None;
         self.ctx.events.emit(Event::Resumed {
             id: loaded.id.clone(),
@@ -391,20 +441,25 @@ impl Runtime {
         });
     }
 
-    async fn finished(&mut self, finished: Result<(Memory, Event), tokio::task::JoinError>) {
+    async fn finished(
+        &mut self,
+        work: Work,
+        finished: Result<(Memory, Event), tokio::task::JoinError>,
+    ) {
         let event = match finished {
             Ok((mem, event)) => {
                 self.memory = Some(mem);
                 event
             }
+            Err(error) if work == Work::Shell => {
+                self.memory = Some(self.fresh_memory());
+                return self.error(format!(
+                    "internal error, the command was abandoned: {error}"
+                ));
+            }
             // The turn panicked (a bug): say so and keep going with a fresh memory.
             Err(error) => {
-                let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.agent);
-                if let Some(file) = &self.ctx.events.session {
-                    memory.journal_to(Arc::clone(file));
-                    file.record_memory(session::MemoryOp::Clear);
-                }
-                self.memory = Some(memory);
+                self.memory = Some(self.fresh_memory());
                 let message = format!("internal error, the task was abandoned: {error}");
                 self.error(message.clone());
                 Event::TurnFinished {
@@ -422,6 +477,46 @@ impl Runtime {
         };
         self.ctx.events.emit(event);
         self.sync_session().await;
+    }
+
+    /// A new memory after a task panicked (a bug), journaled as a clear.
+    fn fresh_memory(&self) -> Memory {
+        let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.agent);
+        if let Some(file) = &self.ctx.events.session {
+            memory.journal_to(Arc::clone(file));
+            file.record_memory(session::MemoryOp::Clear);
+        }
+        memory
+    }
+
+    /// Why a new task or command cannot start now (`None`: it can); `then` says what to do.
+    fn busy(&self, then: &str) -> Option<String> {
+        self.running.as_ref().map(|r| match r.work {
+            Work::Task => format!("a task is running: {then}"),
+            Work::Shell => format!("a command is running: {then}"),
+        })
+    }
+
+    /// Runs the user's own command (`!cmd`), unless something runs already.
+    async fn shell(&mut self, command: String) {
+        if let Some(busy) = self.busy("wait for it or stop it (Esc) first") {
+            return self.error(busy);
+        }
+        if command.trim().is_empty() {
+            return self.error("which command? !COMMAND runs it in the work dir");
+        }
+        self.ensure_session(self.agent).await;
+        let Some(memory) = self.memory.take() else {
+            return;
+        };
+        let index = self.shells;
+        self.shells += 1;
+        let (task, cancel) = shell::spawn(&self.ctx, memory, index, command, &self.masker);
+        self.running = Some(Running {
+            task,
+            cancel,
+            work: Work::Shell,
+        });
     }
 
     /// fsync at each task's end, off the runtime; a session that cannot be written is reported
@@ -447,17 +542,21 @@ fn start(
     ctx: &TurnContext,
     mut memory: Memory,
     turn: u64,
-    prompt: String,
+    task: Task,
     agent: AgentName,
 ) -> Running {
     let cancel = CancellationToken::new();
     let turn_cancel = cancel.clone();
     let ctx = ctx.clone();
     let task = tokio::spawn(async move {
-        let event = run_turn(&ctx, &mut memory, turn, prompt, agent, turn_cancel).await;
+        let event = run_turn(&ctx, &mut memory, turn, task, agent, turn_cancel).await;
         (memory, event)
     });
-    Running { task, cancel }
+    Running {
+        task,
+        cancel,
+        work: Work::Task,
+    }
 }
 
 fn prompt_for(config: &Config, env: &PromptEnv, agent: AgentName) -> String {

@@ -7,14 +7,16 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::budget;
-use super::event::{BlockRecord, Event, Outcome, Status};
-use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, execute_reply, repetition_feedback};
+use super::cut::{self, Cut};
+use super::event::{Attachment, BlockRecord, Event, Outcome, Status, TurnUsage};
+use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, execute_reply};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
+use super::reply::{Reply, ReplyError, stream_reply};
+use super::usage;
 use crate::config::{AgentName, Config};
-use crate::llm::{ChatModel, ChatRequest, Delta, FinishReason, GenerationOptions, Role};
+use crate::llm::{ChatModel, Role};
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
 
@@ -35,35 +37,28 @@ pub struct TurnContext {
     pub env_remove: Arc<Vec<std::ffi::OsString>>,
 }
 
-/// One round's reply.
-struct Reply {
-    answer: String,
-    reasoning: String,
-    finish: Option<FinishReason>,
+/// A task as the runtime hands it over: the prompt as the user typed it, and the message the
+/// model gets (the prompt with its `@path` attachments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub prompt: String,
+    pub message: String,
+    pub attached: Vec<Attachment>,
+    /// Files named with `@` but not attached, each with why (told to the user as an error).
+    pub refused: Vec<String>,
 }
 
-impl Reply {
-    fn empty() -> Self {
+impl Task {
+    /// A prompt with nothing attached.
+    pub fn plain(prompt: impl Into<String>) -> Self {
+        let prompt = prompt.into();
         Self {
-            answer: String::new(),
-            reasoning: String::new(),
-            finish: None,
+            message: prompt.clone(),
+            prompt,
+            attached: Vec::new(),
+            refused: Vec::new(),
         }
     }
-}
-
-/// Why a reply did not arrive whole. Kept typed until the turn's end, where it becomes the
-/// `Error` event's and the `TurnFinished` event's message.
-#[derive(Debug, thiserror::Error)]
-enum ReplyError {
-    #[error("stopped by the user")]
-    Stopped,
-    #[error(transparent)]
-    TooBig(#[from] budget::TooBig),
-    #[error(transparent)]
-    Model(#[from] crate::llm::LlmError),
-    #[error("the model stream ended without finishing the reply")]
-    StreamEnded,
 }
 
 /// What the turn has gathered so far, for its `TurnFinished` event.
@@ -78,6 +73,8 @@ struct Progress {
     last_reasoning: Option<String>,
     /// The last failure, for the give-up message.
     last_error: Option<String>,
+    /// The rounds' tokens so far (`None` until a reply came whole).
+    usage: Option<TurnUsage>,
 }
 
 impl Progress {
@@ -91,6 +88,7 @@ impl Progress {
             last_answer: String::new(),
             last_reasoning: None,
             last_error: None,
+            usage: None,
         }
     }
 
@@ -98,7 +96,7 @@ impl Progress {
     /// end that reacts to it with a new command never finds the agent still busy.
     fn finish(self, outcome: Outcome, message: Option<String>) -> Event {
         Event::TurnFinished {
-            usage: None,
+            usage: self.usage,
             turn: self.turn,
             outcome,
             answer: self.last_answer,
@@ -144,24 +142,29 @@ struct Tools {
 
 impl Tools {
     fn for_agent(ctx: &TurnContext, agent: AgentName, cancel: &CancellationToken) -> Self {
-        let config = &ctx.config;
-        let toolbox = Toolbox::builtin(config).only(agent_tools(agent));
+        let toolbox = Toolbox::builtin(&ctx.config).only(agent_tools(agent));
         let parse_tags = toolbox.tags();
-        let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
-        tool_ctx.output_limit =
-            usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
-        tool_ctx.cancel = cancel.clone();
-        tool_ctx.sandbox = ctx.sandbox.clone();
-        tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
-        tool_ctx.limits = config.safety.limits();
-        tool_ctx.safe_mode = config.safety.safe_mode.value;
-        tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
         Self {
             toolbox,
             parse_tags,
-            ctx: tool_ctx,
+            ctx: tool_context(ctx, cancel),
         }
     }
+}
+
+/// How blocks run: the work dir, the sandbox, the limits, the withheld variables; the user's
+/// own commands (`!cmd`) run under exactly the same.
+pub(super) fn tool_context(ctx: &TurnContext, cancel: &CancellationToken) -> ToolContext {
+    let config = &ctx.config;
+    let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
+    tool_ctx.output_limit = usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
+    tool_ctx.cancel = cancel.clone();
+    tool_ctx.sandbox = ctx.sandbox.clone();
+    tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
+    tool_ctx.limits = config.safety.limits();
+    tool_ctx.safe_mode = config.safety.safe_mode.value;
+    tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
+    tool_ctx
 }
 
 /// Runs one task; returns its `TurnFinished` event for the runtime to emit.
@@ -169,7 +172,7 @@ pub async fn run_turn(
     ctx: &TurnContext,
     memory: &mut Memory,
     turn: u64,
-    prompt: String,
+    task: Task,
     agent: AgentName,
     cancel: CancellationToken,
 ) -> Event {
@@ -182,10 +185,20 @@ pub async fn run_turn(
 
     events.emit(Event::TurnStarted {
         turn,
-        prompt: prompt.clone(),
+        prompt: task.prompt,
         agent,
     });
-    memory.begin_turn(prompt);
+    if !task.attached.is_empty() {
+        events.emit(Event::Attached {
+            files: task.attached,
+        });
+    }
+    if !task.refused.is_empty() {
+        events.emit(Event::Error {
+            message: task.refused.join("; "),
+        });
+    }
+    memory.begin_turn(task.message);
     let mut progress = Progress::new(turn, agent);
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
@@ -208,7 +221,7 @@ pub async fn run_turn(
             Ok(reply) => reply,
             Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
-        let (mut report, parsed) = take_reply(ctx, memory, &mut progress, &tools, reply);
+        let (mut report, taken) = take_reply(ctx, memory, &mut progress, &tools, reply, window);
         // A repeating reply got feedback instead; a question waits for the user's answer.
         let runs_blocks = report.had_blocks && !report.clarification && !report.repetition;
         if runs_blocks
@@ -217,7 +230,7 @@ pub async fn run_turn(
                 memory,
                 &mut progress,
                 &tools,
-                &parsed,
+                &taken,
                 &mut report,
                 &cancel,
             )
@@ -291,17 +304,36 @@ fn reply_failed(
     progress.finish(outcome, Some(message))
 }
 
-/// Takes a whole reply: parses its blocks, announces it, keeps it in memory, and says what the
-/// round holds for the policy. A repeating reply is answered with feedback here.
+/// A reply as the round took it: its blocks, and how it was cut, if it was.
+struct Taken {
+    parsed: protocol::Parsed,
+    cut: Option<Cut>,
+}
+
+/// Takes a whole reply: parses its blocks, announces it and its usage, keeps it in memory, and
+/// says what the round holds for the policy. A repeating reply is answered with feedback here,
+/// its blocks reported as not run.
 fn take_reply(
     ctx: &TurnContext,
     memory: &mut Memory,
     progress: &mut Progress,
     tools: &Tools,
     reply: Reply,
-) -> (RoundReport, protocol::Parsed) {
+    window: u64,
+) -> (RoundReport, Taken) {
     let parsed = protocol::parse_at_most(&reply.answer, &tools.parse_tags, MAX_BLOCKS_PER_REPLY);
-    let repetition = matches!(reply.finish, Some(FinishReason::Repetition(_)));
+    let cut = Cut::of(reply.finish.as_ref());
+    let repetition = cut == Some(Cut::Repetition);
+    let round_usage = usage::round_usage(
+        reply.usage,
+        usage::Sent {
+            prompt_estimate: reply.prompt_estimate,
+            answer: &reply.answer,
+            reasoning: &reply.reasoning,
+        },
+        &reply.clock,
+        window,
+    );
     progress.last_answer = parsed.placeholder_text();
     progress.last_reasoning = non_empty(reply.reasoning);
     ctx.events.emit(Event::AnswerComplete {
@@ -311,6 +343,11 @@ fn take_reply(
         blocks: parsed.blocks.len(),
         finish: reply.finish.as_ref().into(),
     });
+    ctx.events.emit(Event::Usage {
+        round: progress.rounds,
+        usage: round_usage,
+    });
+    progress.usage = Some(usage::add(progress.usage, &round_usage));
     if parsed.over_limit > 0 {
         ctx.events.emit(Event::BlocksNotRun {
             round: progress.rounds,
@@ -320,18 +357,22 @@ fn take_reply(
     }
     let clarification = reply.answer.contains(CLARIFICATION);
     memory.push(Role::Assistant, reply.answer);
+    let runs_code = progress.agent != AgentName::Casual;
     if repetition {
-        memory.push(Role::User, repetition_feedback());
+        let blocks: &[protocol::Block] = if runs_code { &parsed.blocks } else { &[] };
+        let records = cut::not_run(blocks, progress.rounds, Cut::Repetition, &ctx.events);
+        memory.push(Role::User, cut::repetition_message(records.len()));
+        progress.records.extend(records);
         progress.last_error = Some("the reply kept repeating itself".into());
     }
     let report = RoundReport {
-        had_blocks: !parsed.blocks.is_empty() && progress.agent != AgentName::Casual,
+        had_blocks: !parsed.blocks.is_empty() && runs_code,
         all_succeeded: true,
         last_tool: None,
         clarification,
         repetition,
     };
-    (report, parsed)
+    (report, Taken { parsed, cut })
 }
 
 /// Runs the reply's blocks and feeds their results back. Returns how the turn ends when it must
@@ -341,15 +382,27 @@ async fn run_blocks(
     memory: &mut Memory,
     progress: &mut Progress,
     tools: &Tools,
-    parsed: &protocol::Parsed,
+    taken: &Taken,
     report: &mut RoundReport,
     cancel: &CancellationToken,
 ) -> Option<(Outcome, Option<String>)> {
     let max_attempts = ctx.config.max_attempts.value;
     let (round, attempt) = (progress.rounds, progress.failures);
     let status_events = ctx.events.clone();
-    let executed = execute_reply(
-        parsed,
+    // A reply cut at max_tokens runs its whole blocks; its unclosed last one is reported apart.
+    let parsed = &taken.parsed;
+    let (whole, unclosed) = match taken.cut {
+        Some(Cut::Length) => {
+            let mut whole = parsed.clone();
+            let unclosed: Vec<protocol::Block> =
+                whole.blocks.iter().filter(|b| !b.closed).cloned().collect();
+            whole.blocks.retain(|b| b.closed);
+            (std::borrow::Cow::Owned(whole), unclosed)
+        }
+        _ => (std::borrow::Cow::Borrowed(parsed), Vec::new()),
+    };
+    let mut executed = execute_reply(
+        &whole,
         round,
         &tools.toolbox,
         &tools.ctx,
@@ -365,6 +418,17 @@ async fn run_blocks(
         },
     )
     .await;
+    if let Some(first) = unclosed.first() {
+        let note = cut::length_message(first, ctx.config.model_settings.max_tokens.value);
+        if !executed.feedback.is_empty() {
+            executed.feedback.push_str("\n\n");
+        }
+        executed.feedback.push_str(&note);
+        executed.all_succeeded = false;
+        progress.last_error = Some("the reply was cut at max_tokens".into());
+        let records = cut::not_run(&unclosed, round, Cut::Length, &ctx.events);
+        executed.records.extend(records);
+    }
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;
     if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
@@ -379,84 +443,6 @@ async fn run_blocks(
         return Some((Outcome::Stopped, Some(ReplyError::Stopped.to_string())));
     }
     None
-}
-
-/// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
-async fn stream_reply(
-    ctx: &TurnContext,
-    memory: &Memory,
-    window: u64,
-    cancel: &CancellationToken,
-) -> Result<Reply, (ReplyError, Reply)> {
-    let events = &ctx.events;
-    let settings = &ctx.config.model_settings;
-    let budget = budget::prompt_budget(window, settings.max_tokens.value);
-    let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
-        Ok(fitted) => fitted,
-        Err(too_big) => return Err((too_big.into(), Reply::empty())),
-    };
-    if fitted.trimmed() {
-        events.emit(Event::ContextTrimmed {
-            shortened: fitted.shortened,
-            dropped: fitted.dropped,
-            tokens: fitted.tokens,
-            budget,
-        });
-    }
-    let request = ChatRequest {
-        messages: fitted.messages,
-        options: GenerationOptions::from_config(&ctx.config),
-    };
-    let mut stream = ctx.model.stream(request, cancel.clone());
-    let mut reply = Reply::empty();
-    loop {
-        let item = tokio::select! {
-            () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),
-            item = stream.next() => item,
-        };
-        match item {
-            Some(Ok(Delta::Answer(text))) => {
-                reply.answer.push_str(&text);
-                events.emit(Event::AnswerDelta { text });
-            }
-            Some(Ok(Delta::Reasoning(text))) => {
-                reply.reasoning.push_str(&text);
-                events.emit(Event::ReasoningDelta { text });
-            }
-            Some(Ok(Delta::AnswerWasReasoning)) => {
-                let moved = std::mem::take(&mut reply.answer);
-                reply.reasoning.insert_str(0, &moved);
-                events.emit(Event::AnswerWasReasoning);
-            }
-            Some(Ok(Delta::Retrying {
-                attempt,
-                delay,
-                reason,
-            })) => {
-                events.emit(Event::Retrying {
-                    attempt,
-                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    reason,
-                });
-            }
-            Some(Ok(Delta::Preparing(p))) => {
-                events.emit(Event::ModelPreparing {
-                    stage: p.stage.to_owned(),
-                    model: p.model,
-                    done_bytes: p.done_bytes,
-                    total_bytes: p.total_bytes,
-                    message: p.message,
-                });
-            }
-            Some(Ok(Delta::Done(finish))) => {
-                reply.finish = Some(finish.reason);
-                return Ok(reply);
-            }
-            Some(Err(error)) => return Err((error.into(), reply)),
-            None if cancel.is_cancelled() => return Err((ReplyError::Stopped, reply)),
-            None => return Err((ReplyError::StreamEnded, reply)),
-        }
-    }
 }
 
 fn non_empty(text: String) -> Option<String> {
@@ -516,23 +502,6 @@ mod tests {
         assert!(
             matches!(&event, Event::TurnFinished { turn: 7, rounds: 2, answer, outcome: Outcome::Done, message: None, .. } if answer == "answer"),
             "{event:?}"
-        );
-    }
-
-    #[test]
-    fn reply_errors_keep_their_words_at_the_edge() {
-        assert_eq!(ReplyError::Stopped.to_string(), "stopped by the user");
-        assert_eq!(
-            ReplyError::StreamEnded.to_string(),
-            "the model stream ended without finishing the reply"
-        );
-        let too_big = budget::TooBig {
-            tokens: 10,
-            budget: 5,
-        };
-        assert_eq!(
-            ReplyError::from(too_big.clone()).to_string(),
-            too_big.to_string()
         );
     }
 }

@@ -43,6 +43,8 @@ pub struct FileConfig {
     pub tools: ToolsFile,
     #[serde(default)]
     pub local: super::local::LocalFile,
+    #[serde(default)]
+    pub tui: super::tui::TuiFile,
 }
 
 #[derive(Debug, Default, Deserialize)]

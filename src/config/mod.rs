@@ -12,6 +12,7 @@ pub mod providers;
 mod safety;
 mod show;
 mod tools;
+mod tui;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
+pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +198,8 @@ pub struct Config {
     pub safety: Safety,
     /// The built-in engine's `[local]` section.
     pub local: LocalSettings,
+    /// The terminal UI's `[tui]` section.
+    pub tui: TuiSettings,
     /// The user's home directory (`HOME`), which a work dir should not be.
     pub home: Option<PathBuf>,
 }
@@ -389,6 +393,7 @@ impl Resolver<'_> {
         let model_settings = self.model_settings(cfg)?;
         let safety = safety::resolve(self, cfg)?;
         let local = local::resolve(self, cfg)?;
+        let tui = tui::resolve(self, cfg)?;
 
         Ok(Config {
             file,
@@ -406,6 +411,7 @@ impl Resolver<'_> {
             tools,
             safety,
             local,
+            tui,
             home: self.home(),
         })
     }

@@ -260,6 +260,7 @@ pub fn render(config: &Config, env: &Env) -> String {
         }
     }
     super::local::render(&mut out, &config.local);
+    super::tui::render(&mut out, &config.tui);
     out
 }
 

@@ -80,12 +80,14 @@ pub struct App {
     /// `model @ provider url`.
     pub model: String,
     pub work_dir: String,
-    /// `sandbox …`, for the header (empty: not shown).
-    pub sandbox: String,
+    /// How blocks are confined, for the header (`None`: not shown).
+    pub sandbox: Option<crate::tui::render::header::SandboxBadge>,
     /// The approval policy (`None`: not shown).
     pub approval: Option<Approval>,
     /// The block waiting for the user's decision.
     pub awaiting: Option<Awaiting>,
+    /// Tells an unfocused user that a long task ended.
+    pub notifier: crate::tui::notify::Notifier,
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
@@ -118,9 +120,10 @@ impl App {
             agent,
             model,
             work_dir,
-            sandbox: String::new(),
+            sandbox: None,
             approval: None,
             awaiting: None,
+            notifier: crate::tui::notify::Notifier::default(),
             hint: None,
             quit_armed: None,
             quit: false,
@@ -168,10 +171,14 @@ impl App {
                     code: code.clone(),
                 });
             }
-            Event::BlockStarted { .. }
-            | Event::BlockFinished { .. }
-            | Event::TurnFinished { .. } => self.awaiting = None,
+            Event::BlockStarted { .. } | Event::BlockFinished { .. } => self.awaiting = None,
             Event::ApprovalChanged { approval } => self.approval = Some(*approval),
+            Event::TurnFinished { outcome, .. } => {
+                self.awaiting = None;
+                if let Some(took) = self.status.elapsed(now) {
+                    self.notifier.task_ended(took, *outcome);
+                }
+            }
             Event::ModelChanged { description } => self.model.clone_from(description),
             Event::Cleared => {
                 self.focus = None;
@@ -250,6 +257,11 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// The terminal reported that it gained (`true`) or lost the focus.
+    pub fn focus_changed(&mut self, focused: bool) {
+        self.notifier.focus_changed(focused);
     }
 
     pub fn paste(&mut self, text: &str) {

@@ -53,7 +53,10 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
         Item::Reasoning(r) => (r.text.clone(), "the thoughts".to_owned()),
         Item::Answer(text) => (text.clone(), "the answer".to_owned()),
         Item::User(text) => (text.clone(), "your prompt".to_owned()),
-        Item::Error(text) | Item::Notice(text) => (text.clone(), "the message".to_owned()),
+        Item::Question(text) => (text.clone(), "the question".to_owned()),
+        Item::Error(text) | Item::Notice(text) | Item::Rule(text) => {
+            (text.clone(), "the message".to_owned())
+        }
     };
     if text.trim().is_empty() {
         return None;

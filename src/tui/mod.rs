@@ -16,6 +16,7 @@ pub mod editor;
 pub mod help;
 pub mod history;
 pub mod input;
+pub mod notify;
 pub mod overlay;
 pub mod picker;
 pub mod popup;
@@ -98,9 +99,13 @@ pub async fn run(
         short_path(&config.work_dir.value),
         history,
     );
-    app.sandbox = config.safety.sandbox_label();
+    app.sandbox = Some(render::header::SandboxBadge::new(
+        config.safety.sandbox.value,
+        crate::exec::sandbox::supported(),
+    ));
     app.work_path.clone_from(&config.work_dir.value);
     app.approval = Some(config.safety.approval.value);
+    app.notifier = notify::Notifier::new(config.tui.signal(), config.tui.notify_after());
     for warning in [config.safety.warning(), config.work_dir_warning()]
         .into_iter()
         .flatten()
@@ -242,7 +247,9 @@ async fn event_loop(
                     TermEvent::Key(key) => app.key(key, now),
                     TermEvent::Paste(text) => { app.paste(&text); Vec::new() }
                     TermEvent::Mouse(mouse) => { app.mouse(mouse, now); Vec::new() }
-                    TermEvent::Resize(..) | TermEvent::FocusGained | TermEvent::FocusLost => Vec::new(),
+                    TermEvent::FocusGained => { app.focus_changed(true); Vec::new() }
+                    TermEvent::FocusLost => { app.focus_changed(false); Vec::new() }
+                    TermEvent::Resize(..) => Vec::new(),
                 };
                 carry_out(effects, app, commands, &input_control, &mut editing);
                 dirty = true;
@@ -269,6 +276,12 @@ async fn event_loop(
                         }
                         Err(_) => break,
                     }
+                }
+                // Before the frame that shows the end: the user hears of it with what they see.
+                if let Some(signal) = app.notifier.take() {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(signal.as_bytes());
+                    let _ = out.flush();
                 }
                 // A task's end sends the next queued prompt.
                 let effects = app.take_effects();
@@ -361,12 +374,9 @@ fn log_event(event: &agent::Event) {
     }
 }
 
-/// The work dir with the home directory shown as `~`.
+/// The work dir with the home directory shown as `~` (the work dir is canonical: so is home).
 fn short_path(path: &std::path::Path) -> String {
-    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
-        && let Ok(rest) = path.strip_prefix(&home)
-    {
-        return format!("~/{}", rest.display());
-    }
-    path.display().to_string()
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+    render::header::home_relative(path, home.as_deref())
 }

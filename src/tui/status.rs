@@ -1,12 +1,18 @@
-//! The status line's state: what the agent is doing, since when, how fast the model streams and
-//! how the last task ended, built from agent events.
+//! The status line's state: what the agent is doing, since when, how fast the model generates,
+//! how many tokens the task used, how full the context window is and how the last task ended,
+//! built from agent events.
 //!
 //! Owns the phase and its numbers; it must not draw beyond producing the line's text parts.
+//! Generation speed counts streaming time only (`Event::Usage`'s `streaming_ms`): time spent
+//! waiting for the first token or running blocks is not generation.
 
 use std::time::{Duration, Instant};
 
-use crate::agent::{Event, Outcome, Status};
+use crate::agent::{Event, Outcome, RoundUsage, Status, TurnUsage};
 use crate::tui::render::cells::{format_duration, spinner};
+
+/// Streaming shorter than this gives no meaningful speed (a short reply arrives in one read).
+const MIN_RATE_STREAMING_MS: f64 = 100.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Phase {
@@ -24,15 +30,23 @@ pub enum Phase {
     Finished(Outcome),
 }
 
+/// How full the context window is, as of the last request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ContextFill {
+    tokens: u64,
+    window: Option<u64>,
+    estimated: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct StatusLine {
     pub phase: Phase,
     started: Option<Instant>,
     ended: Option<Instant>,
-    /// Streamed pieces (one per token on the servers seek knows) and when they came.
-    pieces: u64,
-    first_piece: Option<Instant>,
-    last_piece: Option<Instant>,
+    /// The task's tokens so far (summed over its rounds).
+    usage: TurnUsage,
+    /// The last request's fill; it outlives the task (the conversation stays that long).
+    context: Option<ContextFill>,
     /// Failed rounds so far and the cap.
     attempt: u32,
     max_attempts: u32,
@@ -46,9 +60,8 @@ impl Default for StatusLine {
             phase: Phase::Ready,
             started: None,
             ended: None,
-            pieces: 0,
-            first_piece: None,
-            last_piece: None,
+            usage: TurnUsage::default(),
+            context: None,
             attempt: 0,
             max_attempts: 0,
             trimmed: false,
@@ -67,6 +80,7 @@ impl StatusLine {
                 *self = StatusLine {
                     phase: Phase::Thinking,
                     started: Some(now),
+                    context: self.context,
                     ..StatusLine::default()
                 };
             }
@@ -85,9 +99,6 @@ impl StatusLine {
                 };
             }
             Event::ReasoningDelta { .. } | Event::AnswerDelta { .. } => {
-                self.pieces += 1;
-                self.first_piece.get_or_insert(now);
-                self.last_piece = Some(now);
                 if let Phase::Retrying { .. } | Phase::Preparing(_) = self.phase {
                     self.phase = Phase::Thinking;
                 }
@@ -104,21 +115,74 @@ impl StatusLine {
                 self.phase = Phase::Preparing(message.clone());
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
-            Event::TurnFinished { outcome, .. } => {
+            Event::Usage { usage, .. } => self.add_round(usage),
+            Event::Cleared => self.context = None,
+            Event::TurnFinished { outcome, usage, .. } => {
                 self.phase = Phase::Finished(*outcome);
                 self.ended = Some(now);
+                // The task's own sums are the reference when it gives them.
+                if let Some(usage) = usage {
+                    self.usage = *usage;
+                    if usage.context_tokens > 0 {
+                        self.context = Some(ContextFill {
+                            tokens: usage.context_tokens,
+                            window: usage.context_window,
+                            estimated: usage.estimated,
+                        });
+                    }
+                }
             }
             _ => {}
         }
     }
 
-    /// Tokens per second over the streamed part of the task.
+    fn add_round(&mut self, round: &RoundUsage) {
+        let usage = &mut self.usage;
+        usage.prompt_tokens += round.prompt_tokens;
+        usage.completion_tokens += round.completion_tokens;
+        usage.context_tokens = round.prompt_tokens;
+        usage.context_window = round.context_window.or(usage.context_window);
+        usage.streaming_ms += round.streaming_ms.max(0.0);
+        usage.estimated |= round.estimated;
+        self.context = Some(ContextFill {
+            tokens: round.prompt_tokens,
+            window: round.context_window,
+            estimated: round.estimated,
+        });
+    }
+
+    /// How long the task has run (until it ended), if one started.
+    pub fn elapsed(&self, now: Instant) -> Option<Duration> {
+        self.started
+            .map(|s| self.ended.unwrap_or(now).saturating_duration_since(s))
+    }
+
+    /// Generation speed: completion tokens over streaming time only.
     fn rate(&self) -> Option<f64> {
-        let span = self
-            .last_piece?
-            .saturating_duration_since(self.first_piece?);
-        (self.pieces >= 8 && span > Duration::from_millis(100))
-            .then(|| (self.pieces - 1) as f64 / span.as_secs_f64())
+        let usage = &self.usage;
+        (usage.streaming_ms >= MIN_RATE_STREAMING_MS && usage.completion_tokens > 0)
+            .then(|| usage.completion_tokens as f64 * 1000.0 / usage.streaming_ms)
+    }
+
+    /// `95 tok/s`, `1.2k tokens`, `ctx 41%`: what is known of the task's tokens.
+    fn usage_parts(&self) -> Vec<String> {
+        let about = if self.usage.estimated { "~" } else { "" };
+        let mut parts = Vec::new();
+        if let Some(rate) = self.rate() {
+            parts.push(format!("{about}{rate:.0} tok/s"));
+        }
+        let total = self.usage.prompt_tokens + self.usage.completion_tokens;
+        if total > 0 {
+            parts.push(format!("{about}{} tokens", count(total)));
+        }
+        if let Some(fill) = self.context
+            && let Some(window) = fill.window.filter(|w| *w > 0)
+        {
+            let about = if fill.estimated { "~" } else { "" };
+            let percent = (fill.tokens.saturating_mul(100) / window).min(999);
+            parts.push(format!("ctx {about}{percent}%"));
+        }
+        parts
     }
 
     fn attempt_text(&self) -> Option<String> {
@@ -128,9 +192,7 @@ impl StatusLine {
 
     /// The left part: a mark and what is happening. The second value says whether it is bad news.
     pub fn describe(&self, now: Instant) -> (String, Tone) {
-        let elapsed = self
-            .started
-            .map(|s| self.ended.unwrap_or(now).saturating_duration_since(s));
+        let elapsed = self.elapsed(now);
         let mut parts: Vec<String> = Vec::new();
         let tone;
         match &self.phase {
@@ -166,13 +228,21 @@ impl StatusLine {
         if let Some(elapsed) = elapsed {
             parts.push(format_duration(elapsed));
         }
-        if let Some(rate) = self.rate() {
-            parts.push(format!("{rate:.0} tok/s"));
-        }
+        parts.extend(self.usage_parts());
         if self.trimmed {
             parts.push("context trimmed".into());
         }
         (parts.join(" · "), tone)
+    }
+}
+
+/// A token count in a few characters: `840`, `1.2k`, `57k`, `1.3M`.
+fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1e3),
+        10_000..1_000_000 => format!("{:.0}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
     }
 }
 
@@ -191,12 +261,7 @@ mod tests {
     use super::*;
     use crate::config::AgentName;
 
-    #[test]
-    fn a_task_reads_thinking_then_executing_then_done_with_a_rate() {
-        let t0 = Instant::now();
-        let at = |ms| t0 + Duration::from_millis(ms);
-        let mut s = StatusLine::default();
-        assert_eq!(s.describe(t0).0, "ready");
+    fn started(s: &mut StatusLine, t0: Instant) {
         s.apply(
             &Event::TurnStarted {
                 turn: 1,
@@ -205,10 +270,44 @@ mod tests {
             },
             t0,
         );
-        assert_eq!(s.describe(at(50)).0, "⠋ Thinking · 0.05 s");
-        for i in 0..=10 {
-            s.apply(&Event::AnswerDelta { text: "a".into() }, at(1000 + i * 100));
+    }
+
+    fn usage(prompt: u64, completion: u64, streaming_ms: f64, window: Option<u64>) -> Event {
+        Event::Usage {
+            round: 1,
+            usage: RoundUsage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                streaming_ms,
+                context_window: window,
+                estimated: false,
+            },
         }
+    }
+
+    fn finished(outcome: Outcome, usage: Option<TurnUsage>) -> Event {
+        Event::TurnFinished {
+            usage,
+            turn: 1,
+            outcome,
+            answer: String::new(),
+            reasoning: None,
+            agent: AgentName::Coder,
+            rounds: 2,
+            blocks: Vec::new(),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn a_task_reads_thinking_then_executing_then_done_with_speed_tokens_and_context() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut s = StatusLine::default();
+        assert_eq!(s.describe(t0).0, "ready");
+        started(&mut s, t0);
+        assert_eq!(s.describe(at(50)).0, "⠋ Thinking · 0.05 s");
+        s.apply(&usage(3_000, 190, 2_000.0, Some(8_192)), at(2_000));
         s.apply(
             &Event::Status {
                 status: Status::Executing {
@@ -222,27 +321,58 @@ mod tests {
         );
         assert_eq!(
             s.describe(at(2500)).0,
-            "⠴ Executing python · attempt 2/5 · 2.5 s · 10 tok/s"
+            "⠴ Executing python · attempt 2/5 · 2.5 s · 95 tok/s · 3.2k tokens · ctx 36%"
         );
-        s.apply(
-            &Event::TurnFinished {
-                usage: None,
-                turn: 1,
-                outcome: Outcome::Done,
-                answer: String::new(),
-                reasoning: None,
-                agent: AgentName::Coder,
-                rounds: 2,
-                blocks: Vec::new(),
-                message: None,
-            },
-            at(3000),
-        );
+        // A block that runs for a minute does not slow the model down.
+        s.apply(&usage(3_400, 10, 100.0, Some(8_192)), at(62_000));
+        s.apply(&finished(Outcome::Done, None), at(63_000));
         assert!(!s.running());
         assert_eq!(
-            s.describe(at(9000)),
-            ("✓ done · attempt 2/5 · 3.0 s · 10 tok/s".into(), Tone::Good)
+            s.describe(at(99_000)),
+            (
+                "✓ done · attempt 2/5 · 1 min 03 s · 95 tok/s · 6.6k tokens · ctx 41%".into(),
+                Tone::Good
+            )
         );
+    }
+
+    #[test]
+    fn estimates_say_so_and_an_unknown_window_shows_no_percentage() {
+        let t0 = Instant::now();
+        let mut s = StatusLine::default();
+        started(&mut s, t0);
+        s.apply(&usage(500, 12, 20.0, None), t0);
+        assert_eq!(
+            s.describe(t0).0,
+            "⠋ Thinking · 0.00 s · 512 tokens",
+            "no window: no ctx; 20 ms of streaming: no speed"
+        );
+        let estimated = TurnUsage {
+            prompt_tokens: 900,
+            completion_tokens: 300,
+            context_tokens: 900,
+            context_window: Some(4_096),
+            streaming_ms: 3_000.0,
+            estimated: true,
+        };
+        s.apply(&finished(Outcome::Done, Some(estimated)), t0);
+        assert_eq!(
+            s.describe(t0).0,
+            "✓ done · 0.00 s · ~100 tok/s · ~1.2k tokens · ctx ~21%"
+        );
+        // The context stays as full for the next task, until the conversation is cleared.
+        started(&mut s, t0);
+        assert_eq!(s.describe(t0).0, "⠋ Thinking · 0.00 s · ctx ~21%");
+        s.apply(&Event::Cleared, t0);
+        assert_eq!(s.describe(t0).0, "⠋ Thinking · 0.00 s");
+    }
+
+    #[test]
+    fn token_counts_are_short() {
+        assert_eq!(count(840), "840");
+        assert_eq!(count(1_234), "1.2k");
+        assert_eq!(count(56_789), "57k");
+        assert_eq!(count(1_300_000), "1.3M");
     }
 
     #[test]
@@ -250,14 +380,7 @@ mod tests {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let mut s = StatusLine::default();
-        s.apply(
-            &Event::TurnStarted {
-                turn: 1,
-                prompt: "x".into(),
-                agent: AgentName::Coder,
-            },
-            t0,
-        );
+        started(&mut s, t0);
         s.apply(
             &Event::ModelPreparing {
                 stage: "download".into(),

@@ -1,5 +1,5 @@
 //! Taking over the terminal and giving it back: raw mode, the alternate screen, mouse reports,
-//! bracketed paste and the keyboard protocol that tells Shift+Enter from Enter; restored on
+//! focus reports, bracketed paste and the keyboard protocol that tells Shift+Enter from Enter; restored on
 //! every way out (normal exit, error, panic on the UI thread, signals handled by the loop).
 //!
 //! Owns the terminal modes only; it must not draw or read input.
@@ -10,8 +10,9 @@ use std::sync::{Once, OnceLock};
 use std::thread::ThreadId;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute, terminal};
@@ -48,6 +49,8 @@ pub fn enter() -> std::io::Result<(Screen, Guard)> {
         EnterAlternateScreen,
         EnableMouseCapture,
         EnableBracketedPaste,
+        // Focus reports say when a finished task is worth a notification.
+        EnableFocusChange,
         // Terminals without the protocol ignore it; with it, Shift+Enter is its own key.
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
     )?;
@@ -64,6 +67,7 @@ pub fn resume(screen: &mut Screen) -> std::io::Result<()> {
         EnterAlternateScreen,
         EnableMouseCapture,
         EnableBracketedPaste,
+        EnableFocusChange,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
     )?;
     // Not `Terminal::clear`, which asks the terminal where the cursor is: clear the screen
@@ -87,6 +91,7 @@ pub fn restore() {
         stdout,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show,

@@ -4,11 +4,22 @@
 //! their fold state and a stamp per item that changes whenever the item does (views cache by
 //! it). Pure state: it must not draw, read the keyboard, read the clock or do I/O; the caller
 //! passes the time of each event, so every state of every item can be built in a test.
+//!
+//! No pane outlives its task saying "waiting": a pane whose block got no record (a cut reply, a
+//! stopped task, a round that moved on) ends as `Abandoned`. Blocks that never ran are folded
+//! to their header line. Each round after the first begins with a rule naming it, and the
+//! model's question is shown once, as a question.
 
 use std::time::Instant;
 
-use crate::agent::{BlockRecord, Event, Outcome};
+use crate::agent::{BlockRecord, Event};
 use crate::protocol::placeholder_index;
+
+#[path = "transcript_rounds.rs"]
+mod rounds;
+
+use rounds::Rounds;
+pub use rounds::{Abandoned, ReplyCut};
 
 /// Output kept per running pane for display; the finished record carries the full result.
 const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
@@ -24,6 +35,8 @@ pub enum PaneState {
         since: Instant,
     },
     Finished(Box<BlockRecord>),
+    /// It ended with no record of its block: it never ran (or never finished).
+    Abandoned(Abandoned),
 }
 
 /// One execution pane.
@@ -38,6 +51,8 @@ pub struct Pane {
     pub output: String,
     pub state: PaneState,
     pub expanded: bool,
+    /// Its reply was cut (the words of a `ReplyCut` record or an abandoned pane say how).
+    pub cut: Option<ReplyCut>,
 }
 
 impl Pane {
@@ -52,11 +67,29 @@ impl Pane {
             output: String::new(),
             state: PaneState::Pending,
             expanded,
+            cut: None,
         }
     }
 
     pub fn succeeded(&self) -> bool {
         matches!(&self.state, PaneState::Finished(r) if r.success)
+    }
+
+    /// Its block never ran (not run, declined, shown only, refused, cut, abandoned).
+    pub fn did_not_run(&self) -> bool {
+        match &self.state {
+            PaneState::Finished(record) => rounds::did_not_run(record),
+            PaneState::Abandoned(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Still waits for its block to start, run or be decided on.
+    fn is_open(&self) -> bool {
+        matches!(
+            self.state,
+            PaneState::Pending | PaneState::AwaitingApproval | PaneState::Running { .. }
+        )
     }
 
     /// Shows the block as it will run (the user's edit included).
@@ -101,6 +134,10 @@ pub enum Item {
     Error(String),
     /// Something seek says: how a task ended when it did not simply succeed, a changed model, …
     Notice(String),
+    /// The model's question to the user (`REQUEST_CLARIFICATION`, without the word).
+    Question(String),
+    /// A thin rule where a round after the first begins, naming it.
+    Rule(String),
 }
 
 impl Item {
@@ -129,6 +166,11 @@ pub struct Transcript {
     pub reasoning_expanded: bool,
     /// Whether finished panes are unfolded (Ctrl+O); a failed pane always starts unfolded.
     pub panes_expanded: bool,
+    /// The running task's rounds.
+    rounds: Rounds,
+    /// Index of the first item of the running (or last) task: its panes are the ones that may
+    /// still be open.
+    task_start: usize,
 }
 
 impl Transcript {
@@ -161,13 +203,31 @@ impl Transcript {
         match event {
             Event::TurnStarted { prompt, .. } => {
                 self.end_round(now);
+                self.rounds.start_task();
+                self.task_start = self.items.len();
                 self.push(Item::User(prompt.clone()));
             }
+            Event::Status {
+                round,
+                attempt,
+                max_attempts,
+                ..
+            } => self.begin_round(*round, Some((*attempt, *max_attempts))),
             Event::ReasoningDelta { text } => self.reasoning_arrived(text, now),
             Event::AnswerDelta { text } => self.answer_arrived(text, now),
             Event::AnswerWasReasoning => self.answer_was_reasoning(now),
-            Event::AnswerComplete { round, answer, .. } => {
-                self.complete_answer(*round, answer, now)
+            Event::AnswerComplete {
+                round,
+                answer,
+                finish,
+                ..
+            } => {
+                // A replayed session has no statuses: its replies say where rounds begin.
+                if self.streaming_answer.is_none() {
+                    self.begin_round(*round, None);
+                }
+                self.complete_answer(*round, answer, now);
+                self.reply_finished(*round, finish);
             }
             Event::BlockStarted {
                 round,
@@ -225,8 +285,7 @@ impl Transcript {
             } => self.turn_finished(*outcome, message.as_deref(), now),
             // Resuming replaces the transcript (the app replays it); the others are for the
             // status line.
-            Event::Status { .. }
-            | Event::Retrying { .. }
+            Event::Retrying { .. }
             | Event::ModelPreparing { .. }
             | Event::SessionStarted { .. }
             | Event::Resumed { .. }
@@ -279,26 +338,19 @@ impl Transcript {
         self.touch(panel);
     }
 
-    /// The task ended: a notice says how, unless it simply succeeded.
-    fn turn_finished(&mut self, outcome: Outcome, message: Option<&str>, now: Instant) {
-        self.end_round(now);
-        // A model error is already in the transcript as an error.
-        if !matches!(outcome, Outcome::Done | Outcome::ModelError) {
-            let text = message.map_or_else(|| format!("{outcome:?}"), str::to_owned);
-            self.push(Item::Notice(text));
-        }
-    }
-
-    /// A block's result: its pane shows the record, folded if it succeeded.
+    /// A block's result: its pane shows the record, folded if it succeeded or never ran.
     fn block_finished(&mut self, record: &BlockRecord) {
+        self.rounds.block_finished(record);
         let Some(at) = self.pane_index(record.round, record.index) else {
             return;
         };
         let panes_expanded = self.panes_expanded;
         self.update_pane(at, |pane| {
             pane.output.clone_from(&record.output);
-            // A successful pane collapses; a failed one stays open.
-            pane.expanded = !record.success || panes_expanded;
+            // A successful pane collapses; a failed one stays open; one that never ran is a
+            // line (its header says why).
+            let folded = record.success || rounds::did_not_run(record);
+            pane.expanded = !folded || panes_expanded;
             if pane.tool.is_empty() {
                 pane.tool.clone_from(&record.tool_type);
                 pane.code.clone_from(&record.block);
@@ -331,6 +383,7 @@ impl Transcript {
         self.end_round(now);
         self.cleared.append(&mut self.items);
         self.stamps.clear();
+        self.task_start = 0;
     }
 
     /// Adds a notice of seek's own (slash commands, hints).
@@ -445,21 +498,30 @@ impl Transcript {
         }
         self.stop_thinking(now);
         self.streaming_reasoning = None;
+        let asks = rounds::asks(answer);
+        self.rounds.asked |= asks;
         let mut text = String::new();
         for line in answer.split_inclusive('\n') {
             match placeholder_index(line.trim_end()) {
                 Some(index) => {
-                    self.push_text(std::mem::take(&mut text));
+                    self.push_text(std::mem::take(&mut text), asks);
                     self.push(Item::Pane(Pane::pending(round, index, self.panes_expanded)));
                 }
                 None => text.push_str(line),
             }
         }
-        self.push_text(text);
+        self.push_text(text, asks);
     }
 
-    fn push_text(&mut self, text: String) {
-        if !text.trim().is_empty() {
+    /// A piece of a completed answer; in an answer that asks the user something, the piece
+    /// holding the question is shown as one (without the sentinel word).
+    fn push_text(&mut self, text: String, asks: bool) {
+        if asks && rounds::asks(&text) {
+            let question = rounds::question(&text);
+            if !question.is_empty() {
+                self.push(Item::Question(question));
+            }
+        } else if !text.trim().is_empty() {
             self.push(Item::Answer(text.trim_end().to_owned()));
         }
     }

@@ -1,7 +1,7 @@
 //! Tests of `transcript`.
 
 use super::*;
-use crate::agent::Status;
+use crate::agent::{Outcome, Status};
 use crate::config::AgentName;
 
 fn t0() -> Instant {
@@ -210,4 +210,145 @@ fn live_output_is_bounded() {
         );
     }
     assert!(matches!(&t.items()[3], Item::Pane(p) if p.output.len() <= LIVE_OUTPUT_LIMIT));
+}
+
+fn finished(outcome: Outcome) -> Event {
+    Event::TurnFinished {
+        usage: None,
+        turn: 1,
+        outcome,
+        answer: String::new(),
+        reasoning: None,
+        agent: AgentName::Coder,
+        rounds: 1,
+        blocks: Vec::new(),
+        message: None,
+    }
+}
+
+fn pane_state(t: &Transcript, at: usize) -> PaneState {
+    match &t.items()[at] {
+        Item::Pane(p) => p.state.clone(),
+        other => panic!("not a pane: {other:?}"),
+    }
+}
+
+#[test]
+fn no_pane_outlives_its_task_waiting_or_running() {
+    for (outcome, why) in [
+        (Outcome::Stopped, Abandoned::Stopped),
+        (Outcome::Done, Abandoned::Ended),
+    ] {
+        let mut t = Transcript::default();
+        turn(&mut t);
+        t.apply(&finished(outcome), t0());
+        assert_eq!(pane_state(&t, 3), PaneState::Abandoned(why), "{outcome:?}");
+    }
+}
+
+#[test]
+fn a_new_round_ends_the_open_panes_of_the_last_one_and_names_itself() {
+    let mut t = Transcript::default();
+    turn(&mut t);
+    t.apply(
+        &Event::BlockFinished {
+            record: BlockRecord {
+                timed_out: true,
+                exit_code: None,
+                ..record(1, 0, false)
+            },
+        },
+        t0(),
+    );
+    t.apply(
+        &Event::Status {
+            status: Status::Correcting,
+            round: 2,
+            attempt: 1,
+            max_attempts: 3,
+        },
+        t0(),
+    );
+    assert_eq!(
+        t.items().last(),
+        Some(&Item::Rule(
+            "attempt 2/3 · the python block timed out".into()
+        ))
+    );
+    // A status within the same round adds nothing.
+    let len = t.items().len();
+    t.apply(
+        &Event::Status {
+            status: Status::Executing {
+                tool: "bash".into(),
+            },
+            round: 2,
+            attempt: 1,
+            max_attempts: 3,
+        },
+        t0(),
+    );
+    assert_eq!(t.items().len(), len);
+}
+
+#[test]
+fn a_replayed_session_without_statuses_still_gets_its_rules() {
+    let mut t = Transcript::default();
+    turn(&mut t);
+    let refused = BlockRecord {
+        not_run: Some(crate::agent::NotRun::Interactive),
+        exit_code: None,
+        ..record(1, 0, false)
+    };
+    t.apply(&Event::BlockFinished { record: refused }, t0());
+    t.apply(
+        &Event::AnswerComplete {
+            round: 2,
+            answer: "Without input() then.".into(),
+            reasoning: None,
+            blocks: 0,
+            finish: crate::agent::AnswerFinish::Stop,
+        },
+        t0(),
+    );
+    assert!(
+        t.items().contains(&Item::Rule(
+            "round 2 · the python block was refused: interactive input".into()
+        )),
+        "{:?}",
+        t.items()
+    );
+    assert!(
+        matches!(&t.items()[3], Item::Pane(p) if p.did_not_run() && !p.expanded),
+        "a refused block is folded"
+    );
+}
+
+#[test]
+fn the_question_loses_its_sentinel_word() {
+    use super::rounds::question;
+    assert_eq!(
+        question("REQUEST_CLARIFICATION: Which file?"),
+        "Which file?"
+    );
+    assert_eq!(
+        question("I need to know more.\nREQUEST_CLARIFICATION\nWhich file?"),
+        "I need to know more.\n\nWhich file?"
+    );
+    assert_eq!(question("Which one? REQUEST_CLARIFICATION"), "Which one?");
+}
+
+#[test]
+fn a_question_asked_at_the_end_only_is_shown_as_one() {
+    let mut t = Transcript::default();
+    turn(&mut t);
+    let mut end = finished(Outcome::NeedsClarification);
+    if let Event::TurnFinished { message, .. } = &mut end {
+        *message = Some("REQUEST_CLARIFICATION Which file?".into());
+    }
+    t.apply(&end, t0());
+    assert_eq!(
+        t.items().last(),
+        Some(&Item::Question("Which file?".into()))
+    );
 }

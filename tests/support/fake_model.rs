@@ -63,6 +63,14 @@ pub enum Reply {
     Drip { every: std::time::Duration },
     /// Streams `answer`, then the first half of a content line, then closes the connection.
     CutMidLine { answer: String },
+    /// Streams `answer` a piece every `every` (a model generating at a known pace), then
+    /// finishes, reporting these token counts as the server's usage.
+    Paced {
+        answer: String,
+        every: std::time::Duration,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
 }
 
 /// Holds a `Reply::Held` until the test opens it.
@@ -398,6 +406,22 @@ fn serve(
             }
             let _ = hangup.send(());
         }
+        Reply::Paced {
+            answer,
+            every,
+            prompt_tokens,
+            completion_tokens,
+        } => {
+            if start_stream(&mut stream, content_type).is_ok() {
+                for piece in pieces(&answer) {
+                    let _ = write_line(&mut stream, &wire.content(piece));
+                    std::thread::sleep(every);
+                }
+                for line in wire.finish_with(prompt_tokens, completion_tokens) {
+                    let _ = write_line(&mut stream, &line);
+                }
+            }
+        }
         Reply::Held { answer, gate } => {
             if start_stream(&mut stream, content_type).is_ok() {
                 gate.wait();
@@ -519,11 +543,16 @@ impl Wire {
     }
 
     fn finish(self) -> Vec<String> {
+        self.finish_with(11, 7)
+    }
+
+    /// The reply's last lines, reporting `prompt` and `completion` tokens.
+    fn finish_with(self, prompt: u64, completion: u64) -> Vec<String> {
         match self {
-            Wire::Ollama => vec![serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7}).to_string()],
+            Wire::Ollama => vec![serde_json::json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": prompt, "eval_count": completion}).to_string()],
             Wire::OpenAi => vec![
                 format!("data: {}\n", serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
-                format!("data: {}\n", serde_json::json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})),
+                format!("data: {}\n", serde_json::json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion}})),
                 "data: [DONE]\n".to_owned(),
             ],
         }

@@ -1,6 +1,7 @@
 //! One transcript item as terminal rows: prompts, reasoning panels (folded to a line, or the
 //! text dimmed), answers (markdown), execution panes (header, live tail, or code and full
-//! output), errors and notices.
+//! output; a block that never ran folds to its header, which says why), errors, notices, the
+//! model's questions and the rules between rounds.
 //!
 //! Owns how each item looks at a given width and time. It must not decide what is visible or
 //! scroll; column 0 of every item's first row is left blank for the focus marker.
@@ -14,7 +15,7 @@ use super::highlight::highlight;
 use super::markdown;
 use super::text::{sanitize, wrap};
 use crate::agent::{BlockRecord, NotRun};
-use crate::tui::transcript::{Item, Pane, PaneState, Reasoning};
+use crate::tui::transcript::{Abandoned, Item, Pane, PaneState, Reasoning, ReplyCut};
 
 /// Output lines a running pane shows (its live tail).
 pub const RUNNING_TAIL: usize = 8;
@@ -66,7 +67,41 @@ pub fn render(
         Item::Pane(pane) => self::pane(pane, width, now),
         Item::Error(message) => labelled(" ! ", message, width, Style::new().fg(Color::Red)),
         Item::Notice(message) => labelled(" · ", message, width, Style::new().fg(Color::Yellow)),
+        Item::Question(question) => labelled(
+            " ? ",
+            question,
+            width,
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ),
+        Item::Rule(name) => vec![rule(name, width)],
     }
+}
+
+/// `── attempt 2/5 · the python block failed ───…` across the width, dim.
+fn rule(name: &str, width: usize) -> Line<'static> {
+    let name: String = sanitize(name).replace('\n', " ");
+    let room = width.saturating_sub(6);
+    let name = if super::text::width(&name) > room {
+        let mut cut = String::new();
+        for c in name.chars() {
+            if super::text::width(&cut) + 2 > room {
+                break;
+            }
+            cut.push(c);
+        }
+        format!("{cut}…")
+    } else {
+        name
+    };
+    let used = 4 + super::text::width(&name);
+    Line::from(vec![
+        Span::styled(" ── ", dim()),
+        Span::styled(name, dim().add_modifier(Modifier::ITALIC)),
+        Span::styled(
+            format!(" {}", "─".repeat(width.saturating_sub(used + 1))),
+            dim(),
+        ),
+    ])
 }
 
 fn user(prompt: &str, index: usize, width: usize) -> Vec<Line<'static>> {
@@ -146,8 +181,19 @@ fn reasoning(r: &Reasoning, width: usize, now: Instant) -> Vec<Line<'static>> {
     rows
 }
 
-/// The header's words after the tool name, and the colour of its mark.
-fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
+/// What an abandoned pane's header says.
+fn abandoned_words(why: Abandoned, cut: Option<ReplyCut>) -> &'static str {
+    match (why, cut) {
+        (_, Some(cut)) => cut.pane_words(),
+        (Abandoned::ReplyCut, None) => "reply cut",
+        (Abandoned::Stopped, None) => "not run: the task was stopped",
+        (Abandoned::Ended, None) => "not run",
+    }
+}
+
+/// The header's words after the tool name, and the colour of its mark. `cut` says how the
+/// block's reply was cut, if it was.
+fn outcome(record: &BlockRecord, cut: Option<ReplyCut>) -> (&'static str, Style, String) {
     let red = Style::new().fg(Color::Red);
     let duration = format_duration(Duration::from_secs_f64(
         record.duration_ms.max(0.0) / 1000.0,
@@ -161,7 +207,10 @@ fn outcome(record: &BlockRecord) -> (&'static str, Style, String) {
         }
         Some(NotRun::Interactive) => return ("✗", red, "refused: interactive input".into()),
         Some(NotRun::SafeMode) => return ("✗", red, "refused by safe mode".into()),
-        Some(NotRun::ReplyCut) => return ("·", dim(), "not run: the reply was cut".into()),
+        Some(NotRun::ReplyCut) => {
+            let words = cut.map_or("reply cut", ReplyCut::pane_words);
+            return ("·", dim(), words.into());
+        }
         Some(NotRun::EarlierFailure) => {
             return ("·", dim(), "not run: an earlier block failed".into());
         }
@@ -218,8 +267,15 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
             header.push(Span::raw(format!(" {tool} · {}", format_duration(elapsed))));
             RUNNING_TAIL
         }
+        PaneState::Abandoned(why) => {
+            header.push(Span::styled(
+                format!("· {tool} · {}", abandoned_words(*why, pane.cut)),
+                dim(),
+            ));
+            0
+        }
         PaneState::Finished(record) => {
-            let (mark, style, words) = outcome(record);
+            let (mark, style, words) = outcome(record, pane.cut);
             header.push(Span::styled(mark, style));
             let mut text = format!(" {tool} · {words}");
             if !output_lines.is_empty() {
@@ -232,7 +288,8 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
                 text.push_str(&format!(" · saved {path}"));
             }
             header.push(Span::raw(text));
-            FOLDED_TAIL
+            // A block that never ran folds to its header: its output is only why.
+            if pane.did_not_run() { 0 } else { FOLDED_TAIL }
         }
     };
     let mut rows = wrap(&header, width, &[], &[Span::raw("   ")]);
@@ -247,7 +304,10 @@ fn pane(pane: &Pane, width: usize, now: Instant) -> Vec<Line<'static>> {
                 Span::styled(format!("→ {path}"), dim()),
             ]));
         }
-        if !matches!(pane.state, PaneState::Pending | PaneState::AwaitingApproval) {
+        if !matches!(
+            pane.state,
+            PaneState::Pending | PaneState::AwaitingApproval | PaneState::Abandoned(_)
+        ) {
             rows.push(Line::from(vec![
                 gutter[0].clone(),
                 Span::styled("─────", dim()),
@@ -297,7 +357,7 @@ mod tests {
             output: String::new(),
             not_run,
         };
-        outcome(&record).2
+        outcome(&record, None).2
     }
 
     #[test]
@@ -312,6 +372,15 @@ mod tests {
             "not run: the task was stopped"
         );
         assert_eq!(header_of(None, true), "not run: an earlier block failed");
+        assert_eq!(
+            header_of(Some(NotRun::Interactive), false),
+            "refused: interactive input"
+        );
+        assert_eq!(
+            header_of(Some(NotRun::SafeMode), false),
+            "refused by safe mode"
+        );
+        assert_eq!(header_of(Some(NotRun::ReplyCut), true), "reply cut");
     }
 
     #[test]

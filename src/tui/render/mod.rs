@@ -6,6 +6,7 @@
 //! loads from memory).
 
 pub mod cells;
+pub mod header;
 pub mod highlight;
 pub mod markdown;
 pub mod screen;
@@ -17,3 +18,6 @@ mod snapshots;
 
 #[cfg(test)]
 mod robustness;
+
+#[cfg(test)]
+mod snapshots_output;

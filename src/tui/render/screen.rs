@@ -96,28 +96,15 @@ fn split_row(area: Rect, buf: &mut Buffer, left: &Line<'_>, right: &Line<'_>) {
 }
 
 fn draw_header(app: &App, area: Rect, buf: &mut Buffer) {
-    let left = Line::from(vec![
-        Span::styled(" seek", Style::new().add_modifier(Modifier::BOLD)),
-        Span::styled(format!(" · {} · ", app.agent), dim()),
-        Span::raw(model_and_provider(&app.model).to_owned()),
-    ]);
-    let mut right = format!("workspace {} ", app.work_dir);
-    if let Some(approval) = app.approval {
-        right = format!("approval {approval} · {right}");
-    }
-    if !app.sandbox.is_empty() {
-        right = format!("{} · {right}", app.sandbox);
-    }
-    let right = Line::from(Span::styled(right, dim()));
+    let parts = super::header::HeaderParts {
+        agent: app.agent,
+        model: &app.model,
+        sandbox: app.sandbox,
+        approval: app.approval,
+        work_dir: &app.work_dir,
+    };
+    let (left, right) = super::header::header(&parts, usize::from(area.width));
     split_row(area, buf, &left, &right);
-}
-
-/// `model @ provider` without the server address (which `/model` shows).
-fn model_and_provider(description: &str) -> &str {
-    match description.rsplit_once(' ') {
-        Some((head, url)) if url.contains("://") => head,
-        _ => description,
-    }
 }
 
 fn draw_input(

@@ -13,13 +13,13 @@ use crate::tui::app::{App, Effect};
 use crate::tui::history::History;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-struct Scene {
-    app: App,
+pub(super) struct Scene {
+    pub(super) app: App,
     t0: Instant,
 }
 
 impl Scene {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Scene {
             app: App::new(
                 AgentName::Coder,
@@ -31,22 +31,22 @@ impl Scene {
         }
     }
 
-    fn at(&self, ms: u64) -> Instant {
+    pub(super) fn at(&self, ms: u64) -> Instant {
         self.t0 + Duration::from_millis(ms)
     }
 
-    fn event(&mut self, ms: u64, event: Event) -> &mut Self {
+    pub(super) fn event(&mut self, ms: u64, event: Event) -> &mut Self {
         let now = self.at(ms);
         self.app.agent_event(&event, now);
         self
     }
 
-    fn key(&mut self, ms: u64, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
+    pub(super) fn key(&mut self, ms: u64, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
         let now = self.at(ms);
         self.app.key(KeyEvent::new(code, modifiers), now)
     }
 
-    fn draw(&mut self, width: u16, height: u16, ms: u64) -> String {
+    pub(super) fn draw(&mut self, width: u16, height: u16, ms: u64) -> String {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
         let now = self.at(ms);
         terminal
@@ -55,7 +55,7 @@ impl Scene {
         terminal.backend().to_string()
     }
 
-    fn start(&mut self, prompt: &str) -> &mut Self {
+    pub(super) fn start(&mut self, prompt: &str) -> &mut Self {
         self.event(
             0,
             Event::TurnStarted {
@@ -68,7 +68,7 @@ impl Scene {
     }
 
     /// Reasoning, an answer with one python block, the block started.
-    fn one_block(&mut self, code: &str) -> &mut Self {
+    pub(super) fn one_block(&mut self, code: &str) -> &mut Self {
         self.start("count the words in notes.txt")
             .event(
                 100,
@@ -113,11 +113,11 @@ impl Scene {
             )
     }
 
-    fn finish_block(&mut self, record: BlockRecord) -> &mut Self {
+    pub(super) fn finish_block(&mut self, record: BlockRecord) -> &mut Self {
         self.event(5000, Event::BlockFinished { record })
     }
 
-    fn end(&mut self, outcome: Outcome, message: Option<&str>) -> &mut Self {
+    pub(super) fn end(&mut self, outcome: Outcome, message: Option<&str>) -> &mut Self {
         self.event(
             5200,
             Event::TurnFinished {
@@ -135,7 +135,7 @@ impl Scene {
     }
 }
 
-fn status(status: Status, attempt: u32) -> Event {
+pub(super) fn status(status: Status, attempt: u32) -> Event {
     Event::Status {
         status,
         round: attempt + 1,
@@ -144,9 +144,9 @@ fn status(status: Status, attempt: u32) -> Event {
     }
 }
 
-const CODE: &str = "with open(\"notes.txt\") as f:\n    print(len(f.read().split()))\n";
+pub(super) const CODE: &str = "with open(\"notes.txt\") as f:\n    print(len(f.read().split()))\n";
 
-fn record(success: bool, output: &str) -> BlockRecord {
+pub(super) fn record(success: bool, output: &str) -> BlockRecord {
     BlockRecord {
         round: 1,
         index: 0,
@@ -385,7 +385,9 @@ fn tiny_terminals_draw_without_panicking() {
 #[test]
 fn a_block_waiting_for_approval() {
     let mut s = Scene::new();
-    s.app.sandbox = "sandbox workspace-write".into();
+    s.app.sandbox = Some(super::header::SandboxBadge::Mode(
+        crate::exec::sandbox::SandboxMode::WorkspaceWrite,
+    ));
     s.app.approval = Some(crate::config::Approval::Ask);
     s.start("clean the build folder").event(
         200,

@@ -1,0 +1,460 @@
+//! `@path` attachments: the files a user names in a task's prompt, read (bounded) into the
+//! message the model gets, each as a fenced block headed by its path.
+//!
+//! Owns finding the `@` mentions in the user's own prompt (never in model output), deciding
+//! which name an existing regular file (relative to the work dir, absolute, or `~/…`), reading
+//! them without ever waiting on a FIFO, a device or a terminal, and the bounds. A mention that
+//! names nothing (an email, a decorator, `@everyone`) is left as typed. It must not send
+//! anything or emit events: the turn does that with what this returns.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use std::sync::Arc;
+
+use super::budget;
+use super::event::Attachment;
+use super::turn::{Task, TurnContext};
+use crate::secrets::Masker;
+
+/// Bytes attached per task at most, over all its files (a quarter of the context budget when
+/// that is smaller, see `bound_bytes`).
+pub const MAX_ATTACHED_BYTES: usize = 32 * 1024;
+/// Files attached per task at most: more mentions are left as typed, so a prompt of ten
+/// thousand `@` words costs no more than this many file checks.
+pub const MAX_FILES: usize = 16;
+/// How long reading a prompt's files may hold up the task's start (a hung network mount):
+/// after it the task starts without them.
+pub const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Mentions looked at per prompt at most (each costs a `stat`).
+const MAX_MENTIONS: usize = 64;
+/// A file is binary when its first bytes hold a NUL.
+const BINARY_PROBE: usize = 8 * 1024;
+/// Punctuation that may close a sentence after a path (`see @notes.md.`) and is tried without.
+const TRAILING_PUNCTUATION: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\''];
+
+/// The prompt with its attachments, ready for the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attached {
+    /// The user message: the prompt as typed, then each file's block.
+    pub message: String,
+    /// The files attached, for the `Attached` event.
+    pub files: Vec<Attachment>,
+    /// Files named but not attached, each with why (binary, not a regular file, over the
+    /// bound): shown to the user; the model is told in `message`.
+    pub refused: Vec<String>,
+}
+
+/// Where relative and `~/` names lead.
+#[derive(Debug, Clone)]
+pub struct Roots<'a> {
+    pub work_dir: &'a Path,
+    pub home: Option<&'a Path>,
+}
+
+/// The attachment bound for a context window: `MAX_ATTACHED_BYTES`, or a quarter of the
+/// prompt budget (at the estimator's three bytes a token) when smaller.
+pub fn bound_bytes(prompt_budget_tokens: u64) -> usize {
+    let quarter = prompt_budget_tokens.saturating_mul(3) / 4;
+    usize::try_from(quarter)
+        .unwrap_or(usize::MAX)
+        .min(MAX_ATTACHED_BYTES)
+}
+
+/// The task for `prompt`: its `@path` files read off the async threads, bounded in time (after
+/// `READ_LIMIT` the task goes without them, and says so).
+pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String) -> Task {
+    if mentions(&prompt).is_empty() {
+        return Task::plain(prompt);
+    }
+    let config = &ctx.config;
+    let window = ctx
+        .context_window
+        .get()
+        .copied()
+        .unwrap_or(config.model_settings.context_window.value);
+    let bound = bound_bytes(budget::prompt_budget(
+        window,
+        config.model_settings.max_tokens.value,
+    ));
+    let work_dir = config.work_dir.value.clone();
+    let masker = Arc::clone(masker);
+    let typed = prompt.clone();
+    let reading = tokio::task::spawn_blocking(move || {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let roots = Roots {
+            work_dir: &work_dir,
+            home: home.as_deref(),
+        };
+        attach(&typed, &roots, bound, &masker)
+    });
+    let failed = |why: String| Task {
+        refused: vec![why],
+        ..Task::plain(prompt.clone())
+    };
+    match tokio::time::timeout(READ_LIMIT, reading).await {
+        Ok(Ok(attached)) => Task {
+            message: attached.message,
+            attached: attached.files,
+            refused: attached.refused,
+            prompt,
+        },
+        Ok(Err(e)) => failed(format!("reading the attached files failed: {e}")),
+        Err(_) => failed(format!(
+            "the attached files could not be read within {} s: nothing was attached",
+            READ_LIMIT.as_secs()
+        )),
+    }
+}
+
+/// Expands the `@path` mentions of `prompt`. Reads files: call it off the async threads.
+pub fn attach(prompt: &str, roots: &Roots<'_>, bound: usize, masker: &Masker) -> Attached {
+    let mut attached = Attached {
+        message: prompt.to_owned(),
+        ..Attached::default()
+    };
+    let mut blocks = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut left = bound;
+    for written in mentions(prompt).into_iter().take(MAX_MENTIONS) {
+        let Some((written, path, meta)) = resolve(&written, roots) else {
+            continue;
+        };
+        // The same file named twice (or through a link) is attached once.
+        let identity = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if seen.contains(&identity) {
+            continue;
+        }
+        seen.push(identity);
+        if !meta.is_file() {
+            let what = if meta.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            };
+            attached
+                .refused
+                .push(format!("{written}: {what}, not attached"));
+            continue;
+        }
+        if attached.files.len() >= MAX_FILES || left == 0 {
+            attached.refused.push(format!(
+                "{written}: not attached, the task's attachments are at their bound ({MAX_FILES} files, {bound} bytes)"
+            ));
+            continue;
+        }
+        match read_bounded(&path, left) {
+            Ok(read) if read.binary => {
+                attached
+                    .refused
+                    .push(format!("{written}: a binary file, not attached"));
+            }
+            Ok(read) => {
+                left -= read.bytes.len();
+                let text = String::from_utf8_lossy(&read.bytes);
+                let text = masker.mask(&text).into_owned();
+                blocks.push(file_block(&written, &text, &read));
+                attached.files.push(Attachment {
+                    path: written,
+                    bytes: read.bytes.len() as u64,
+                    truncated: read.truncated,
+                });
+            }
+            Err(e) => attached
+                .refused
+                .push(format!("{written}: cannot be read ({e}), not attached")),
+        }
+    }
+    for block in blocks {
+        attached.message.push_str("\n\n");
+        attached.message.push_str(&block);
+    }
+    if !attached.refused.is_empty() {
+        attached.message.push_str("\n\n(");
+        attached.message.push_str(&attached.refused.join("; "));
+        attached.message.push(')');
+    }
+    attached
+}
+
+/// The words of `prompt` written as `@name` (or `@"name with spaces"`), as written after the
+/// `@`. An `@` inside a word (`me@example.com`) starts none.
+pub fn mentions(prompt: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut previous: Option<char> = None;
+    let mut chars = prompt.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let starts =
+            c == '@' && previous.is_none_or(|p| p.is_whitespace() || "([{\"'`".contains(p));
+        previous = Some(c);
+        if !starts {
+            continue;
+        }
+        let rest = &prompt[i + 1..];
+        let word = match rest.strip_prefix('"') {
+            Some(quoted) => match quoted.find(['"', '\n']) {
+                Some(end) if quoted[end..].starts_with('"') => &quoted[..end],
+                _ => continue,
+            },
+            None => rest.split(char::is_whitespace).next().unwrap_or(""),
+        };
+        if !word.is_empty() {
+            found.push(word.to_owned());
+        }
+        // Skip what was taken (the closing quote of a quoted name included).
+        let taken = word.len() + usize::from(rest.starts_with('"')) * 2;
+        while chars.peek().is_some_and(|&(j, _)| j <= i + taken) {
+            if let Some((_, skipped)) = chars.next() {
+                previous = Some(skipped);
+            }
+        }
+    }
+    found
+}
+
+/// The path `written` names, if anything exists there: as written, or without the sentence
+/// punctuation after it. Returns the name as it matched, the path, and what is there (a
+/// symlink is followed, so a link counts only as what it points to).
+fn resolve(written: &str, roots: &Roots<'_>) -> Option<(String, PathBuf, std::fs::Metadata)> {
+    let mut candidates = vec![written];
+    let trimmed = written.trim_end_matches(TRAILING_PUNCTUATION);
+    if trimmed != written && !trimmed.is_empty() {
+        candidates.push(trimmed);
+    }
+    candidates.into_iter().find_map(|name| {
+        let path = full_path(name, roots)?;
+        let meta = std::fs::metadata(&path).ok()?;
+        Some((name.to_owned(), path, meta))
+    })
+}
+
+fn full_path(name: &str, roots: &Roots<'_>) -> Option<PathBuf> {
+    if let Some(rest) = name.strip_prefix("~/") {
+        return roots.home.map(|home| home.join(rest));
+    }
+    let path = Path::new(name);
+    Some(if path.is_absolute() {
+        path.to_owned()
+    } else {
+        roots.work_dir.join(path)
+    })
+}
+
+/// A file's first bytes.
+#[derive(Debug)]
+struct Bounded {
+    bytes: Vec<u8>,
+    /// The file holds more than was read.
+    truncated: bool,
+    /// The file's size as the system says (0 for most of /proc).
+    size: u64,
+    binary: bool,
+}
+
+/// Reads at most `limit` bytes of the regular file at `path`. The file is opened without
+/// blocking (a FIFO swapped in after the check cannot hold the open) and checked again once
+/// open, so only a regular file is ever read.
+fn read_bounded(path: &Path, limit: usize) -> std::io::Result<Bounded> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(limit.min(64 * 1024) + 1);
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    let truncated = bytes.len() > limit;
+    bytes.truncate(limit);
+    if truncated {
+        // A character cut in two at the bound is left out whole.
+        if let Err(e) = std::str::from_utf8(&bytes)
+            && e.error_len().is_none()
+        {
+            bytes.truncate(e.valid_up_to());
+        }
+    }
+    let binary = bytes[..bytes.len().min(BINARY_PROBE)].contains(&0);
+    Ok(Bounded {
+        bytes,
+        truncated,
+        size: meta.len(),
+        binary,
+    })
+}
+
+/// One file as the model sees it: a line naming it, then its text fenced by more backticks
+/// than any run inside it.
+fn file_block(written: &str, text: &str, read: &Bounded) -> String {
+    let size = if read.truncated && read.size > read.bytes.len() as u64 {
+        format!(
+            ", only its first {} of {} bytes",
+            read.bytes.len(),
+            read.size
+        )
+    } else if read.truncated {
+        format!(", only its first {} bytes", read.bytes.len())
+    } else {
+        String::new()
+    };
+    let fence = super::shell::fence_for(text);
+    let newline = if text.ends_with('\n') || text.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!("Attached file `{written}`{size}:\n{fence}\n{text}{newline}{fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_secrets() -> Masker {
+        Masker::new(Vec::<String>::new())
+    }
+
+    fn attach_in(dir: &Path, prompt: &str, bound: usize) -> Attached {
+        let roots = Roots {
+            work_dir: dir,
+            home: Some(dir),
+        };
+        attach(prompt, &roots, bound, &no_secrets())
+    }
+
+    #[test]
+    fn mentions_start_at_a_word_and_end_at_a_space() {
+        assert_eq!(
+            mentions("look at @src/main.rs and (@b.txt) but not me@example.com"),
+            ["src/main.rs", "b.txt)"]
+        );
+        assert_eq!(mentions("@\"my notes.md\" please"), ["my notes.md"]);
+        assert_eq!(mentions("@\"unclosed name"), Vec::<String>::new());
+        assert_eq!(mentions("@ alone, @@x"), ["@x"]);
+        assert_eq!(mentions("ünïcödé @é.txt"), ["é.txt"]);
+    }
+
+    #[test]
+    fn a_named_file_is_attached_after_the_prompt_and_the_rest_left_as_typed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.md"), "line one\n").expect("write");
+        let prompt = "summarise @notes.md. @property stays, mail me@x.org";
+        let attached = attach_in(dir.path(), prompt, MAX_ATTACHED_BYTES);
+        assert!(attached.message.starts_with(prompt), "{}", attached.message);
+        assert!(
+            attached
+                .message
+                .ends_with("Attached file `notes.md`:\n```\nline one\n```"),
+            "{}",
+            attached.message
+        );
+        assert_eq!(
+            attached.files,
+            [Attachment {
+                path: "notes.md".into(),
+                bytes: 9,
+                truncated: false
+            }]
+        );
+        assert!(attached.refused.is_empty());
+    }
+
+    #[test]
+    fn the_bound_holds_over_all_files_and_cuts_at_a_character() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a"), "é".repeat(100)).expect("write");
+        std::fs::write(dir.path().join("b"), "b".repeat(100)).expect("write");
+        std::fs::write(dir.path().join("c"), "c").expect("write");
+        let attached = attach_in(dir.path(), "@a @b @c", 151);
+        assert_eq!(attached.files[0].bytes, 150, "75 whole characters");
+        assert!(attached.files[0].truncated);
+        assert!(attached.message.contains("only its first 150 of 200 bytes"));
+        assert_eq!(attached.files[1].bytes, 1);
+        assert_eq!(attached.files.len(), 2, "{:?}", attached.files);
+        assert!(attached.refused[0].starts_with("c: not attached"));
+        let total: u64 = attached.files.iter().map(|f| f.bytes).sum();
+        assert!(total <= 151);
+    }
+
+    #[test]
+    fn binary_files_directories_and_devices_are_refused_with_a_note() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("x.bin"), b"ELF\0\x01\x02").expect("write");
+        std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+        let attached = attach_in(dir.path(), "@x.bin @sub @/dev/null @/dev/zero", 1000);
+        assert!(attached.files.is_empty(), "{:?}", attached.files);
+        assert_eq!(attached.refused.len(), 4, "{:?}", attached.refused);
+        assert!(
+            attached
+                .message
+                .contains("x.bin: a binary file, not attached")
+        );
+        assert!(attached.message.contains("sub: a directory"));
+        assert!(attached.message.contains("/dev/zero: not a regular file"));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        std::os::unix::fs::symlink(&fifo, dir.path().join("link")).expect("symlink");
+        let attached = attach_in(dir.path(), "@pipe @link", 1000);
+        assert!(attached.files.is_empty());
+        assert_eq!(
+            attached.refused.len(),
+            1,
+            "one target: {:?}",
+            attached.refused
+        );
+        // Even opened directly (as after a swap), a FIFO read returns at once.
+        assert!(read_bounded(&fifo, 10).is_err());
+    }
+
+    #[test]
+    fn a_symlink_to_a_regular_file_and_home_paths_are_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("real.txt"), "real").expect("write");
+        std::fs::write(dir.path().join("home.txt"), "home").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("ln"))
+            .expect("symlink");
+        let attached = attach_in(dir.path(), "@ln @~/home.txt @real.txt", 1000);
+        assert_eq!(
+            attached.files.len(),
+            2,
+            "the link's target once: {attached:?}"
+        );
+        assert_eq!(attached.files[0].path, "ln");
+        assert_eq!(attached.files[1].path, "~/home.txt");
+    }
+
+    #[test]
+    fn secrets_and_fences_inside_a_file_stay_inside_its_block() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), "token=sk-secret-value-1234\n```\nx\n").expect("w");
+        let roots = Roots {
+            work_dir: dir.path(),
+            home: None,
+        };
+        let masker = Masker::new(["sk-secret-value-1234".to_owned()]);
+        let attached = attach("@f", &roots, 1000, &masker);
+        assert!(!attached.message.contains("sk-secret-value-1234"));
+        assert!(
+            attached.message.contains("\n````\n"),
+            "{}",
+            attached.message
+        );
+    }
+
+    #[test]
+    fn non_utf8_is_read_lossily_and_the_bound_follows_the_window() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("l1"), b"caf\xe9\n").expect("write");
+        let attached = attach_in(dir.path(), "@l1", 1000);
+        assert!(attached.message.contains("caf\u{fffd}"));
+        assert_eq!(bound_bytes(1_000_000), MAX_ATTACHED_BYTES);
+        assert_eq!(bound_bytes(4_000), 3_000);
+    }
+}

@@ -1,0 +1,222 @@
+//! Streaming one round's reply: the conversation fitted to the context budget, sent, and the
+//! deltas forwarded as events while they arrive; what came back, with the server's token
+//! counts and the streaming clock for the round's usage.
+//!
+//! Owns the request a round sends and the reading of its stream. It must not parse blocks or
+//! decide anything about the round (the turn does).
+
+use tokio_util::sync::CancellationToken;
+
+use super::budget;
+use super::event::Event;
+use super::memory::Memory;
+use super::shell::is_note;
+use super::turn::TurnContext;
+use super::usage::StreamClock;
+use crate::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role, Usage};
+
+/// One round's reply.
+pub(super) struct Reply {
+    pub answer: String,
+    pub reasoning: String,
+    pub finish: Option<FinishReason>,
+    /// The server's counts, when it gave them.
+    pub usage: Option<Usage>,
+    /// The budget's estimate of the request's tokens.
+    pub prompt_estimate: u64,
+    pub clock: StreamClock,
+}
+
+impl Reply {
+    pub fn empty() -> Self {
+        Self {
+            answer: String::new(),
+            reasoning: String::new(),
+            finish: None,
+            usage: None,
+            prompt_estimate: 0,
+            clock: StreamClock::default(),
+        }
+    }
+}
+
+/// Why a reply did not arrive whole. Kept typed until the turn's end, where it becomes the
+/// `Error` event's and the `TurnFinished` event's message.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ReplyError {
+    #[error("stopped by the user")]
+    Stopped,
+    #[error(transparent)]
+    TooBig(#[from] budget::TooBig),
+    #[error(transparent)]
+    Model(#[from] crate::llm::LlmError),
+    #[error("the model stream ended without finishing the reply")]
+    StreamEnded,
+}
+
+/// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
+pub(super) async fn stream_reply(
+    ctx: &TurnContext,
+    memory: &Memory,
+    window: u64,
+    cancel: &CancellationToken,
+) -> Result<Reply, (ReplyError, Reply)> {
+    let events = &ctx.events;
+    let settings = &ctx.config.model_settings;
+    let budget = budget::prompt_budget(window, settings.max_tokens.value);
+    let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
+        Ok(fitted) => fitted,
+        Err(too_big) => return Err((too_big.into(), Reply::empty())),
+    };
+    if fitted.trimmed() {
+        events.emit(Event::ContextTrimmed {
+            shortened: fitted.shortened,
+            dropped: fitted.dropped,
+            tokens: fitted.tokens,
+            budget,
+        });
+    }
+    let request = ChatRequest {
+        messages: join_notes(fitted.messages),
+        options: GenerationOptions::from_config(&ctx.config),
+    };
+    let mut stream = ctx.model.stream(request, cancel.clone());
+    let mut reply = Reply {
+        prompt_estimate: fitted.tokens,
+        ..Reply::empty()
+    };
+    loop {
+        let item = tokio::select! {
+            () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),
+            item = stream.next() => item,
+        };
+        match item {
+            Some(Ok(Delta::Answer(text))) => {
+                reply.clock.tick();
+                reply.answer.push_str(&text);
+                events.emit(Event::AnswerDelta { text });
+            }
+            Some(Ok(Delta::Reasoning(text))) => {
+                reply.clock.tick();
+                reply.reasoning.push_str(&text);
+                events.emit(Event::ReasoningDelta { text });
+            }
+            Some(Ok(Delta::AnswerWasReasoning)) => {
+                let moved = std::mem::take(&mut reply.answer);
+                reply.reasoning.insert_str(0, &moved);
+                events.emit(Event::AnswerWasReasoning);
+            }
+            Some(Ok(Delta::Retrying {
+                attempt,
+                delay,
+                reason,
+            })) => {
+                events.emit(Event::Retrying {
+                    attempt,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                });
+            }
+            Some(Ok(Delta::Preparing(p))) => {
+                events.emit(Event::ModelPreparing {
+                    stage: p.stage.to_owned(),
+                    model: p.model,
+                    done_bytes: p.done_bytes,
+                    total_bytes: p.total_bytes,
+                    message: p.message,
+                });
+            }
+            Some(Ok(Delta::Done(finish))) => {
+                reply.finish = Some(finish.reason);
+                reply.usage = finish.usage;
+                return Ok(reply);
+            }
+            Some(Err(error)) => return Err((error.into(), reply)),
+            None if cancel.is_cancelled() => return Err((ReplyError::Stopped, reply)),
+            None => return Err((ReplyError::StreamEnded, reply)),
+        }
+    }
+}
+
+/// The messages with the notes of the user's commands (`!cmd`) joined to the user messages
+/// around them: the feedback before and the next task's prompt after. Chat templates that
+/// insist on alternating roles refuse a run of user messages, and the model reads the commands
+/// as part of the task they lead to. Other messages are sent as they are.
+fn join_notes(messages: Vec<Message>) -> Vec<Message> {
+    let mut joined: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut last_holds_note = false;
+    for message in messages {
+        let note = message.role == Role::User && is_note(&message.content);
+        match joined.last_mut() {
+            Some(last)
+                if last.role == Role::User
+                    && message.role == Role::User
+                    && (note || last_holds_note) =>
+            {
+                last.content.push_str("\n\n");
+                last.content.push_str(&message.content);
+                last_holds_note = true;
+            }
+            _ => {
+                joined.push(message);
+                last_holds_note = note;
+            }
+        }
+    }
+    joined
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::shell::NOTE_HEAD;
+
+    #[test]
+    fn reply_errors_keep_their_words_at_the_edge() {
+        assert_eq!(ReplyError::Stopped.to_string(), "stopped by the user");
+        assert_eq!(
+            ReplyError::StreamEnded.to_string(),
+            "the model stream ended without finishing the reply"
+        );
+        let too_big = budget::TooBig {
+            tokens: 10,
+            budget: 5,
+        };
+        assert_eq!(
+            ReplyError::from(too_big.clone()).to_string(),
+            too_big.to_string()
+        );
+    }
+
+    #[test]
+    fn notes_join_the_user_messages_around_them_and_nothing_else_is_joined() {
+        let m = |role, content: &str| Message::new(role, content);
+        let note = format!("{NOTE_HEAD} `ls`");
+        let sent = join_notes(vec![
+            m(Role::System, "system"),
+            m(Role::User, "task"),
+            m(Role::Assistant, "a block"),
+            m(Role::User, "[success] output"),
+            m(Role::User, &note),
+            m(Role::User, "what is here?"),
+            m(Role::Assistant, "two files"),
+            m(Role::User, "[failure] stopped"),
+            m(Role::User, "next task"),
+        ]);
+        assert_eq!(
+            sent,
+            [
+                m(Role::System, "system"),
+                m(Role::User, "task"),
+                m(Role::Assistant, "a block"),
+                m(
+                    Role::User,
+                    &format!("[success] output\n\n{note}\n\nwhat is here?")
+                ),
+                m(Role::Assistant, "two files"),
+                m(Role::User, "[failure] stopped"),
+                m(Role::User, "next task"),
+            ]
+        );
+    }
+}
