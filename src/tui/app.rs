@@ -2,9 +2,11 @@
 //! commands for the agent out.
 //!
 //! Owns focus, the quit gesture, transient hints and the chosen agent, and routes input to the
-//! transcript, the viewport, the input box and the history. It must not do I/O (beyond what
-//! `History` does), read the clock or draw: every update is given its time, the event loop
-//! carries out its effects and the screen module draws it.
+//! transcript, the viewport, the input box and the history; the popup, the pickers, `/help`,
+//! the queue and copying live in `app_popups.rs`. It must not do I/O (beyond what `History`
+//! does, and listing the work dir's names when an `@` completion begins), read the clock or
+//! draw: every update is given its time, the event loop carries out its effects and the screen
+//! module draws it.
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +15,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use crate::agent::{ApprovalDecision, ApprovalId, Command, Event};
 use crate::config::{AgentName, Approval};
 use crate::files::FileWrite;
+use crate::tui::clipboard::Part;
 use crate::tui::composer::Composer;
+use crate::tui::help::HelpView;
 use crate::tui::history::History;
+use crate::tui::picker::{Listed, Models, Picker, PickerKind};
+use crate::tui::popup::Popup;
 use crate::tui::render::viewport::Viewport;
 use crate::tui::slash::{self, Slash};
 use crate::tui::status::StatusLine;
@@ -40,6 +46,15 @@ pub enum Effect {
         tool: String,
         code: String,
     },
+    /// Put this text on the terminal's clipboard (OSC 52).
+    Clipboard(String),
+}
+
+/// What covers the transcript and takes the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help(HelpView),
+    Picker(Picker),
 }
 
 /// The block waiting for the user's decision.
@@ -76,6 +91,21 @@ pub struct App {
     hint: Option<(String, Instant)>,
     quit_armed: Option<Instant>,
     pub quit: bool,
+    /// The work dir itself (`work_dir` is its short form), for `@` completion.
+    pub work_path: std::path::PathBuf,
+    /// `/help` or a picker, over the transcript.
+    pub overlay: Option<Overlay>,
+    pub popup: Popup,
+    pub models: Listed<Models>,
+    pub sessions: Listed<Vec<crate::agent::SessionEntry>>,
+    /// Prompts typed while a task ran, sent one by one as tasks end.
+    pub queue: Vec<String>,
+    /// A prompt was sent and its task has not started yet: more prompts wait in the queue.
+    submitted: bool,
+    /// The item (and pane part) Ctrl+Y copied last: pressing it again copies the other part.
+    copied: Option<(usize, Part)>,
+    /// Effects of agent events (a queued prompt to send), for the event loop to take.
+    pending: Vec<Effect>,
 }
 
 impl App {
@@ -97,6 +127,15 @@ impl App {
             hint: None,
             quit_armed: None,
             quit: false,
+            work_path: std::path::PathBuf::from("."),
+            overlay: None,
+            popup: Popup::default(),
+            models: Listed::default(),
+            sessions: Listed::default(),
+            queue: Vec::new(),
+            submitted: false,
+            copied: None,
+            pending: Vec::new(),
         }
     }
 
@@ -151,9 +190,9 @@ impl App {
                 warnings,
                 replay,
             } => self.replay(id, *turns, warnings, replay, now),
-            Event::SessionList { lines, .. } => self.transcript.notice(lines.join("\n")),
             _ => {}
         }
+        self.input_event(event);
         // Items can move when a streamed answer is replaced; a focus that no longer points at
         // a foldable item goes back to the input.
         if let Some(f) = self.focus
@@ -256,7 +295,19 @@ impl App {
         if key.code != KeyCode::Char('c') || !ctrl {
             self.quit_armed = None;
         }
+        if let Some(effects) = self.overlay_key(key, ctrl || alt) {
+            return effects;
+        }
         if let Some(effects) = self.approval_key(key.code, ctrl || alt) {
+            return effects;
+        }
+        if key.code == KeyCode::Char('y') && ctrl {
+            return self.copy();
+        }
+        if !ctrl
+            && !alt
+            && let Some(effects) = self.popup_key(key.code, now)
+        {
             return effects;
         }
         match key.code {
@@ -270,6 +321,7 @@ impl App {
             }
             KeyCode::Esc if self.focus.is_some() => self.focus = None,
             KeyCode::Esc if self.running() => return self.stop(now),
+            KeyCode::Esc if self.composer.is_empty() => self.clear_queue(now),
             KeyCode::Char('r') if ctrl => return self.retry(now),
             KeyCode::Char('t') if ctrl => self.transcript.toggle_all_reasoning(),
             KeyCode::Char('o') if ctrl => self.transcript.toggle_all_panes(),
@@ -317,7 +369,7 @@ impl App {
             KeyCode::Char(c) if !ctrl => self.composer.insert(c.encode_utf8(&mut [0; 4])),
             _ => {}
         }
-        Vec::new()
+        self.after_edit()
     }
 
     /// y, n, a and e answer a waiting approval while the input box is empty.
@@ -400,10 +452,19 @@ impl App {
 
     fn stop(&mut self, now: Instant) -> Vec<Effect> {
         if !self.running() {
-            self.say("nothing is running", now);
+            if self.queue.is_empty() {
+                self.say("nothing is running", now);
+            } else {
+                self.clear_queue(now);
+            }
             return Vec::new();
         }
-        self.say("stopping…", now);
+        let dropped = std::mem::take(&mut self.queue).len();
+        if dropped > 0 {
+            self.say(format!("stopping… ({dropped} queued dropped)"), now);
+        } else {
+            self.say("stopping…", now);
+        }
         vec![Effect::Send(Command::Stop)]
     }
 
@@ -421,6 +482,9 @@ impl App {
         if text.trim().is_empty() {
             return Vec::new();
         }
+        if let Some(command) = text.trim_start().strip_prefix('!') {
+            return self.shell(command.trim().to_owned(), now);
+        }
         if text.trim_start().starts_with('/') && !text.trim().contains('\n') {
             let mut effects = self.take_into_history();
             match slash::parse(&text) {
@@ -429,13 +493,19 @@ impl App {
             }
             return effects;
         }
-        if self.running() {
-            // Keep what was typed: it goes when the task ends.
-            self.say("a task is running: Esc stops it", now);
-            return Vec::new();
+        if self.busy() {
+            // It goes when the task ends.
+            let effects = self.take_into_history();
+            self.queue.push(text);
+            self.say(
+                "queued: sent when the task ends · Esc stops and clears",
+                now,
+            );
+            return effects;
         }
         let mut effects = self.take_into_history();
         self.viewport.to_end();
+        self.submitted = true;
         effects.push(Effect::Send(Command::Submit {
             prompt: text,
             agent: Some(self.agent),
@@ -456,7 +526,7 @@ impl App {
     fn slash(&mut self, command: Slash, now: Instant) -> Vec<Effect> {
         self.viewport.to_end();
         match command {
-            Slash::Help => self.transcript.notice(slash::HELP),
+            Slash::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
             Slash::Agent(Some(agent)) => {
                 self.agent = agent;
                 self.transcript
@@ -467,21 +537,21 @@ impl App {
                 self.agent
             )),
             Slash::Model(Some(model)) => return vec![Effect::Send(Command::SetModel { model })],
-            Slash::Model(None) => self.transcript.notice(format!(
-                "model: {} · /model NAME switches (loaded at the next task); `seek models` lists the models",
-                self.model
-            )),
+            Slash::Model(None) => return self.open_picker(PickerKind::Model),
             Slash::Retry => return self.retry(now),
             Slash::Stop => return self.stop(now),
             Slash::Clear => return vec![Effect::Send(Command::Clear)],
             Slash::New => return vec![Effect::Send(Command::NewSession)],
-            Slash::Resume(None) => return vec![Effect::Send(Command::ListSessions)],
+            Slash::Resume(None) => return self.open_picker(PickerKind::Session),
             Slash::Resume(Some(id)) => return vec![Effect::Send(Command::Resume { id: Some(id) })],
             Slash::Quit => self.quit = true,
         }
         Vec::new()
     }
 }
+
+#[path = "app_popups.rs"]
+mod popups;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

@@ -180,17 +180,81 @@ fn enter_sends_and_shift_alt_enter_and_ctrl_j_insert_newlines() {
 }
 
 #[test]
-fn a_prompt_typed_while_a_task_runs_is_kept_not_lost() {
+fn prompts_typed_while_a_task_runs_are_queued_and_sent_one_per_ended_task() {
     let t = Instant::now();
     let mut a = app();
     start_turn(&mut a, t);
-    typed(&mut a, "next", t);
-    assert!(press(&mut a, KeyCode::Enter, NONE, t).is_empty());
-    assert_eq!(a.composer.text(), "next");
-    assert_eq!(a.hint(t), Some("a task is running: Esc stops it"));
+    for next in ["next", "after"] {
+        typed(&mut a, next, t);
+        let effects = press(&mut a, KeyCode::Enter, NONE, t);
+        assert!(
+            effects.iter().all(|e| matches!(e, Effect::Write(_))),
+            "only the history is written: {effects:?}"
+        );
+    }
+    assert!(a.composer.is_empty());
+    assert_eq!(a.queue, ["next", "after"]);
+    assert_eq!(
+        a.hint(t),
+        Some("queued: sent when the task ends · Esc stops and clears")
+    );
     assert!(
         press(&mut a, KeyCode::Char('r'), CTRL, t).is_empty(),
         "no retry while running"
+    );
+    finish(&mut a, t);
+    let sent = |prompt: &str| {
+        vec![Effect::Send(Command::Submit {
+            prompt: prompt.into(),
+            agent: Some(AgentName::Coder),
+        })]
+    };
+    assert_eq!(a.take_effects(), sent("next"));
+    assert_eq!(a.queue, ["after"]);
+    typed(&mut a, "third", t);
+    press(&mut a, KeyCode::Enter, NONE, t);
+    assert_eq!(
+        a.queue,
+        ["after", "third"],
+        "sent but not yet started still queues"
+    );
+    start_turn(&mut a, t);
+    finish(&mut a, t);
+    assert_eq!(a.take_effects(), sent("after"));
+    assert!(a.take_effects().is_empty(), "taken once");
+}
+
+#[test]
+fn esc_stops_the_task_and_empties_the_queue_in_one_press() {
+    let t = Instant::now();
+    let mut a = app();
+    start_turn(&mut a, t);
+    typed(&mut a, "later", t);
+    press(&mut a, KeyCode::Enter, NONE, t);
+    assert_eq!(
+        press(&mut a, KeyCode::Esc, NONE, t),
+        [Effect::Send(Command::Stop)]
+    );
+    assert!(a.queue.is_empty());
+    assert_eq!(a.hint(t), Some("stopping… (1 queued dropped)"));
+    finish(&mut a, t);
+    assert!(a.take_effects().is_empty(), "nothing left to send");
+}
+
+fn finish(app: &mut App, now: Instant) {
+    app.agent_event(
+        &Event::TurnFinished {
+            usage: None,
+            turn: 1,
+            outcome: crate::agent::Outcome::Done,
+            answer: String::new(),
+            reasoning: None,
+            agent: AgentName::Coder,
+            rounds: 1,
+            blocks: Vec::new(),
+            message: None,
+        },
+        now,
     );
 }
 

@@ -49,6 +49,19 @@ impl Composer {
         self.cursor += clean.len();
     }
 
+    /// Replaces the bytes `range` (clamped to the text and its character boundaries) with
+    /// `text`, leaving the cursor after it (a completion).
+    pub fn replace(&mut self, range: std::ops::Range<usize>, text: &str) {
+        let end = range.end.min(self.text.len());
+        let start = range.start.min(end);
+        if !self.text.is_char_boundary(start) || !self.text.is_char_boundary(end) {
+            return;
+        }
+        self.text.replace_range(start..end, "");
+        self.cursor = start;
+        self.insert(text);
+    }
+
     pub fn backspace(&mut self) {
         if let Some(prev) = self.prev_boundary() {
             self.text.drain(prev..self.cursor);
@@ -257,6 +270,20 @@ mod tests {
         c.line_end();
         c.delete_word();
         assert_eq!(c.text(), "first line\n");
+    }
+
+    #[test]
+    fn a_completion_replaces_its_range_and_leaves_the_cursor_after_it() {
+        let mut c = Composer::default();
+        c.set("see @no and more");
+        c.replace(5..7, "notes.txt ");
+        assert_eq!(c.text(), "see @notes.txt  and more");
+        assert_eq!(&c.text()[c.cursor()..], " and more");
+        c.set("é");
+        c.replace(1..2, "x");
+        assert_eq!(c.text(), "é", "a range inside a character changes nothing");
+        c.replace(0..99, "/help");
+        assert_eq!(c.text(), "/help");
     }
 
     #[test]

@@ -9,16 +9,23 @@
 //! the editor has the terminal).
 
 pub mod app;
+pub mod clipboard;
+pub mod complete;
 pub mod composer;
 pub mod editor;
+pub mod help;
 pub mod history;
 pub mod input;
 pub mod notify;
+pub mod overlay;
+pub mod picker;
+pub mod popup;
 pub mod render;
 pub mod slash;
 pub mod status;
 pub mod terminal;
 pub mod transcript;
+pub mod workfiles;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -98,6 +105,7 @@ pub async fn run(
         config.safety.sandbox.value,
         crate::exec::sandbox::supported(),
     ));
+    app.work_path.clone_from(&config.work_dir.value);
     app.approval = Some(config.safety.approval.value);
     app.notifier = notify::Notifier::new(config.tui.signal(), config.tui.notify_after());
     for warning in [config.safety.warning(), config.work_dir_warning()]
@@ -296,6 +304,9 @@ async fn event_loop(
                     let _ = out.write_all(signal.as_bytes());
                     let _ = out.flush();
                 }
+                // A task's end sends the next queued prompt.
+                let effects = app.take_effects();
+                carry_out(effects, app, commands, &input_control, &mut editing);
                 dirty = true;
             }
             // A signal that comes while the editor runs is handled once it has closed and the
@@ -343,6 +354,12 @@ fn carry_out(
                 }
             }
             Effect::Write(write) => crate::files::in_background(write),
+            Effect::Clipboard(text) => {
+                // Between frames: the sequence does not land inside one.
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(clipboard::osc52(&text).as_bytes());
+                let _ = out.flush();
+            }
             Effect::Edit { id, tool, code } => {
                 if editing.is_some() {
                     continue;

@@ -21,8 +21,97 @@ pub enum Slash {
     Quit,
 }
 
-/// The key and command reference shown by `/help` (and in the README).
+/// One slash command, for the completion popup and `/help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// With its slash: `/model`.
+    pub name: &'static str,
+    /// What its argument is, if it takes one (`/model NAME`).
+    pub argument: Option<&'static str>,
+    /// One line, shown beside the name.
+    pub about: &'static str,
+}
+
+/// Every command, in the order the popup lists them (`/exit` is `/quit`'s other name).
+pub const COMMANDS: &[CommandInfo] = &[
+    CommandInfo {
+        name: "/help",
+        argument: None,
+        about: "keys and commands",
+    },
+    CommandInfo {
+        name: "/model",
+        argument: Some("NAME"),
+        about: "pick a model (alone: a picker)",
+    },
+    CommandInfo {
+        name: "/agent",
+        argument: Some("NAME"),
+        about: "auto, casual, coder or file, from the next task on",
+    },
+    CommandInfo {
+        name: "/resume",
+        argument: Some("ID"),
+        about: "continue a saved session (alone: a picker)",
+    },
+    CommandInfo {
+        name: "/new",
+        argument: None,
+        about: "start a new session",
+    },
+    CommandInfo {
+        name: "/clear",
+        argument: None,
+        about: "forget the conversation, clear the screen",
+    },
+    CommandInfo {
+        name: "/retry",
+        argument: None,
+        about: "run the last task again",
+    },
+    CommandInfo {
+        name: "/stop",
+        argument: None,
+        about: "stop the running task, empty the queue",
+    },
+    CommandInfo {
+        name: "/quit",
+        argument: None,
+        about: "leave (the transcript is printed)",
+    },
+    CommandInfo {
+        name: "/exit",
+        argument: None,
+        about: "leave, as /quit",
+    },
+];
+
+/// The key and command reference shown by `/help` in a scrollable overlay. Every line fits 78
+/// columns, so nothing is cut at 80.
 pub const HELP: &str = "\
+Commands
+  /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
+  /model              pick a model from a list; /model NAME switches directly
+  /agent NAME         agent for the next tasks: auto, casual, coder, file
+  /resume             pick a session of this directory; /resume ID goes to it
+  /new                start a new session (the current one stays saved)
+  /clear              forget the conversation and clear the screen
+  /retry              retry the last task
+  /stop               stop the running task and empty the queue
+  /quit, /exit        leave (the transcript is printed to the terminal)
+  /                   at the start: the commands, filtered as you type;
+                      after a command and a space: its arguments
+  !cmd                run a shell command yourself (same sandbox as blocks);
+                      the model sees it and its output with your next prompt
+  @path               complete a file name of the work dir (Tab); the file is
+                      attached to the prompt
+Completion, pickers
+  Up / Down           move in the list        Tab   complete
+  Enter               run the command or choose the entry      Esc   close
+Queue
+  Enter while a task runs queues the prompt (shown under the prompt box):
+  it is sent when the task ends. Esc or /stop stops the task and empties
+  the queue.
 Keys
   Enter               send the prompt
   Shift+Enter, Alt+Enter, Ctrl+J   new line in the prompt
@@ -31,22 +120,21 @@ Keys
   Ctrl+R              retry the last task
   Tab / Shift+Tab     move the focus over panes and thoughts, newest first
   Enter / Space       fold or unfold the focused item
+  Ctrl+Y              copy the focused pane's code (again: its output), else
+                      the last answer, to the clipboard (OSC 52)
   Ctrl+T              fold or unfold all thoughts
   Ctrl+O              collapse or expand all execution panes
-  PageUp / PageDown   scroll; so do Home / End on an empty prompt, Ctrl+Home / Ctrl+End always
+  PageUp / PageDown   scroll; so do Home / End on an empty prompt,
+                      Ctrl+Home / Ctrl+End always
   mouse wheel         scroll
-  Ctrl+C              stop a running task, else clear the prompt, else twice within 2 s to quit
+  Shift+drag          select text with the mouse (seek captures the mouse)
+  Ctrl+C              stop a running task, else clear the prompt, else twice
+                      within 2 s to quit
   Ctrl+D              quit (on an empty prompt)
   Ctrl+W / Ctrl+U     delete a word / to the start of the line
-Commands
-  /help               this help
-  /agent NAME         use an agent from the next task on: auto, casual, coder, file
-  /model NAME         use another model of the same server from the next task on
-  /retry              retry the last task          /stop   stop the running task
-  /clear              forget the conversation and clear the screen
-  /new                start a new session (the current one stays saved)
-  /resume [ID]        list the saved sessions, or continue session ID
-  /quit               leave (the transcript is printed to the terminal)";
+  Ctrl+A / Ctrl+E     go to the start / end of the line
+  y / n / a / e       a block waits for approval: run / decline / always /
+                      edit in $EDITOR";
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
 pub fn parse(line: &str) -> Result<Slash, String> {
@@ -102,5 +190,23 @@ mod tests {
             parse("/frobnicate"),
             Err("unknown command /frobnicate: /help lists the commands".into())
         );
+    }
+
+    #[test]
+    fn every_command_is_listed_parses_and_its_help_line_fits_80_columns() {
+        for command in COMMANDS {
+            assert!(
+                !matches!(parse(command.name), Err(e) if e.starts_with("unknown")),
+                "{}",
+                command.name
+            );
+            assert!(HELP.contains(command.name), "{} in the help", command.name);
+        }
+        for line in HELP.lines() {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(line) <= 78,
+                "too wide: {line:?}"
+            );
+        }
     }
 }

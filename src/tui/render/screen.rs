@@ -55,11 +55,22 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
         .draw(&app.transcript, transcript, buf, now, focus);
     let cursor_at = draw_input(app, input, buf, &input_rows, cursor);
     draw_status(app, status, buf, now);
+    // The input side's popup, pickers, help and queue (tui/overlay.rs).
+    let below_input = rule3;
+    crate::tui::overlay::draw(
+        app,
+        crate::tui::overlay::Areas {
+            transcript,
+            below_input,
+        },
+        buf,
+    );
     if !color {
         strip_colours(buf);
     }
     if let Some(position) = cursor_at
         && app.focus.is_none()
+        && app.overlay.is_none()
     {
         frame.set_cursor_position(position);
     }

@@ -1,0 +1,129 @@
+//! `/help` as a scrollable overlay over the transcript, so the whole reference can be read at
+//! 80x24 (a notice taller than the window was cut off at its top).
+//!
+//! Owns the overlay's scroll and look; the text itself is `slash::HELP`. It must not act on
+//! commands.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::tui::picker::clear;
+use crate::tui::slash::HELP;
+
+/// The open help overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HelpView {
+    /// The first line shown.
+    pub top: usize,
+    /// Lines the last draw showed: how far PageUp/PageDown move.
+    pub page: usize,
+}
+
+/// What a key did to the overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The key scrolled (or was ignored): the overlay stays.
+    Stay,
+    /// Esc, q or Enter: the overlay closes, the key is spent.
+    Close,
+    /// Another key: the overlay closes and the key goes on to the input box.
+    Pass,
+}
+
+impl HelpView {
+    pub fn key(&mut self, code: crossterm::event::KeyCode) -> Outcome {
+        use crossterm::event::KeyCode;
+        let page = self.page.max(1);
+        match code {
+            KeyCode::Up => self.top = self.top.saturating_sub(1),
+            KeyCode::Down => self.top += 1,
+            KeyCode::PageUp => self.top = self.top.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.top += page,
+            KeyCode::Home => self.top = 0,
+            KeyCode::End => self.top = usize::MAX,
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => return Outcome::Close,
+            _ => return Outcome::Pass,
+        }
+        Outcome::Stay
+    }
+
+    /// Draws the help over `area`; the scroll is clamped to the text here, where the height is
+    /// known.
+    pub fn draw(&mut self, area: Rect, buf: &mut Buffer) {
+        if area.height < 2 {
+            return;
+        }
+        clear(area, buf);
+        let lines: Vec<&str> = HELP.lines().collect();
+        let height = usize::from(area.height) - 1;
+        self.page = height.saturating_sub(1).max(1);
+        self.top = self.top.min(lines.len().saturating_sub(height));
+        let last = (self.top + height).min(lines.len());
+        let heading = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        let more = if last < lines.len() {
+            "PageDown more"
+        } else {
+            "end"
+        };
+        buf.set_line(
+            area.x,
+            area.y,
+            &Line::from(vec![
+                Span::styled(" help", heading),
+                Span::styled(
+                    format!(
+                        " · lines {}-{last} of {} · ↑↓ PageUp PageDown · {more} · Esc closes",
+                        self.top + 1,
+                        lines.len()
+                    ),
+                    Style::new().fg(Color::DarkGray),
+                ),
+            ]),
+            area.width,
+        );
+        for (i, line) in lines[self.top..last].iter().enumerate() {
+            let style = if line.starts_with(' ') {
+                Style::new()
+            } else {
+                heading
+            };
+            buf.set_line(
+                area.x,
+                area.y + 1 + i as u16,
+                &Line::from(Span::styled(format!(" {line}"), style)),
+                area.width,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyCode;
+
+    #[test]
+    fn scrolling_stops_at_the_end_and_other_keys_pass() {
+        let mut view = HelpView::default();
+        let area = Rect::new(0, 0, 80, 18);
+        let mut buf = Buffer::empty(area);
+        view.draw(area, &mut buf);
+        for _ in 0..20 {
+            assert_eq!(view.key(KeyCode::PageDown), Outcome::Stay);
+        }
+        view.draw(area, &mut buf);
+        assert_eq!(view.top, HELP.lines().count() - 17);
+        let shown: String = (0..18)
+            .map(|y| {
+                (0..80)
+                    .map(|x| buf[(x, y)].symbol().to_owned())
+                    .collect::<String>()
+            })
+            .collect();
+        assert!(shown.contains("edit in $EDITOR"), "{shown}");
+        assert_eq!(view.key(KeyCode::Char('x')), Outcome::Pass);
+        assert_eq!(view.key(KeyCode::Esc), Outcome::Close);
+    }
+}
