@@ -8,10 +8,12 @@ mod compiled;
 mod confined;
 mod file_finder;
 mod guard;
+mod interactive;
 mod own_files;
 mod python;
 mod rerun;
 mod save;
+mod shell;
 
 use std::path::PathBuf;
 use std::time::Duration;
