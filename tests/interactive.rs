@@ -136,3 +136,49 @@ fn a_safe_mode_refusal_is_typed_as_safe_mode() {
         feedback(&server)
     );
 }
+
+/// A sandbox whose bash blocks are ended after a second without output or CPU use.
+fn quick_idle() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write_config("[tools.bash]\nidle_timeout_secs = 1\n");
+    sb
+}
+
+#[test]
+fn a_block_waiting_without_output_or_cpu_is_ended_as_stuck() {
+    let sb = quick_idle();
+    for waiting in ["sleep 1000", "sleep 1000 | cat"] {
+        let started = Instant::now();
+        let (out, server) = run_block(&sb, "bash", waiting);
+        let block = only_block(&out);
+        assert_eq!(block["success"], false, "{waiting}: {block}");
+        assert_eq!(block["timed_out"], true, "{waiting}: {block}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{waiting}: ended by the idle timeout, not the block timeout"
+        );
+        let told = feedback(&server);
+        assert!(
+            told.contains("no output and no CPU use for 1 s: it was probably waiting for input"),
+            "{waiting}: {told}"
+        );
+    }
+}
+
+#[test]
+fn a_block_computing_silently_or_printing_slowly_is_not_ended() {
+    let sb = quick_idle();
+    // Busy for three idle periods without printing anything.
+    let busy = "python3 -c 'import time\nt = time.time()\nwhile time.time() - t < 3: pass\nprint(\"computed\")'";
+    let (out, _) = run_block(&sb, "bash", busy);
+    let block = only_block(&out);
+    assert_eq!(block["success"], true, "{block}");
+    assert_eq!(block["output"], "computed\n");
+
+    // Quiet for half the idle limit at a time, five times over.
+    let slow = "for i in 1 2 3 4 5; do echo $i; sleep 0.5; done";
+    let (out, _) = run_block(&sb, "bash", slow);
+    let block = only_block(&out);
+    assert_eq!(block["success"], true, "{block}");
+    assert_eq!(block["output"], "1\n2\n3\n4\n5\n");
+}

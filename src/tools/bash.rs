@@ -58,6 +58,7 @@ impl Bash {
         };
         let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
             .timeout(self.settings.timeout())
+            .idle_timeout(self.settings.idle_timeout())
             .output_limit(ctx.output_limit);
         let request = match &source {
             CodeSource::Inline => request.arg("-c").arg(&block.code),

@@ -177,7 +177,11 @@ impl ToolOutcome {
     }
 
     pub fn timed_out(&self) -> bool {
-        matches!(self.ending, Some(Ending::TimedOut { .. }))
+        // Ended as stuck (the idle timeout) is killed like a timeout.
+        matches!(
+            self.ending,
+            Some(Ending::TimedOut { .. } | Ending::Idle { .. })
+        )
     }
 
     pub fn stopped(&self) -> bool {

@@ -49,6 +49,7 @@ impl Python {
         let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
             .env("PYTHONUNBUFFERED", "1")
             .timeout(self.settings.timeout())
+            .idle_timeout(self.settings.idle_timeout())
             .output_limit(ctx.output_limit);
         let request = match &source {
             CodeSource::Inline => request.arg("-c").arg(&block.code),
