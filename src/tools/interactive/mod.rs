@@ -10,7 +10,12 @@
 //! must not refuse what only looks similar: `less` as an argument, `echo vim`, `vim --version`.
 //! Pure.
 
+mod git;
+mod repl;
+
 use super::shell::{Found, Invocation, walk};
+use git::git;
+use repl::repl;
 
 /// Why a block was refused: the model's feedback, naming the command and what to do instead.
 pub fn refused(script: &str) -> Option<String> {
@@ -32,12 +37,12 @@ pub fn refused(script: &str) -> Option<String> {
 }
 
 /// What is interactive, and what to do instead.
-struct Why {
+pub(super) struct Why {
     subject: String,
     advice: String,
 }
 
-fn why(subject: impl Into<String>, advice: impl Into<String>) -> Option<Why> {
+pub(super) fn why(subject: impl Into<String>, advice: impl Into<String>) -> Option<Why> {
     Some(Why {
         subject: subject.into(),
         advice: advice.into(),
@@ -221,241 +226,6 @@ fn ssh(c: &Invocation<'_>) -> Option<Why> {
     why(
         "ssh without a remote command",
         "it opens a login shell that waits for typing. Give the command to run: ssh HOST 'command'",
-    )
-}
-
-/// `git` commands that open an editor or ask about each change.
-fn git(c: &Invocation<'_>) -> Option<Why> {
-    let editor_set = |names: &[&str], config: &[&str]| {
-        c.assignments
-            .iter()
-            .any(|a| names.iter().any(|n| a.starts_with(&format!("{n}="))))
-            || c.args.iter().any(|a| {
-                config
-                    .iter()
-                    .any(|key| a.text.to_ascii_lowercase().starts_with(&format!("{key}=")))
-            })
-    };
-    let message_editor = editor_set(&["GIT_EDITOR", "EDITOR", "VISUAL"], &["core.editor"]);
-    let sequence_editor = editor_set(&["GIT_SEQUENCE_EDITOR"], &["sequence.editor"]);
-    let (sub, rest) = git_subcommand(&c.args)?;
-    let has = |options: &[&str]| rest.iter().any(|a| options.contains(&a.as_str()));
-    let cluster_has = |letters: &[char]| {
-        rest.iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
-    };
-    let gives_message = || {
-        cluster_has(&['m', 'F', 'C'])
-            || rest.iter().any(|a| {
-                [
-                    "--message",
-                    "--file",
-                    "--reuse-message",
-                    "--fixup",
-                    "--no-edit",
-                ]
-                .iter()
-                .any(|o| a == o || a.starts_with(&format!("{o}=")))
-                    || a == "--dry-run"
-            })
-    };
-    let patch = match sub {
-        "add" => has(&["-p", "--patch", "-i", "--interactive", "-e", "--edit"]),
-        "checkout" | "reset" | "restore" | "stash" | "commit" => {
-            has(&["-p", "--patch", "--interactive"])
-        }
-        "clean" => has(&["-i", "--interactive"]),
-        _ => false,
-    };
-    if patch {
-        return why(
-            format!("git {sub} asking about each change"),
-            "it waits for an answer per change. Name the files instead (git add FILE), or write the change with a block first",
-        );
-    }
-    let opens_editor = match sub {
-        "commit" => !gives_message() && !message_editor,
-        "tag" => cluster_has(&['a', 's', 'u']) && !gives_message() && !message_editor,
-        "rebase" => has(&["-i", "--interactive"]) && !sequence_editor,
-        _ => false,
-    };
-    if !opens_editor {
-        return None;
-    }
-    let advice = if sub == "rebase" {
-        "it opens an editor for the list of commits. Rebase without -i, or set GIT_SEQUENCE_EDITOR to a command that edits the list (such as sed -i …)"
-    } else {
-        "it opens an editor for the message. Give it on the command line: git commit -m 'message' (or --no-edit to keep the current one)"
-    };
-    why(format!("git {sub} without a message"), advice)
-}
-
-/// git's subcommand after its global options, and the words after it.
-fn git_subcommand<'a>(args: &[&'a super::shell::Word]) -> Option<(&'a str, Vec<String>)> {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let text = arg.text.as_str();
-        match text {
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => i += 2,
-            _ if text.starts_with('-') => i += 1,
-            _ => {
-                let rest = args[i + 1..].iter().map(|a| a.text.clone()).collect();
-                return Some((text, rest));
-            }
-        }
-    }
-    None
-}
-
-/// How a REPL is started without a script, and what runs one.
-struct Repl {
-    /// Options that run code, print and quit, or name a script (the program is not bare).
-    runs: &'static [&'static str],
-    /// Single-letter options that do the same inside a cluster (`-uc`).
-    runs_letters: &'static str,
-    /// Options whose value is the next word.
-    takes_value: &'static [&'static str],
-    /// Options that force the prompt even with a script.
-    forces_prompt: &'static [&'static str],
-    /// How many operands it takes that are not a script (sqlite3's database, psql's dbname).
-    operands: usize,
-    advice: &'static str,
-}
-
-fn repl_of(name: &str) -> Option<Repl> {
-    let python = name == "ipython"
-        || name
-            .strip_prefix("python")
-            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    Some(match name {
-        _ if python => Repl {
-            runs: &["--version", "--help", "-"],
-            runs_letters: "cmVh?",
-            takes_value: &["-W", "-X"],
-            forces_prompt: &["-i"],
-            operands: 0,
-            advice: "put the code in a ```python block, or run python3 -c 'code' or python3 script.py",
-        },
-        "node" | "nodejs" => Repl {
-            runs: &[
-                "--eval",
-                "--print",
-                "--check",
-                "--version",
-                "--help",
-                "--test",
-                "--run",
-            ],
-            runs_letters: "epcvh",
-            takes_value: &[
-                "-r",
-                "--require",
-                "--import",
-                "--loader",
-                "--experimental-loader",
-            ],
-            forces_prompt: &["-i", "--interactive"],
-            operands: 0,
-            advice: "run node -e 'code', or write a file and run node file.js",
-        },
-        "irb" => Repl {
-            runs: &["--version", "--help"],
-            runs_letters: "vh",
-            takes_value: &["-r", "-I"],
-            forces_prompt: &[],
-            operands: 0,
-            advice: "run ruby -e 'code', or write a file and run ruby file.rb",
-        },
-        "ghci" => Repl {
-            runs: &["--version", "--help", "--numeric-version", "--info"],
-            runs_letters: "e",
-            takes_value: &[],
-            forces_prompt: &[],
-            operands: usize::MAX,
-            advice: "run ghc -e 'expression' file.hs, or runghc file.hs",
-        },
-        "sqlite3" => Repl {
-            runs: &["-version", "--version", "-help", "--help"],
-            runs_letters: "",
-            takes_value: &[
-                "-cmd",
-                "--cmd",
-                "-separator",
-                "-newline",
-                "-nullvalue",
-                "-init",
-                "-vfs",
-                "-mmap",
-            ],
-            forces_prompt: &["-interactive", "--interactive"],
-            operands: 1,
-            advice: "give the SQL on the command line: sqlite3 db.sqlite 'SELECT …;'",
-        },
-        "psql" => Repl {
-            runs: &["--command", "--file", "--list", "--version", "--help"],
-            runs_letters: "cflV?",
-            takes_value: &[
-                "-d", "-h", "-p", "-U", "-v", "-P", "-T", "-o", "-L", "-F", "-R",
-            ],
-            forces_prompt: &[],
-            operands: usize::MAX,
-            advice: "give the SQL on the command line: psql -c 'SELECT …;' (or -f file.sql)",
-        },
-        "mysql" | "mariadb" => Repl {
-            runs: &["--execute", "--version", "--help"],
-            runs_letters: "eV?",
-            takes_value: &["-u", "-h", "-P", "-D", "-S"],
-            forces_prompt: &[],
-            operands: usize::MAX,
-            advice: "give the SQL on the command line: mysql -e 'SELECT …;'",
-        },
-        _ => return None,
-    })
-}
-
-/// A REPL started with nothing to run: no script, no code option, no input.
-fn repl(c: &Invocation<'_>) -> Option<Why> {
-    let spec = repl_of(c.name)?;
-    if c.stdin_fed {
-        return None;
-    }
-    let mut operands = 0usize;
-    let mut forced = false;
-    let mut args = c.args.iter();
-    while let Some(arg) = args.next() {
-        let text = arg.text.as_str();
-        let option = text.split('=').next().unwrap_or(text);
-        if spec.runs.contains(&option) {
-            return None;
-        }
-        if spec.forces_prompt.contains(&option) {
-            forced = true;
-            continue;
-        }
-        if spec.takes_value.contains(&option) {
-            args.next();
-            continue;
-        }
-        if let Some(cluster) = text.strip_prefix('-').filter(|s| !s.starts_with('-')) {
-            // A cluster runs code if a letter that does comes before any value-taking one.
-            let value_at = cluster
-                .char_indices()
-                .find(|(i, _)| spec.takes_value.contains(&&text[..i + 2]))
-                .map_or(cluster.len(), |(i, _)| i);
-            if cluster[..value_at].contains(|l| spec.runs_letters.contains(l)) {
-                return None;
-            }
-            continue;
-        }
-        if !text.starts_with('-') {
-            operands += 1;
-        }
-    }
-    let bare = operands <= spec.operands;
-    (bare || forced).then_some(())?;
-    why(
-        format!("{} with no script", c.name),
-        format!("it starts an interactive prompt. Instead, {}", spec.advice),
     )
 }
 
