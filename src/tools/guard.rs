@@ -143,6 +143,9 @@ mod tests {
             "echo x | tee /etc/passwd",
             "$cmd x",
             "${RM:-rm} x",
+            "watch -d rm x",
+            "cat <<EOF\n$(rm x)\nEOF",
+            "cat <<EOF > out.txt\nok\nEOF\nrm x",
         ] {
             assert!(refused(script).is_some(), "not caught: {script}");
         }
@@ -166,6 +169,8 @@ mod tests {
             "git push origin main",
             "mkdir -p build && cd build",
             "echo $HOME",
+            "cat <<'EOF' > notes.txt\nrm -rf / is what not to run\nEOF",
+            "cat <<EOF\nrm is listed here\nEOF",
         ] {
             assert_eq!(refused(script), None, "wrongly refused: {script}");
         }

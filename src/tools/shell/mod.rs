@@ -223,7 +223,7 @@ fn wrapped_command(name: &str, args: &[&Word]) -> Vec<Word> {
                 | ("ionice", "-c" | "-n")
                 | ("env", "-u" | "-C")
                 | ("sudo", "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-U")
-                | ("watch", "-n" | "-d")
+                | ("watch", "-n")
         )
     };
     let mut expect_value = false;
