@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::agent::{self, BlockRecord, Command, Event, Outcome, Status};
+use crate::agent::{self, BlockRecord, Command, Event, NotRun, Outcome, Status};
 use crate::cli::{Exit, Resume};
 use crate::config::Config;
 use crate::llm::ChatModel;
@@ -55,6 +55,7 @@ pub async fn run(
         agent: None,
     });
     let mut interrupted = false;
+    let mut progress = Progress::default();
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
     let exit = loop {
@@ -77,14 +78,14 @@ pub async fn run(
         };
         if json {
             say_json(&mut stdout, &mut stderr, &event)?;
-        } else {
-            progress(&mut stderr, &event);
+        } else if let Some(line) = progress.line(&event) {
+            say(&mut stderr, &line);
         }
         if let Event::TurnFinished { outcome, .. } = &event {
             if json {
                 say_json(&mut stdout, &mut stderr, &done_line(&event))?;
             } else {
-                print_answer(&mut stdout, &mut stderr, &event)?;
+                print_answer(&mut stdout, &mut stderr, &event, &progress)?;
             }
             stdout.flush()?;
             break exit_for(*outcome, interrupted);
@@ -199,6 +200,7 @@ fn print_answer(
     stdout: &mut impl Write,
     stderr: &mut impl Write,
     finished: &Event,
+    progress: &Progress,
 ) -> std::io::Result<()> {
     let Event::TurnFinished {
         outcome,
@@ -214,7 +216,10 @@ fn print_answer(
     let last_round: Vec<&BlockRecord> = blocks.iter().filter(|b| b.round == *rounds).collect();
     let answer = render_answer(answer, &last_round);
     stdout.write_all(terminal_safe(&answer).as_bytes())?;
-    if let Some(message) = message.as_ref().filter(|_| *outcome != Outcome::Done) {
+    if let Some(message) = message
+        .as_ref()
+        .filter(|m| *outcome != Outcome::Done && !progress.has_shown(m))
+    {
         say(stderr, &format!("seek: {message}"));
     }
     Ok(())
@@ -254,7 +259,9 @@ pub fn render_answer(answer: &str, blocks: &[&BlockRecord]) -> String {
 }
 
 fn failure_word(block: &BlockRecord) -> String {
-    if block.stopped {
+    if let Some(why) = block.not_run.and_then(refusal_word) {
+        why.into()
+    } else if block.stopped {
         "stopped".into()
     } else if block.timed_out {
         "timed out".into()
@@ -262,6 +269,15 @@ fn failure_word(block: &BlockRecord) -> String {
         block
             .exit_code
             .map_or_else(|| "failed".into(), |c| format!("exit {c}"))
+    }
+}
+
+/// How a refused block is named (the same words as the terminal UI's).
+fn refusal_word(why: NotRun) -> Option<&'static str> {
+    match why {
+        NotRun::Interactive => Some("refused: interactive input"),
+        NotRun::SafeMode => Some("refused by safe mode"),
+        _ => None,
     }
 }
 
@@ -293,10 +309,72 @@ fn say_json(
     writeln!(out, "{line}")
 }
 
-fn progress(err: &mut impl Write, event: &Event) {
-    if let Some(line) = progress_line(event) {
-        say(err, &line);
+/// Plain mode's progress on stderr. Each distinct error is shown once: a retried request's
+/// attempts share one line each without repeating the error, and the error that ends the task
+/// says how many times it was tried.
+#[derive(Debug, Default)]
+struct Progress {
+    /// The error being retried, and the last retry's number.
+    retrying: Option<(String, u32)>,
+    /// Errors already printed in full.
+    shown: Vec<String>,
+}
+
+impl Progress {
+    /// The stderr line for `event`, if any.
+    fn line(&mut self, event: &Event) -> Option<String> {
+        match event {
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                let delay = *delay_ms as f64 / 1000.0;
+                let same = self
+                    .retrying
+                    .as_ref()
+                    .is_some_and(|(last, _)| last == reason);
+                self.retrying = Some((reason.clone(), *attempt));
+                Some(if same {
+                    format!("seek: retrying ({attempt}) in {delay:.1} s")
+                } else {
+                    format!(
+                        "seek: {}; retrying ({attempt}) in {delay:.1} s",
+                        what_failed(reason)
+                    )
+                })
+            }
+            Event::Error { message } => {
+                let tries = match self.retrying.take() {
+                    Some((reason, retries)) if &reason == message => {
+                        format!(" (tried {} times)", retries + 1)
+                    }
+                    _ => String::new(),
+                };
+                if self.has_shown(message) {
+                    return None;
+                }
+                self.shown.push(message.clone());
+                Some(format!("seek: error: {message}{tries}"))
+            }
+            // A reply streamed: the retried failure is over.
+            Event::AnswerComplete { .. } => {
+                self.retrying = None;
+                progress_line(event)
+            }
+            _ => progress_line(event),
+        }
     }
+
+    fn has_shown(&self, message: &str) -> bool {
+        self.shown.iter().any(|m| m == message)
+    }
+}
+
+/// What failed, without why: an error's text up to its first `: ` (`cannot reach the model
+/// server at URL`), shown while it is retried; the whole text comes with the final error.
+fn what_failed(reason: &str) -> &str {
+    reason.split_once(": ").map_or(reason, |(what, _)| what)
 }
 
 /// The stderr line an event gets in plain mode, if any.
@@ -349,18 +427,7 @@ fn progress_line(event: &Event) -> Option<String> {
                 record.duration_ms / 1000.0
             )
         }
-        Event::Retrying {
-            attempt,
-            delay_ms,
-            reason,
-        } => {
-            format!(
-                "seek: {reason}; retrying ({attempt}) in {:.1} s",
-                *delay_ms as f64 / 1000.0
-            )
-        }
         Event::ModelPreparing { message, .. } => format!("seek: {message}"),
-        Event::Error { message } => format!("seek: error: {message}"),
         _ => return None,
     })
 }
@@ -406,6 +473,50 @@ mod tests {
             format!("{}\n", json_line(&event).expect("encodable"))
         );
         assert!(err.is_empty());
+    }
+
+    #[test]
+    fn a_retried_error_is_shown_once_with_its_tries() {
+        let reason = "cannot reach the model server at http://h:1/v1: reset — is it running?";
+        let retrying = |attempt| Event::Retrying {
+            attempt,
+            delay_ms: 500,
+            reason: reason.into(),
+        };
+        let mut progress = Progress::default();
+        let lines: Vec<Option<String>> = [
+            retrying(1),
+            retrying(2),
+            Event::Error {
+                message: reason.into(),
+            },
+            Event::Error {
+                message: reason.into(),
+            },
+        ]
+        .iter()
+        .map(|e| progress.line(e))
+        .collect();
+        assert_eq!(
+            lines,
+            [
+                Some(
+                    "seek: cannot reach the model server at http://h:1/v1; retrying (1) in 0.5 s"
+                        .into()
+                ),
+                Some("seek: retrying (2) in 0.5 s".into()),
+                Some(format!("seek: error: {reason} (tried 3 times)")),
+                None,
+            ]
+        );
+        assert!(
+            progress.has_shown(reason),
+            "the end's message is not repeated"
+        );
+        let other = progress.line(&Event::Error {
+            message: "another".into(),
+        });
+        assert_eq!(other.as_deref(), Some("seek: error: another"));
     }
 
     #[test]

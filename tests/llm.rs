@@ -509,10 +509,13 @@ async fn an_unreachable_server_is_an_error_naming_the_url() {
         max_delay: Duration::from_millis(1),
     });
     let items = deltas(&model).await;
-    assert!(matches!(
-        items.first(),
-        Some(Ok(Delta::Retrying { attempt: 1, .. }))
-    ));
+    // Refused on this machine: nothing will listen a moment later, so it is not retried.
+    assert!(
+        !items
+            .iter()
+            .any(|d| matches!(d, Ok(Delta::Retrying { .. }))),
+        "{items:?}"
+    );
     let err = items
         .last()
         .and_then(|d| d.as_ref().err())

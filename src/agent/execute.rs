@@ -13,7 +13,7 @@ use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
 use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
 use crate::tool_kind::ToolKind;
-use crate::tools::{ToolContext, ToolOutcome, Toolbox, execute_block};
+use crate::tools::{Refusal, ToolContext, ToolOutcome, Toolbox, execute_block};
 
 /// Tool blocks of one reply that are run (or reported as not run) one by one, at most. A reply
 /// holding more is answered with one sentence for all the rest: without a bound, a reply of a
@@ -210,7 +210,9 @@ pub async fn execute_reply(
         } else {
             outcome.feedback.clone()
         });
-        let record = block_record(round, block, outcome, false);
+        let refused = outcome.refused.map(not_run_for);
+        let mut record = block_record(round, block, outcome, false);
+        record.not_run = refused;
         events.emit(Event::BlockFinished {
             record: record.clone(),
         });
@@ -234,6 +236,15 @@ fn over_limit_feedback(count: usize) -> String {
         "{count} more {blocks} after block {last} {were} not run: seek runs at most {MAX_BLOCKS_PER_REPLY} blocks per reply. Put the work into fewer blocks.",
         last = MAX_BLOCKS_PER_REPLY - 1
     )
+}
+
+/// Why a block a tool refused did not run, on the wire. The model's feedback stays the tool's
+/// own (AgenticSeek's words where it has them); this only types the refusal for front ends.
+fn not_run_for(refusal: Refusal) -> NotRun {
+    match refusal {
+        Refusal::Interactive => NotRun::Interactive,
+        Refusal::SafeMode => NotRun::SafeMode,
+    }
 }
 
 /// The result record of `block`.

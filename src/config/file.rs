@@ -80,6 +80,7 @@ pub struct ToolsFile {
 #[serde(deny_unknown_fields)]
 pub struct ToolFile {
     pub timeout_secs: FileValue<i64>,
+    pub idle_timeout_secs: FileValue<i64>,
     pub compile_timeout_secs: FileValue<i64>,
     pub command: FileValue<String>,
     pub runtime: FileValue<String>,

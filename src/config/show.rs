@@ -236,6 +236,7 @@ pub fn render(config: &Config, env: &Env) -> String {
         let _ = writeln!(out, "\n[tools.{}]", tool.tag);
         let numbers = [
             ("timeout_secs", &tool.timeout_secs),
+            ("idle_timeout_secs", &tool.idle_timeout_secs),
             ("compile_timeout_secs", &tool.compile_timeout_secs),
             ("max_read_bytes", &tool.max_read_bytes),
         ];

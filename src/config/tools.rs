@@ -22,10 +22,14 @@ pub const TOOL_TAGS: [&str; 6] = {
     tags
 };
 
+/// A block that prints nothing and uses no CPU for this long is ended as stuck (0: never).
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+
 /// What a tool accepts and its defaults; `None` means the key does not apply to the tool.
 struct Spec {
     kind: ToolKind,
     timeout_secs: Option<u64>,
+    idle_timeout_secs: Option<u64>,
     compile_timeout_secs: Option<u64>,
     command: Option<&'static str>,
     runtime: Option<&'static str>,
@@ -37,6 +41,7 @@ const fn bare(kind: ToolKind) -> Spec {
     Spec {
         kind,
         timeout_secs: None,
+        idle_timeout_secs: None,
         compile_timeout_secs: None,
         command: None,
         runtime: None,
@@ -52,30 +57,35 @@ impl Spec {
     const fn of(kind: ToolKind) -> Spec {
         match kind {
             ToolKind::Bash => Spec {
+                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
                 timeout_secs: Some(300),
                 command: Some("bash"),
                 allow_rerun: Some(false),
                 ..bare(kind)
             },
             ToolKind::Python => Spec {
+                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
                 timeout_secs: Some(300),
                 command: Some("python3"),
                 ..bare(kind)
             },
             ToolKind::C => Spec {
                 compile_timeout_secs: Some(60),
+                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
                 timeout_secs: Some(120),
                 command: Some("gcc"),
                 ..bare(kind)
             },
             ToolKind::Go => Spec {
                 compile_timeout_secs: Some(120),
+                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
                 timeout_secs: Some(10),
                 command: Some("go"),
                 ..bare(kind)
             },
             ToolKind::Java => Spec {
                 compile_timeout_secs: Some(10),
+                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
                 timeout_secs: Some(10),
                 command: Some("javac"),
                 runtime: Some("java"),
@@ -95,6 +105,7 @@ impl Spec {
             kind: self.kind,
             tag: self.kind.tag(),
             timeout_secs: self.timeout_secs.map(default),
+            idle_timeout_secs: self.idle_timeout_secs.map(default),
             compile_timeout_secs: self.compile_timeout_secs.map(default),
             command: self
                 .command
@@ -115,6 +126,8 @@ pub struct ToolConfig {
     /// `kind.tag()`, the `[tools.<tag>]` table's name.
     pub tag: &'static str,
     pub timeout_secs: Option<Sourced<u64>>,
+    /// No output and no CPU use for this long ends a run as stuck; 0 turns it off.
+    pub idle_timeout_secs: Option<Sourced<u64>>,
     pub compile_timeout_secs: Option<Sourced<u64>>,
     pub command: Option<Sourced<String>>,
     pub runtime: Option<Sourced<String>>,
@@ -126,6 +139,15 @@ impl ToolConfig {
     /// The run timeout (zero for tools without one).
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs.as_ref().map_or(0, |s| s.value))
+    }
+
+    /// The idle timeout of a run (`None`: off, or a tool without one).
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.idle_timeout_secs
+            .as_ref()
+            .map(|s| s.value)
+            .filter(|secs| *secs > 0)
+            .map(Duration::from_secs)
     }
 
     /// The compile timeout (zero for interpreted tools).
@@ -182,6 +204,7 @@ impl ToolConfig {
             ("runtime", self.runtime.is_some()),
             ("allow_rerun", self.allow_rerun.is_some()),
             ("max_read_bytes", self.max_read_bytes.is_some()),
+            ("idle_timeout_secs", self.idle_timeout_secs.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, takes)| takes.then_some(key))
@@ -229,6 +252,13 @@ fn resolve_one(
             &table.timeout_secs,
             "timeout_secs",
             1,
+            86_400,
+        )?,
+        idle_timeout_secs: ctx.number(
+            defaults.idle_timeout_secs.clone(),
+            &table.idle_timeout_secs,
+            "idle_timeout_secs",
+            0,
             86_400,
         )?,
         compile_timeout_secs: ctx.number(

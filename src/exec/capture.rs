@@ -1,10 +1,14 @@
 //! Bounded output capture and streaming UTF-8 decoding.
 //!
-//! Owns the head-and-tail buffer that keeps memory bounded however much a block prints, and the
-//! decoder that turns byte chunks into text without splitting a character. It must not read from
-//! processes; the runner feeds it.
+//! Owns the head-and-tail buffer that keeps memory bounded however much a block prints, the
+//! decoder that turns byte chunks into text without splitting a character, and a running block's
+//! output as the runner reads it (`Output`: kept, decoded, passed on, seek's own notes added). It
+//! must not read from processes; the runner feeds it.
 
 use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::{Ending, RunResult};
 
 /// Keeps the first and last bytes of a stream, `limit` bytes in all, and counts the rest.
 #[derive(Debug, Clone)]
@@ -146,6 +150,77 @@ fn incomplete_suffix(bytes: &[u8]) -> usize {
     0
 }
 
+/// The block's output as it arrives: kept head-and-tail, decoded, and passed to the caller.
+pub(super) struct Output<F> {
+    capture: HeadTail,
+    decoder: Utf8Stream,
+    on_output: F,
+    pub(super) pipe_open: bool,
+}
+
+impl<F: FnMut(&str)> Output<F> {
+    pub(super) fn new(limit: usize, on_output: F) -> Self {
+        Self {
+            capture: HeadTail::new(limit),
+            decoder: Utf8Stream::default(),
+            on_output,
+            pipe_open: true,
+        }
+    }
+
+    /// Takes one read's result: bytes are output, 0 is the end of the output, and an error is
+    /// reported in the output (and the log) before the pipe is given up: the block's output
+    /// after it is lost, and the model and the user must not take the cut for the block's end.
+    pub(super) fn take_read(&mut self, read: std::io::Result<usize>, buf: &[u8]) {
+        match read {
+            Ok(0) => self.pipe_open = false,
+            Ok(n) => self.push(&buf[..n]),
+            Err(e) => {
+                self.pipe_open = false;
+                self.flush();
+                self.note(&format!(
+                    "reading the block's output failed ({e}); what it printed after this is lost"
+                ));
+            }
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.capture.push(bytes);
+        (self.on_output)(&self.decoder.decode(bytes));
+    }
+
+    /// Passes on a character the decoder held back waiting for the rest of it.
+    pub(super) fn flush(&mut self) {
+        let rest = self.decoder.finish();
+        if !rest.is_empty() {
+            (self.on_output)(&rest);
+        }
+    }
+
+    /// Adds seek's own line to the output, on a line of its own, and logs it.
+    pub(super) fn note(&mut self, message: &str) {
+        crate::log::write("WARN", &format!("exec: {message}"));
+        let mut line = String::new();
+        if self.capture.seen() > 0 && !self.capture.ends_with_newline() {
+            line.push('\n');
+        }
+        line.push_str(&format!("[seek: {message}]\n"));
+        self.capture.push(line.as_bytes());
+        (self.on_output)(&line);
+    }
+
+    pub(super) fn into_result(self, ending: Ending, duration: Duration) -> RunResult {
+        RunResult {
+            ending,
+            duration,
+            output: self.capture.render(),
+            bytes_seen: self.capture.seen(),
+            truncated: self.capture.omitted() > 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +289,53 @@ mod tests {
         let mut stream = Utf8Stream::default();
         let out = stream.decode(&[b'a', 0xff, b'b', 0xfe]) + &stream.finish();
         assert_eq!(out, "a\u{fffd}b\u{fffd}");
+    }
+
+    fn collecting(seen: &mut String) -> Output<impl FnMut(&str) + '_> {
+        Output::new(1024, move |text: &str| seen.push_str(text))
+    }
+
+    #[test]
+    fn a_read_error_is_reported_not_taken_for_the_end_of_output() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        output.take_read(Ok(5), b"hello");
+        output.take_read(Err(std::io::Error::other("bad pipe")), &[]);
+        assert!(!output.pipe_open, "the pipe is given up after an error");
+        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
+        assert!(
+            result
+                .output
+                .starts_with("hello\n[seek: reading the block's output failed (bad pipe)"),
+            "{}",
+            result.output
+        );
+        assert!(
+            seen.ends_with("what it printed after this is lost]\n"),
+            "{seen}"
+        );
+    }
+
+    #[test]
+    fn a_zero_read_ends_the_output_quietly() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        output.take_read(Ok(3), b"ok\n");
+        output.take_read(Ok(0), &[]);
+        assert!(!output.pipe_open);
+        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
+        assert_eq!(result.output, "ok\n");
+        assert_eq!(seen, "ok\n");
+    }
+
+    #[test]
+    fn a_character_split_by_a_read_error_is_still_passed_on() {
+        let mut seen = String::new();
+        let mut output = collecting(&mut seen);
+        let check = "✓".as_bytes();
+        output.take_read(Ok(2), &check[..2]);
+        output.take_read(Err(std::io::Error::other("gone")), &[]);
+        drop(output);
+        assert!(seen.starts_with('\u{fffd}'), "{seen}");
     }
 }

@@ -352,6 +352,14 @@ impl BlockGroup {
         }
     }
 
+    /// The block's v2 group folder, where its `cpu.stat` is.
+    pub fn v2_dir(&self) -> Option<&Path> {
+        self.dirs
+            .iter()
+            .find(|(_, v2)| *v2)
+            .map(|(dir, _)| dir.as_path())
+    }
+
     /// Whether the v2 group can kill (so no sweep round is needed for what is inside).
     pub fn kills(&self) -> bool {
         self.dirs.iter().any(|(_, v2)| *v2)

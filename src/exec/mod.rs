@@ -2,13 +2,14 @@
 //!
 //! Owns spawning a block's process: its own process group and session, stdin from `/dev/null`,
 //! cwd = the work dir, stdout and stderr through one pipe (so they interleave in arrival order),
-//! output streamed in chunks and captured head-and-tail, a timeout, cancellation, and killing
-//! every process the block started when it ends. It must not know about models or tools: it runs
+//! output streamed in chunks and captured head-and-tail, a timeout, an idle timeout (`idle`),
+//! cancellation, and killing every process the block started when it ends. It must not know about models or tools: it runs
 //! a program and reports what happened.
 
 mod capture;
 mod carve;
 pub mod cgroup;
+pub mod idle;
 pub mod instance;
 mod reaper;
 pub mod sandbox;
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use capture::Output;
 pub use capture::{HeadTail, Utf8Stream};
 pub use reaper::TOKEN_VAR;
 
@@ -41,6 +43,8 @@ pub struct RunRequest {
     /// Variables added to (or replacing) the inherited environment.
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Duration,
+    /// End the run as stuck after this long without output or CPU use (`None`: never).
+    pub idle_timeout: Option<Duration>,
     /// Bytes of output kept (head and tail).
     pub output_limit: usize,
     /// Confinement (`None`: runs with seek's own rights).
@@ -59,6 +63,7 @@ impl RunRequest {
             cwd: cwd.into(),
             env: Vec::new(),
             timeout: Duration::from_secs(300),
+            idle_timeout: None,
             output_limit: 64 * 1024,
             sandbox: None,
             env_remove: Vec::new(),
@@ -90,6 +95,12 @@ impl RunRequest {
         self
     }
 
+    /// Ends the run as stuck after `limit` without output or CPU use (`None`: never).
+    pub fn idle_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.idle_timeout = limit;
+        self
+    }
+
     pub fn output_limit(mut self, limit: usize) -> Self {
         self.output_limit = limit;
         self
@@ -100,9 +111,19 @@ impl RunRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Ending {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
-    TimedOut { after_secs: u64 },
+    Exited {
+        code: i32,
+    },
+    Signaled {
+        signal: i32,
+    },
+    TimedOut {
+        after_secs: u64,
+    },
+    /// Ended as stuck: no output and no CPU use for `after_secs`.
+    Idle {
+        after_secs: u64,
+    },
     Stopped,
 }
 
@@ -142,6 +163,9 @@ impl RunResult {
                 signal_name(signal)
             )),
             Ending::TimedOut { after_secs } => Some(format!("timed out after {after_secs} s")),
+            Ending::Idle { after_secs } => Some(format!(
+                "no output and no CPU use for {after_secs} s: it was probably waiting for input, and was ended as stuck. Blocks have no terminal and their input is empty: give a program its input in the code (arguments, a file, a pipe or a here-document), and do not start servers or watchers that wait forever"
+            )),
             Ending::Stopped => Some("stopped by the user".to_owned()),
         }
     }
@@ -211,7 +235,14 @@ pub async fn run(
     // arrives once the block's processes close theirs.
     drop(command);
     // An unconfirmed group stays with the tree: its v1 limits may still hold the block.
-    group.confirm(leader);
+    let in_group = group.confirm(leader);
+    let idle = request.idle_timeout.map(|limit| {
+        let source = match group.v2_dir().filter(|_| in_group) {
+            Some(dir) => idle::CpuSource::Cgroup(dir.to_path_buf()),
+            None => idle::CpuSource::Processes { leader },
+        };
+        idle::IdleWatch::new(limit, source)
+    });
     let tree = reaper::BlockTree::new(leader, token, Some(group));
     // If this future is dropped mid-run (its task aborted), still leave no process behind.
     let guard = KillOnDrop(Some(tree.clone()));
@@ -226,7 +257,7 @@ pub async fn run(
         pipe,
         output: Output::new(request.output_limit, on_output),
     };
-    let stop = running.until_end(request.timeout, cancel).await;
+    let stop = running.until_end(request.timeout, idle, cancel).await;
     // The block's main process ended or must end: kill whatever it leaves behind (background
     // jobs, daemons), then collect its status and the last of the output.
     disarm(guard);
@@ -364,19 +395,43 @@ struct Running<F> {
 }
 
 impl<F: FnMut(&str)> Running<F> {
-    /// Reads output until the main process exits, the timeout passes, or `cancel` fires.
-    async fn until_end(&mut self, timeout: Duration, cancel: &CancellationToken) -> Stop {
+    /// Reads output until the main process exits, the timeout passes, `idle` finds the block
+    /// stuck, or `cancel` fires.
+    async fn until_end(
+        &mut self,
+        timeout: Duration,
+        mut idle: Option<idle::IdleWatch>,
+        cancel: &CancellationToken,
+    ) -> Stop {
         let mut buf = vec![0u8; READ_SIZE];
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
+        let period = idle
+            .as_ref()
+            .map_or(Duration::from_secs(3600), idle::IdleWatch::period);
+        let mut sample = tokio::time::interval(period);
+        sample.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 read = self.pipe.read(&mut buf), if self.output.pipe_open => {
+                    if let Some(idle) = idle.as_mut() {
+                        idle.output_seen();
+                    }
                     self.output.take_read(read, &buf);
                 }
                 exited = self.child.wait() => return Stop::Exited(exited),
                 () = &mut deadline => return Stop::Ended(Ending::TimedOut { after_secs: timeout.as_secs() }),
                 () = cancel.cancelled() => return Stop::Ended(Ending::Stopped),
+                _ = sample.tick(), if idle.is_some() => {
+                    // Reading /proc or cpu.stat is a few small reads of kernel memory: cheap
+                    // enough for the runtime's thread at this pace.
+                    if let Some(watch) = idle.as_mut()
+                        && watch.stuck()
+                    {
+                        let after_secs = watch.limit().as_secs();
+                        return Stop::Ended(Ending::Idle { after_secs });
+                    }
+                }
             }
         }
     }
@@ -391,77 +446,6 @@ impl<F: FnMut(&str)> Running<F> {
                 Ok(read) => self.output.take_read(read, &buf),
                 Err(_elapsed) => self.output.pipe_open = false,
             }
-        }
-    }
-}
-
-/// The block's output as it arrives: kept head-and-tail, decoded, and passed to the caller.
-struct Output<F> {
-    capture: HeadTail,
-    decoder: Utf8Stream,
-    on_output: F,
-    pipe_open: bool,
-}
-
-impl<F: FnMut(&str)> Output<F> {
-    fn new(limit: usize, on_output: F) -> Self {
-        Self {
-            capture: HeadTail::new(limit),
-            decoder: Utf8Stream::default(),
-            on_output,
-            pipe_open: true,
-        }
-    }
-
-    /// Takes one read's result: bytes are output, 0 is the end of the output, and an error is
-    /// reported in the output (and the log) before the pipe is given up: the block's output
-    /// after it is lost, and the model and the user must not take the cut for the block's end.
-    fn take_read(&mut self, read: std::io::Result<usize>, buf: &[u8]) {
-        match read {
-            Ok(0) => self.pipe_open = false,
-            Ok(n) => self.push(&buf[..n]),
-            Err(e) => {
-                self.pipe_open = false;
-                self.flush();
-                self.note(&format!(
-                    "reading the block's output failed ({e}); what it printed after this is lost"
-                ));
-            }
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8]) {
-        self.capture.push(bytes);
-        (self.on_output)(&self.decoder.decode(bytes));
-    }
-
-    /// Passes on a character the decoder held back waiting for the rest of it.
-    fn flush(&mut self) {
-        let rest = self.decoder.finish();
-        if !rest.is_empty() {
-            (self.on_output)(&rest);
-        }
-    }
-
-    /// Adds seek's own line to the output, on a line of its own, and logs it.
-    fn note(&mut self, message: &str) {
-        crate::log::write("WARN", &format!("exec: {message}"));
-        let mut line = String::new();
-        if self.capture.seen() > 0 && !self.capture.ends_with_newline() {
-            line.push('\n');
-        }
-        line.push_str(&format!("[seek: {message}]\n"));
-        self.capture.push(line.as_bytes());
-        (self.on_output)(&line);
-    }
-
-    fn into_result(self, ending: Ending, duration: Duration) -> RunResult {
-        RunResult {
-            ending,
-            duration,
-            output: self.capture.render(),
-            bytes_seen: self.capture.seen(),
-            truncated: self.capture.omitted() > 0,
         }
     }
 }
@@ -517,50 +501,6 @@ mod tests {
 
     fn collecting(seen: &mut String) -> Output<impl FnMut(&str) + '_> {
         Output::new(1024, move |text: &str| seen.push_str(text))
-    }
-
-    #[test]
-    fn a_read_error_is_reported_not_taken_for_the_end_of_output() {
-        let mut seen = String::new();
-        let mut output = collecting(&mut seen);
-        output.take_read(Ok(5), b"hello");
-        output.take_read(Err(std::io::Error::other("bad pipe")), &[]);
-        assert!(!output.pipe_open, "the pipe is given up after an error");
-        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
-        assert!(
-            result
-                .output
-                .starts_with("hello\n[seek: reading the block's output failed (bad pipe)"),
-            "{}",
-            result.output
-        );
-        assert!(
-            seen.ends_with("what it printed after this is lost]\n"),
-            "{seen}"
-        );
-    }
-
-    #[test]
-    fn a_zero_read_ends_the_output_quietly() {
-        let mut seen = String::new();
-        let mut output = collecting(&mut seen);
-        output.take_read(Ok(3), b"ok\n");
-        output.take_read(Ok(0), &[]);
-        assert!(!output.pipe_open);
-        let result = output.into_result(Ending::Exited { code: 0 }, Duration::ZERO);
-        assert_eq!(result.output, "ok\n");
-        assert_eq!(seen, "ok\n");
-    }
-
-    #[test]
-    fn a_character_split_by_a_read_error_is_still_passed_on() {
-        let mut seen = String::new();
-        let mut output = collecting(&mut seen);
-        let check = "✓".as_bytes();
-        output.take_read(Ok(2), &check[..2]);
-        output.take_read(Err(std::io::Error::other("gone")), &[]);
-        drop(output);
-        assert!(seen.starts_with('\u{fffd}'), "{seen}");
     }
 
     #[test]

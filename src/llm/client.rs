@@ -325,7 +325,10 @@ impl Inner {
         };
         let mut response = match sent {
             Err(_) => return failed(self.timed_out(url, call.deadline), false),
-            Ok(Err(e)) => return failed(self.unreachable(url, &e), true),
+            Ok(Err(e)) => {
+                let retry = super::retry::connect_failure_is_retryable(url, &e);
+                return failed(self.unreachable(url, &e), retry);
+            }
             Ok(Ok(response)) => response,
         };
         if !response.status().is_success() {

@@ -1,7 +1,7 @@
 //! When and how long to wait before retrying a request that failed before its first token.
 //!
-//! Owns the backoff policy: exponential with jitter, `Retry-After` honoured. Pure computation; it
-//! must not sleep or make requests.
+//! Owns the backoff policy (exponential with jitter, `Retry-After` honoured) and which connection
+//! failures are worth a retry. Pure computation; it must not sleep or make requests.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -48,6 +48,49 @@ fn random_unit() -> f64 {
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Whether a request that could not connect is worth retrying. A connection refused by this
+/// machine (a loopback address or `localhost`) is not: nothing listens on that port, and nothing
+/// will a second later, so the user hears it at once. Other failures (timeouts, resets, DNS,
+/// remote hosts, whose balancers refuse while they restart) keep their retries.
+pub fn connect_failure_is_retryable(url: &str, error: &(dyn std::error::Error + 'static)) -> bool {
+    !(is_connection_refused(error) && is_loopback(url))
+}
+
+/// Whether the error, or any error under it, is "connection refused".
+fn is_connection_refused(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        let refused = error
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+            || error
+                .to_string()
+                .to_ascii_lowercase()
+                .contains("connection refused");
+        if refused {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
+/// Whether `url` names this machine: `127.0.0.0/8`, `::1`, `localhost` (and `*.localhost`).
+fn is_loopback(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return ip.is_loopback();
+    }
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
+}
+
 /// Parses a `Retry-After` header given in seconds (the HTTP-date form is treated as absent).
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     value
@@ -72,6 +115,40 @@ mod tests {
                 "retry {retry}: {d} ms"
             );
         }
+    }
+
+    #[test]
+    fn a_refused_connection_on_this_machine_is_not_retried() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        for url in [
+            "http://127.0.0.1:1/v1/chat/completions",
+            "http://127.8.9.10:8080/api/chat",
+            "http://[::1]:11434/api/chat",
+            "http://localhost:8080/v1",
+            "http://LOCALHOST./v1",
+            "http://model.localhost:1/v1",
+        ] {
+            assert!(!connect_failure_is_retryable(url, &refused), "{url}");
+        }
+        for url in [
+            "http://192.168.1.5:8080/v1",
+            "https://api.example.com/v1",
+            "http://localhost.example.com/v1",
+            "not a url",
+        ] {
+            assert!(connect_failure_is_retryable(url, &refused), "{url}");
+        }
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(connect_failure_is_retryable(
+            "http://127.0.0.1:1/v1",
+            &reset
+        ));
+        // Found under the errors that wrap it.
+        let wrapped = std::io::Error::other(refused);
+        assert!(!connect_failure_is_retryable(
+            "http://127.0.0.1:1/v1",
+            &wrapped
+        ));
     }
 
     #[test]

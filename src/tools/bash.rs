@@ -1,11 +1,12 @@
 //! The `bash` tool: runs a block with real bash (not `sh`).
 //!
-//! Owns how a bash block is invoked (inline with `-c`, or from a file when large) and the
-//! explicit skip of commands that only re-run a file this reply already ran. It must not decide
-//! success beyond the exit status.
+//! Owns how a bash block is invoked (inline with `-c`, or from a file when large), the explicit
+//! skip of commands that only re-run a file this reply already ran, and the refusals made before
+//! anything runs (safe mode's blocklist, then interactive programs). It must not decide success
+//! beyond the exit status.
 
 use super::{
-    BoxFuture, CodeSource, OutputSink, Tool, ToolContext, ToolOutcome, rerun, run_process,
+    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolContext, ToolOutcome, rerun, run_process,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
@@ -41,9 +42,15 @@ impl Bash {
             && let Some(command) = super::guard::refused(&block.code)
         {
             // AgenticSeek's refusal, word for word, with the command found.
-            return ToolOutcome::failed_without_process(format!(
-                "Unsafe command: {command}. Execution aborted. This is beyond allowed capabilities report to user. (safe_mode is on: the whole block was refused before anything ran.)"
-            ));
+            return ToolOutcome::refused(
+                Refusal::SafeMode,
+                format!(
+                    "Unsafe command: {command}. Execution aborted. This is beyond allowed capabilities report to user. (safe_mode is on: the whole block was refused before anything ran.)"
+                ),
+            );
+        }
+        if let Some(reason) = super::interactive::refused(&block.code) {
+            return ToolOutcome::refused(Refusal::Interactive, reason);
         }
         let source = match CodeSource::for_code(&block.code, "block.sh") {
             Ok(source) => source,
@@ -51,6 +58,7 @@ impl Bash {
         };
         let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
             .timeout(self.settings.timeout())
+            .idle_timeout(self.settings.idle_timeout())
             .output_limit(ctx.output_limit);
         let request = match &source {
             CodeSource::Inline => request.arg("-c").arg(&block.code),

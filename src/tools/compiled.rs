@@ -146,6 +146,7 @@ impl Compiled {
                 .arg(class),
         }
         .timeout(settings.timeout())
+        .idle_timeout(settings.idle_timeout())
         .output_limit(ctx.output_limit);
         let mut outcome = run_process(&run, ctx, on_output, None, plan.install_hint).await;
         outcome.duration += compiled.duration;

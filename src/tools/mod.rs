@@ -8,10 +8,12 @@ mod compiled;
 mod confined;
 mod file_finder;
 mod guard;
+mod interactive;
 mod own_files;
 mod python;
 mod rerun;
 mod save;
+mod shell;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,6 +30,7 @@ pub use compiled::Compiled;
 pub use file_finder::FileFinder;
 pub use own_files::{OwnFile, OwnFiles};
 pub use python::Python;
+
 pub use save::{SaveError, save_block};
 
 pub use crate::BoxFuture;
@@ -96,6 +99,17 @@ pub struct ToolOutcome {
     pub duration: Duration,
     /// The block was saved at its `:path` (it ran successfully and the save was allowed).
     pub saved: bool,
+    /// The tool refused the block before anything ran, and why.
+    pub refused: Option<Refusal>,
+}
+
+/// Why a tool refused a block before running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The block waits for a person: python `input()` or curses, an editor, a pager, a REPL, …
+    Interactive,
+    /// Safe mode's blocklist.
+    SafeMode,
 }
 
 impl ToolOutcome {
@@ -109,6 +123,14 @@ impl ToolOutcome {
         Self::without_process(false, reason)
     }
 
+    /// A block refused before anything ran; `reason` tells the model what to do instead.
+    pub fn refused(why: Refusal, reason: String) -> Self {
+        Self {
+            refused: Some(why),
+            ..Self::without_process(false, reason)
+        }
+    }
+
     fn without_process(success: bool, text: String) -> Self {
         Self {
             success,
@@ -117,6 +139,7 @@ impl ToolOutcome {
             ending: None,
             duration: Duration::ZERO,
             saved: false,
+            refused: None,
         }
     }
 
@@ -142,6 +165,7 @@ impl ToolOutcome {
             ending: Some(result.ending),
             duration: result.duration,
             saved: false,
+            refused: None,
         }
     }
 
@@ -153,7 +177,11 @@ impl ToolOutcome {
     }
 
     pub fn timed_out(&self) -> bool {
-        matches!(self.ending, Some(Ending::TimedOut { .. }))
+        // Ended as stuck (the idle timeout) is killed like a timeout.
+        matches!(
+            self.ending,
+            Some(Ending::TimedOut { .. } | Ending::Idle { .. })
+        )
     }
 
     pub fn stopped(&self) -> bool {

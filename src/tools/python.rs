@@ -8,7 +8,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{BoxFuture, CodeSource, OutputSink, Tool, ToolContext, ToolOutcome, run_process};
+use super::{
+    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolContext, ToolOutcome, run_process,
+};
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
@@ -33,9 +35,12 @@ impl Python {
         on_output: OutputSink<'_>,
     ) -> ToolOutcome {
         if let Some(feature) = interactive_feature(&block.code) {
-            return ToolOutcome::failed_without_process(format!(
-                "code execution failed: {feature} requires an interactive terminal, but code runs headless in a sandbox with no terminal attached. Rewrite the code without {feature}: take values from variables in the code and print results to stdout.\n"
-            ));
+            return ToolOutcome::refused(
+                Refusal::Interactive,
+                format!(
+                    "code execution failed: {feature} requires an interactive terminal, but code runs headless in a sandbox with no terminal attached. Rewrite the code without {feature}: take values from variables in the code and print results to stdout.\n"
+                ),
+            );
         }
         let source = match CodeSource::for_code(&block.code, "block.py") {
             Ok(source) => source,
@@ -44,6 +49,7 @@ impl Python {
         let request = RunRequest::new(self.settings.command(), &ctx.work_dir)
             .env("PYTHONUNBUFFERED", "1")
             .timeout(self.settings.timeout())
+            .idle_timeout(self.settings.idle_timeout())
             .output_limit(ctx.output_limit);
         let request = match &source {
             CodeSource::Inline => request.arg("-c").arg(&block.code),
