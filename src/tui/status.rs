@@ -198,8 +198,13 @@ impl StatusLine {
     }
 
     fn attempt_text(&self) -> Option<String> {
-        (self.max_attempts > 0 && self.attempt > 0)
-            .then(|| format!("attempt {}/{}", self.attempt + 1, self.max_attempts))
+        (self.max_attempts > 0 && self.attempt > 0).then(|| {
+            format!(
+                "attempt {}/{}",
+                self.attempt.saturating_add(1),
+                self.max_attempts
+            )
+        })
     }
 
     /// The left part: a mark and what is happening. The second value says whether it is bad news.
