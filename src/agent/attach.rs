@@ -497,6 +497,22 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_of_many_thousand_mentions_costs_a_bounded_number_of_checks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), "x").expect("write");
+        let mut prompt: String = (0..50_000).map(|i| format!("@n{i} @\"q{i}\" ")).collect();
+        prompt.push_str(&"@".repeat(100_000));
+        prompt.push_str(" @f @\"");
+        let started = std::time::Instant::now();
+        let found = mentions(&prompt);
+        let attached = attach_in(dir.path(), &prompt, 1000);
+        let took = started.elapsed();
+        assert_eq!(found.len(), 100_001 + 1);
+        assert!(attached.files.is_empty(), "past the mentions looked at");
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
     fn secrets_and_fences_inside_a_file_stay_inside_its_block() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("f"), "token=sk-secret-value-1234\n```\nx\n").expect("w");
