@@ -288,3 +288,47 @@ fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
         assert!(!sent.contains(SECRET), "the secret reached the model: {sent}");
     });
 }
+
+#[test]
+fn the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert() {
+    if run_alone(
+        "the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert",
+        &[],
+    ) {
+        return;
+    }
+    let sb = support::Sandbox::new();
+    let work = sb.path("work");
+    std::fs::create_dir_all(work.join("docs")).expect("mkdir");
+    let key = sb.path("home/id_ed25519");
+    std::fs::write(&key, "PRIVATE-KEY-MATERIAL").expect("write");
+    // A repository's file named with a terminal escape, linking to the user's key.
+    let hostile = "notes\x1b]0;owned\x07.md";
+    std::os::unix::fs::symlink(&key, work.join(hostile)).expect("symlink");
+    // A FIFO and a directory named like files: neither may hold seek up.
+    nix::unistd::mkfifo(
+        &work.join("pipe.txt"),
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )
+    .expect("mkfifo");
+    std::fs::write(work.join("docs/real.md"), "the real notes").expect("write");
+    let server = FakeModel::start(vec![Reply::text("Read them.")]);
+    let prompt = format!("summarise @{hostile} @pipe.txt @docs @docs/real.md @/dev/tty");
+    let started = Instant::now();
+    let out = support::run_within(
+        &mut sb.seek_at(&server.url(), &["-p", &prompt]),
+        Duration::from_secs(60),
+    );
+    let stderr = support::stderr(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let sent = server.chat_requests()[0].last_user_message();
+    assert!(!sent.contains("PRIVATE-KEY-MATERIAL"), "{sent}");
+    assert!(sent.contains("the real notes"), "{sent}");
+    assert!(sent.contains("outside the work dir"), "{sent}");
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\x07'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("outside the work dir"), "{stderr}");
+}
