@@ -116,12 +116,20 @@ pub fn attach(prompt: &str, roots: &Roots<'_>, bound: usize, masker: &Masker) ->
     let mut blocks = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut left = bound;
+    let work_dir = std::fs::canonicalize(roots.work_dir).ok();
     for written in mentions(prompt).into_iter().take(MAX_MENTIONS) {
         let Some((written, path, meta)) = resolve(&written, roots) else {
             continue;
         };
+        let real = std::fs::canonicalize(&path).ok();
+        if leads_out_by_a_link(&written, real.as_deref(), work_dir.as_deref()) {
+            attached.refused.push(format!(
+                "{written}: a link to a file outside the work dir, not attached (name that file by its own path to attach it)"
+            ));
+            continue;
+        }
         // The same file named twice (or through a link) is attached once.
-        let identity = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let identity = real.unwrap_or_else(|| path.clone());
         if seen.contains(&identity) {
             continue;
         }
@@ -226,6 +234,25 @@ fn resolve(written: &str, roots: &Roots<'_>) -> Option<(String, PathBuf, std::fs
         let meta = std::fs::metadata(&path).ok()?;
         Some((name.to_owned(), path, meta))
     })
+}
+
+/// Whether `written`, a name inside the work dir as typed (relative, no `..`), really leads
+/// out of it through a link: a file of a cloned repository named like any other can point at
+/// `~/.ssh/id_ed25519`, and the user who names it means the repository's file, not that one.
+/// A name the user wrote as absolute, `~/…` or with `..` goes where it says.
+fn leads_out_by_a_link(written: &str, real: Option<&Path>, work_dir: Option<&Path>) -> bool {
+    use std::path::Component;
+    let path = Path::new(written);
+    let typed_inside = !written.starts_with("~/")
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    typed_inside
+        && match (real, work_dir) {
+            (Some(real), Some(work_dir)) => !real.starts_with(work_dir),
+            // What cannot be resolved cannot be shown to stay inside.
+            _ => true,
+        }
 }
 
 fn full_path(name: &str, roots: &Roots<'_>) -> Option<PathBuf> {
@@ -428,6 +455,61 @@ mod tests {
         );
         assert_eq!(attached.files[0].path, "ln");
         assert_eq!(attached.files[1].path, "~/home.txt");
+    }
+
+    #[test]
+    fn a_planted_link_out_of_the_work_dir_is_not_followed_for_a_relative_name() {
+        let home = tempfile::tempdir().expect("home");
+        let work = tempfile::tempdir().expect("work");
+        std::fs::create_dir(home.path().join(".ssh")).expect("mkdir");
+        let key = home.path().join(".ssh/id_ed25519");
+        std::fs::write(&key, "PRIVATE KEY").expect("write");
+        // A cloned repository can hold a link named like an ordinary file, or a linked dir.
+        std::os::unix::fs::symlink(&key, work.path().join("notes.md")).expect("symlink");
+        std::os::unix::fs::symlink(home.path().join(".ssh"), work.path().join("docs"))
+            .expect("symlink");
+        std::fs::write(work.path().join("inside.txt"), "inside").expect("write");
+        std::os::unix::fs::symlink("inside.txt", work.path().join("alias.txt")).expect("ln");
+        let roots = Roots {
+            work_dir: work.path(),
+            home: Some(home.path()),
+        };
+        let attached = attach(
+            "read @notes.md @docs/id_ed25519 @../x @alias.txt",
+            &roots,
+            1000,
+            &no_secrets(),
+        );
+        assert!(!attached.message.contains("PRIVATE KEY"), "{attached:?}");
+        assert_eq!(attached.files.len(), 1, "{attached:?}");
+        assert_eq!(attached.files[0].path, "alias.txt");
+        assert!(
+            attached
+                .refused
+                .iter()
+                .any(|r| r.starts_with("notes.md: ") && r.contains("outside the work dir")),
+            "{:?}",
+            attached.refused
+        );
+        // Named by its own path, the user's file is attached: the user chose it.
+        let attached = attach("@~/.ssh/id_ed25519", &roots, 1000, &no_secrets());
+        assert_eq!(attached.files.len(), 1, "{attached:?}");
+    }
+
+    #[test]
+    fn a_prompt_of_many_thousand_mentions_costs_a_bounded_number_of_checks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), "x").expect("write");
+        let mut prompt: String = (0..50_000).map(|i| format!("@n{i} @\"q{i}\" ")).collect();
+        prompt.push_str(&"@".repeat(100_000));
+        prompt.push_str(" @f @\"");
+        let started = std::time::Instant::now();
+        let found = mentions(&prompt);
+        let attached = attach_in(dir.path(), &prompt, 1000);
+        let took = started.elapsed();
+        assert_eq!(found.len(), 100_001 + 1);
+        assert!(attached.files.is_empty(), "past the mentions looked at");
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
     }
 
     #[test]

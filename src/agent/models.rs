@@ -17,6 +17,11 @@ use crate::local::download::{self, DownloadSettings, OnDisk, progress::human_byt
 
 /// How long the server gets to list its models.
 const LIST_LIMIT: Duration = Duration::from_secs(10);
+/// Models offered at most: a picker of more helps nobody, and a hostile server's 4 MB list of
+/// tiny names would otherwise be hundreds of thousands of entries for the front end.
+const MAX_MODELS: usize = 1_000;
+/// A longer name is no real model's and is left out (cutting it would offer a wrong name).
+const MAX_NAME_BYTES: usize = 256;
 
 /// Answers `ListModels` with a `ModelList` event, from a task of its own: the command loop
 /// goes on meanwhile. The event goes to the front end only (a list is no part of a session).
@@ -56,9 +61,18 @@ async fn server(model: &dyn ChatModel) -> (Vec<ModelEntry>, Option<String>) {
     }
 }
 
+/// The server's names as entries: empty, overlong and control-character names (which no one
+/// can type back, and which would drive a terminal) are left out, each name offered once, and
+/// at most `MAX_MODELS`.
 fn entries(names: Vec<String>) -> Vec<ModelEntry> {
+    let mut seen = std::collections::HashSet::new();
     names
         .into_iter()
+        .filter(|name| {
+            !name.is_empty() && name.len() <= MAX_NAME_BYTES && !name.chars().any(char::is_control)
+        })
+        .filter(|name| seen.insert(name.clone()))
+        .take(MAX_MODELS)
         .map(|name| ModelEntry {
             name,
             detail: String::new(),
@@ -104,6 +118,24 @@ fn catalog_entries(settings: &DownloadSettings) -> Vec<ModelEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_servers_list_is_bounded_and_holds_no_control_characters() {
+        let mut names: Vec<String> = (0..100_000).map(|i| format!("m{i}")).collect();
+        names.insert(0, "evil\u{1b}]0;owned\u{7}".into());
+        names.insert(1, "x".repeat(1 << 20));
+        names.insert(2, String::new());
+        names.insert(3, "m0".into());
+        let models = entries(names);
+        assert_eq!(models.len(), MAX_MODELS);
+        assert_eq!(models[0].name, "m0", "the bad names are left out");
+        assert_eq!(models[1].name, "m1", "a name listed twice is offered once");
+        assert!(
+            models
+                .iter()
+                .all(|m| m.name.len() <= MAX_NAME_BYTES && !m.name.chars().any(char::is_control))
+        );
+    }
 
     #[test]
     fn the_catalog_says_each_models_size_and_whether_it_is_here() {

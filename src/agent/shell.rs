@@ -121,8 +121,8 @@ pub(super) fn commands_in(events: &[(u64, Event)]) -> usize {
         .count()
 }
 
-/// What the model reads before the next task: the command, how it ended, and its output
-/// (head and tail, at most `NOTE_OUTPUT_LIMIT`), with secrets masked.
+/// What the model reads before the next task: the command and its output (each its head and
+/// tail, at most `NOTE_OUTPUT_LIMIT`) and how it ended, with secrets masked.
 pub(super) fn note(record: &BlockRecord, masker: &Masker) -> String {
     let ending = if record.stopped {
         "was stopped".to_owned()
@@ -141,8 +141,9 @@ pub(super) fn note(record: &BlockRecord, masker: &Masker) -> String {
     } else {
         format!("{output}\n")
     };
-    let command = &record.block;
-    let (command_fence, output_fence) = (fence_for(command), fence_for(&output));
+    // A pasted script can be long too: the model gets its head and tail, as of the output.
+    let command = head_and_tail(&record.block, NOTE_OUTPUT_LIMIT);
+    let (command_fence, output_fence) = (fence_for(&command), fence_for(&output));
     let note = format!(
         "{NOTE_HEAD}\n{command_fence}bash\n{command}{command_fence}\nIt {ending}. Its output:\n{output_fence}\n{output}{output_fence}"
     );
@@ -230,6 +231,21 @@ mod tests {
             note.len()
         );
         assert!(note.contains("line 0 é\n") && note.contains("line 9999 é\n"));
+        assert!(note.contains("bytes left out"));
+    }
+
+    #[test]
+    fn a_pasted_megabyte_command_is_bounded_in_the_note_too() {
+        let huge = BlockRecord {
+            block: format!("echo {}\n", "a".repeat(1 << 20)),
+            ..record("", Some(0))
+        };
+        let note = note(&huge, &Masker::new(Vec::<String>::new()));
+        assert!(
+            note.len() < 2 * NOTE_OUTPUT_LIMIT + 1_000,
+            "{} bytes",
+            note.len()
+        );
         assert!(note.contains("bytes left out"));
     }
 

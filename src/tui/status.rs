@@ -138,11 +138,17 @@ impl StatusLine {
 
     fn add_round(&mut self, round: &RoundUsage) {
         let usage = &mut self.usage;
-        usage.prompt_tokens += round.prompt_tokens;
-        usage.completion_tokens += round.completion_tokens;
+        // The counts are the server's word: absurd ones saturate instead of overflowing.
+        usage.prompt_tokens = usage.prompt_tokens.saturating_add(round.prompt_tokens);
+        usage.completion_tokens = usage
+            .completion_tokens
+            .saturating_add(round.completion_tokens);
         usage.context_tokens = round.prompt_tokens;
         usage.context_window = round.context_window.or(usage.context_window);
-        usage.streaming_ms += round.streaming_ms.max(0.0);
+        // NaN, negative or infinite time (a damaged session) adds nothing.
+        if round.streaming_ms.is_finite() && round.streaming_ms > 0.0 {
+            usage.streaming_ms += round.streaming_ms;
+        }
         usage.estimated |= round.estimated;
         self.context = Some(ContextFill {
             tokens: round.prompt_tokens,
@@ -160,7 +166,9 @@ impl StatusLine {
     /// Generation speed: completion tokens over streaming time only.
     fn rate(&self) -> Option<f64> {
         let usage = &self.usage;
-        (usage.streaming_ms >= MIN_RATE_STREAMING_MS && usage.completion_tokens > 0)
+        (usage.streaming_ms.is_finite()
+            && usage.streaming_ms >= MIN_RATE_STREAMING_MS
+            && usage.completion_tokens > 0)
             .then(|| usage.completion_tokens as f64 * 1000.0 / usage.streaming_ms)
     }
 
@@ -169,9 +177,13 @@ impl StatusLine {
         let about = if self.usage.estimated { "~" } else { "" };
         let mut parts = Vec::new();
         if let Some(rate) = self.rate() {
-            parts.push(format!("{about}{rate:.0} tok/s"));
+            // `as` saturates: a server's absurd count gives `>999M`, not forty digits.
+            parts.push(format!("{about}{} tok/s", count(rate.round() as u64)));
         }
-        let total = self.usage.prompt_tokens + self.usage.completion_tokens;
+        let total = self
+            .usage
+            .prompt_tokens
+            .saturating_add(self.usage.completion_tokens);
         if total > 0 {
             parts.push(format!("{about}{} tokens", count(total)));
         }
@@ -186,8 +198,13 @@ impl StatusLine {
     }
 
     fn attempt_text(&self) -> Option<String> {
-        (self.max_attempts > 0 && self.attempt > 0)
-            .then(|| format!("attempt {}/{}", self.attempt + 1, self.max_attempts))
+        (self.max_attempts > 0 && self.attempt > 0).then(|| {
+            format!(
+                "attempt {}/{}",
+                self.attempt.saturating_add(1),
+                self.max_attempts
+            )
+        })
     }
 
     /// The left part: a mark and what is happening. The second value says whether it is bad news.
@@ -236,13 +253,15 @@ impl StatusLine {
     }
 }
 
-/// A token count in a few characters: `840`, `1.2k`, `57k`, `1.3M`.
+/// A token count in a few characters: `840`, `1.2k`, `57k`, `1.3M`, `>999M` (no real task gets
+/// there; a server reporting absurd counts does).
 fn count(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
         1_000..10_000 => format!("{:.1}k", n as f64 / 1e3),
         10_000..1_000_000 => format!("{:.0}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
+        1_000_000..999_950_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => ">999M".to_owned(),
     }
 }
 
@@ -365,6 +384,32 @@ mod tests {
         assert_eq!(s.describe(t0).0, "⠋ Thinking · 0.00 s · ctx ~21%");
         s.apply(&Event::Cleared, t0);
         assert_eq!(s.describe(t0).0, "⠋ Thinking · 0.00 s");
+    }
+
+    #[test]
+    fn absurd_counts_from_a_server_or_a_damaged_session_neither_panic_nor_sprawl() {
+        let t0 = Instant::now();
+        let mut s = StatusLine::default();
+        started(&mut s, t0);
+        s.apply(&usage(u64::MAX, u64::MAX, 100.0, Some(1)), t0);
+        s.apply(&usage(u64::MAX, u64::MAX, f64::NAN, Some(0)), t0);
+        s.apply(&usage(7, 7, -5.0, None), t0);
+        s.apply(
+            &usage(u64::MAX, u64::MAX, f64::INFINITY, Some(u64::MAX)),
+            t0,
+        );
+        let (line, _) = s.describe(t0);
+        assert!(!line.contains("NaN") && !line.contains("inf"), "{line}");
+        assert!(line.chars().count() < 80, "{line}");
+        let mut s = StatusLine::default();
+        started(&mut s, t0);
+        s.apply(&usage(1, u64::MAX, 100.0, Some(1)), t0);
+        let (line, _) = s.describe(t0);
+        assert!(
+            line.chars().count() < 80,
+            "a huge speed is shown short: {line}"
+        );
+        assert!(line.contains("tokens"), "{line}");
     }
 
     #[test]

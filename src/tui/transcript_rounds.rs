@@ -104,7 +104,7 @@ impl Rounds {
         let rule = (round > 1).then(|| match (attempts, failed_before) {
             (Some((attempt, max)), true) => format!(
                 "attempt {}/{max} · {}",
-                attempt + 1,
+                attempt.saturating_add(1),
                 why.as_deref().unwrap_or("the previous round failed")
             ),
             (None, true) => format!(

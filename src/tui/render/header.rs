@@ -328,3 +328,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "hostile_tests.rs"]
+mod hostile_tests;
