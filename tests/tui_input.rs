@@ -330,9 +330,8 @@ fn at_completes_file_names_of_the_work_dir_and_the_prompt_goes_as_typed() {
     quit(tui);
 }
 
-// The tests below need the agent side of issue 15 (model lists, the user's shell commands,
-// attachments, sessions listed as data); the one ignored waits for its branch's merge (then
-// drop the `ignore`).
+// The tests below go through the agent side too (model lists, the user's shell commands,
+// attachments, sessions listed as data).
 
 #[test]
 fn an_attached_file_is_named_in_a_notice() {
@@ -381,7 +380,6 @@ fn model_picker_lists_the_servers_models_and_switches() {
 }
 
 #[test]
-#[ignore = "needs cwd-sessions' SessionList.sessions: run once that branch is merged"]
 fn resume_picker_lists_this_directorys_sessions_and_resumes_one() {
     let sb = Sandbox::new();
     let server = FakeModel::start(vec![Reply::text("Remembered.")]);
