@@ -215,30 +215,32 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
         }
         out.push((at, event));
     }
-    if let Some((turn, agent)) = open_turn {
-        for (round, index, tool, code, save_path, started) in running {
-            out.push((
-                last_ms,
-                Event::BlockFinished {
-                    record: BlockRecord {
-                        round,
-                        index,
-                        tool_type: tool,
-                        block: code,
-                        save_path,
-                        feedback: INTERRUPTED.to_owned(),
-                        success: false,
-                        exit_code: None,
-                        timed_out: false,
-                        stopped: true,
-                        skipped: false,
-                        duration_ms: last_ms.saturating_sub(started) as f64,
-                        output: String::new(),
-                        not_run: Some(NotRun::Interrupted),
-                    },
+    // A block still running when the records end was cut short by seek's end, inside a task or
+    // not (the user's own `!cmd`, round 0, runs outside tasks).
+    for (round, index, tool, code, save_path, started) in running {
+        out.push((
+            last_ms,
+            Event::BlockFinished {
+                record: BlockRecord {
+                    round,
+                    index,
+                    tool_type: tool,
+                    block: code,
+                    save_path,
+                    feedback: INTERRUPTED.to_owned(),
+                    success: false,
+                    exit_code: None,
+                    timed_out: false,
+                    stopped: true,
+                    skipped: false,
+                    duration_ms: last_ms.saturating_sub(started) as f64,
+                    output: String::new(),
+                    not_run: Some(NotRun::Interrupted),
                 },
-            ));
-        }
+            },
+        ));
+    }
+    if let Some((turn, agent)) = open_turn {
         out.push((
             last_ms,
             Event::TurnFinished {

@@ -350,3 +350,39 @@ fn continue_picks_the_latest_session_of_this_work_dir_only() {
         "{warning}"
     );
 }
+
+#[test]
+fn the_users_command_cut_short_by_seeks_end_is_closed_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sessions(dir.path()).create(AgentName::Coder).unwrap();
+    file.record_event(&started(1, "p"));
+    file.record_event(&finished(1));
+    // `!sleep 100`, outside any task, when seek was killed.
+    file.record_event(&Event::BlockStarted {
+        round: 0,
+        index: 0,
+        tool: "bash".into(),
+        code: "sleep 100".into(),
+        save_path: None,
+    });
+    file.sync();
+    let loaded = load(file.path(), file.id()).unwrap();
+    let closed = loaded.events.iter().find_map(|(_, e)| match e {
+        Event::BlockFinished { record } if record.round == 0 => Some(record.not_run),
+        _ => None,
+    });
+    assert_eq!(closed, Some(Some(crate::agent::NotRun::Interrupted)));
+    assert!(
+        !matches!(
+            loaded.events.last(),
+            Some((
+                _,
+                Event::TurnFinished {
+                    outcome: Outcome::Stopped,
+                    ..
+                }
+            ))
+        ),
+        "no task was open, so none is closed"
+    );
+}
