@@ -367,11 +367,10 @@ fn model_picker_lists_the_servers_models_and_switches() {
     tui.wait_for_text("model: fake-chat:1b");
     // The popup completes `/model ` with the same list.
     tui.type_text("/model fake-c");
-    let screen = tui.wait_for_text("Tab complete");
-    assert!(
-        screen.contains("fake-coder:7b") && screen.contains("fake-chat:1b"),
-        "{screen}"
-    );
+    // The popup is drawn from the first `/` typed: wait for the models' rows themselves.
+    tui.wait_for("the models offered", |s| {
+        s.contains("Tab complete") && s.contains("fake-coder:7b") && s.contains("fake-chat:1b")
+    });
     tui.send(keys::ESC);
     tui.wait_for("the popup closed", |s| !s.contains("Tab complete"));
     tui.send(b"\x15");
@@ -407,12 +406,14 @@ fn bang_runs_the_users_command_as_a_pane_of_its_own() {
     let mut tui = start(&sb, &server);
     tui.type_text("!echo hi-from-$((40 + 2))");
     tui.send(keys::ENTER);
-    let screen = tui.wait_for_text("│ hi-from-42");
+    // The output streams before the pane's end: wait for both.
+    let screen = tui.wait_for("the finished pane", |s| {
+        s.contains("│ hi-from-42") && s.contains("✓ bash")
+    });
     assert!(
         screen.contains("you ran: echo hi-from-$((40 + 2))"),
         "{screen}"
     );
-    assert!(screen.contains("✓ bash"), "{screen}");
     quit(tui);
     assert!(server.chat_requests().is_empty(), "no task was sent");
 }
