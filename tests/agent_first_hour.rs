@@ -7,40 +7,28 @@ mod support;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/runtime.rs"]
+mod runtime;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Gate, Reply};
+use runtime::{send, submit, until, until_command_finished};
 use seek::agent::{
     self, AgentHandle, AnswerFinish, BlockRecord, Command, Event, NotRun, Outcome, TurnUsage,
 };
-use seek::config::{Config, Dirs, Env, Overrides};
+use seek::config::{Config, Env};
 use seek::llm;
 use seek::secrets::Masker;
 use seek::session::Sessions;
 
 fn config(server_url: &str, work: &std::path::Path) -> Arc<Config> {
-    let overrides = Overrides {
-        provider: Some("llama.cpp".into()),
-        base_url: Some(server_url.to_owned()),
-        model: Some("fake".into()),
-        work_dir: Some(work.join("work")),
-        ..Overrides::default()
-    };
-    let dirs = Dirs {
-        default_config_file: None,
-        data_dir: work.join("data"),
-    };
-    let mut config = Config::resolve(&overrides, &Env::default(), &dirs, work).expect("config");
-    config.ensure_work_dir().expect("work dir");
-    Arc::new(config)
+    runtime::config(server_url, &work.join("work"), &work.join("data"), None)
 }
 
 fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
-    let config = config(&server.url(), work);
-    let model = llm::connect(&config, &Env::default()).expect("model");
-    agent::spawn(config, model)
+    runtime::spawn(config(&server.url(), work))
 }
 
 /// A runtime that keeps its sessions in `work`'s data dir.
@@ -52,48 +40,8 @@ fn start_saving(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
     agent::spawn_with(config, model, Some(sessions))
 }
 
-fn send(handle: &AgentHandle, command: Command) {
-    handle.commands.send(command).expect("agent alive");
-}
-
-fn submit(handle: &AgentHandle, prompt: &str) {
-    send(
-        handle,
-        Command::Submit {
-            prompt: prompt.into(),
-            agent: None,
-        },
-    );
-}
-
-/// Events until (and with) the first one `done` accepts.
-async fn until(handle: &mut AgentHandle, done: impl Fn(&Event) -> bool) -> Vec<Event> {
-    let mut seen = Vec::new();
-    while let Some(event) = handle.events.recv().await {
-        let last = done(&event);
-        seen.push(event);
-        if last {
-            return seen;
-        }
-    }
-    panic!("the agent stopped before the awaited event: {seen:?}");
-}
-
 async fn until_finished(handle: &mut AgentHandle) -> Vec<Event> {
     until(handle, |e| matches!(e, Event::TurnFinished { .. })).await
-}
-
-/// The events of one user command (`!cmd`), up to its `BlockFinished`.
-async fn until_command_finished(handle: &mut AgentHandle) -> (Vec<Event>, BlockRecord) {
-    let events = until(
-        handle,
-        |e| matches!(e, Event::BlockFinished { record } if record.round == 0),
-    )
-    .await;
-    let Some(Event::BlockFinished { record }) = events.last().cloned() else {
-        unreachable!("until returns with the awaited event last");
-    };
-    (events, record)
 }
 
 fn turn_usage(events: &[Event]) -> Option<TurnUsage> {

@@ -3,40 +3,23 @@
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
-
-use std::sync::Arc;
+#[path = "support/runtime.rs"]
+mod runtime;
 
 use fake_model::{FakeModel, Gate, Reply};
-use seek::agent::{self, AgentHandle, ApprovalDecision, Command, Event, Outcome};
-use seek::config::{Config, Dirs, Env, Overrides};
-use seek::llm;
-
-fn config(server: &FakeModel, work: &std::path::Path, approval: Option<&str>) -> Arc<Config> {
-    let overrides = Overrides {
-        provider: Some("llama.cpp".into()),
-        base_url: Some(server.url()),
-        model: Some("fake".into()),
-        work_dir: Some(work.to_owned()),
-        approval: approval.map(str::to_owned),
-        ..Overrides::default()
-    };
-    let dirs = Dirs {
-        default_config_file: None,
-        data_dir: work.join("data"),
-    };
-    let mut config = Config::resolve(&overrides, &Env::default(), &dirs, work).expect("config");
-    config.ensure_work_dir().expect("work dir");
-    Arc::new(config)
-}
+use seek::agent::{AgentHandle, ApprovalDecision, Command, Event, Outcome};
 
 fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
     start_with(server, work, None)
 }
 
 fn start_with(server: &FakeModel, work: &std::path::Path, approval: Option<&str>) -> AgentHandle {
-    let config = config(server, work, approval);
-    let model = llm::connect(&config, &Env::default()).expect("model");
-    agent::spawn(config, model)
+    runtime::spawn(runtime::config(
+        &server.url(),
+        work,
+        &work.join("data"),
+        approval,
+    ))
 }
 
 async fn until_finished(handle: &mut AgentHandle) -> (Outcome, Vec<Event>) {

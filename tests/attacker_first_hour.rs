@@ -10,52 +10,22 @@ mod support;
 mod fake_model;
 #[path = "support/procs.rs"]
 mod procs;
+#[path = "support/runtime.rs"]
+mod runtime;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Reply};
-use seek::agent::{self, AgentHandle, BlockRecord, Command, Event};
-use seek::config::{Config, Dirs, Env, Overrides};
-use seek::llm;
-
-fn config(server_url: &str, work: &std::path::Path) -> Arc<Config> {
-    let overrides = Overrides {
-        provider: Some("llama.cpp".into()),
-        base_url: Some(server_url.to_owned()),
-        model: Some("fake".into()),
-        work_dir: Some(work.join("work")),
-        ..Overrides::default()
-    };
-    let dirs = Dirs {
-        default_config_file: None,
-        data_dir: work.join("data"),
-    };
-    let mut config = Config::resolve(&overrides, &Env::default(), &dirs, work).expect("config");
-    config.ensure_work_dir().expect("work dir");
-    Arc::new(config)
-}
+use runtime::{send, until, until_command_finished};
+use seek::agent::{AgentHandle, BlockRecord, Command, Event};
 
 fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
-    let config = config(&server.url(), work);
-    let model = llm::connect(&config, &Env::default()).expect("model");
-    agent::spawn(config, model)
-}
-
-fn send(handle: &AgentHandle, command: Command) {
-    handle.commands.send(command).expect("agent alive");
-}
-
-async fn until(handle: &mut AgentHandle, done: impl Fn(&Event) -> bool) -> Vec<Event> {
-    let mut seen = Vec::new();
-    while let Some(event) = handle.events.recv().await {
-        let last = done(&event);
-        seen.push(event);
-        if last {
-            return seen;
-        }
-    }
-    panic!("the agent stopped before the awaited event: {seen:?}");
+    runtime::spawn(runtime::config(
+        &server.url(),
+        &work.join("work"),
+        &work.join("data"),
+        None,
+    ))
 }
 
 async fn run_command(handle: &mut AgentHandle, command: &str) -> BlockRecord {
@@ -65,15 +35,7 @@ async fn run_command(handle: &mut AgentHandle, command: &str) -> BlockRecord {
             command: command.into(),
         },
     );
-    let events = until(
-        handle,
-        |e| matches!(e, Event::BlockFinished { record } if record.round == 0),
-    )
-    .await;
-    let Some(Event::BlockFinished { record }) = events.last().cloned() else {
-        unreachable!("until returns with the awaited event last");
-    };
-    record
+    until_command_finished(handle).await.1
 }
 
 fn landlock() -> bool {
@@ -87,38 +49,9 @@ fn landlock() -> bool {
     false
 }
 
-/// Set in a child that runs one test of this file alone.
-const CHILD: &str = "SEEK_ATTACKER_CHILD";
-
-/// Runs test `name` in a child of its own with `env` added, and says whether this is the
-/// parent (which then has nothing more to do). Used where the process itself matters: a
-/// credential in the environment from the start (setting one in a running multi-threaded
-/// process is not sound), and a bystander process that another test's block end would count
-/// as its own (seek claims the children it did not register while a block runs). Every test
-/// here runs alone, so the parent runs no block that could claim another test's child.
-fn run_alone(name: &str, env: &[(&str, &str)]) -> bool {
-    if std::env::var_os(CHILD).is_some() {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("own test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .envs(env.iter().copied())
-        .output()
-        .expect("run the child");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_users_command_cannot_write_signal_or_connect_outside_the_work_dir() {
-    if run_alone(
+    if support::run_alone(
         "the_users_command_cannot_write_signal_or_connect_outside_the_work_dir",
         &[],
     ) || !landlock()
@@ -176,7 +109,7 @@ async fn the_users_command_cannot_write_signal_or_connect_outside_the_work_dir()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_command_leaves_no_process_behind() {
-    if run_alone("a_stopped_command_leaves_no_process_behind", &[]) {
+    if support::run_alone("a_stopped_command_leaves_no_process_behind", &[]) {
         return;
     }
     let work = tempfile::tempdir().expect("tempdir");
@@ -216,7 +149,7 @@ async fn a_stopped_command_leaves_no_process_behind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_binary_output_with_escapes_is_bounded_for_the_model() {
-    if run_alone(
+    if support::run_alone(
         "huge_binary_output_with_escapes_is_bounded_for_the_model",
         &[],
     ) {
@@ -256,7 +189,7 @@ const SECRET: &str = "sk-attacker-secret-0123456789abcdef";
 
 #[test]
 fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
-    if run_alone(
+    if support::run_alone(
         "a_credential_is_withheld_from_the_users_command_and_masked_in_its_note",
         &[("OPENAI_API_KEY", SECRET)],
     ) {
@@ -291,7 +224,7 @@ fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
 
 #[test]
 fn the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert() {
-    if run_alone(
+    if support::run_alone(
         "the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert",
         &[],
     ) {

@@ -14,33 +14,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Set in a child that runs one test of its file alone (`run_alone`).
-const ALONE: &str = "SEEK_TEST_ALONE";
-
-/// Runs test `name` of this test binary in a child process of its own, and says whether this
-/// is the parent (which then has nothing more to do). Memory measures need it: a child's
-/// `ru_maxrss` includes the peak of the memory it was forked from — the kernel saves the old
-/// image's high-water mark at `exec` — so in a test process that other tests made large, a
-/// small seek would be measured as large.
-pub fn run_alone(name: &str) -> bool {
-    if std::env::var_os(ALONE).is_some() {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("own test binary");
-    let out = Command::new(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(ALONE, "1")
-        .output()
-        .expect("run the child");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
-}
-
 /// What a finished child cost.
 #[derive(Debug, Clone, Copy)]
 pub struct Cost {

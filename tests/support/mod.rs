@@ -153,3 +153,36 @@ pub fn real_model() -> Option<PathBuf> {
     );
     None
 }
+
+/// Set in a child that runs one test of its file alone (`run_alone`).
+const ALONE: &str = "SEEK_TEST_ALONE";
+
+/// Runs test `name` of this test binary in a child process of its own, with `env` added, and
+/// says whether this is the parent (which then has nothing more to do). For tests where the
+/// process itself matters:
+/// - memory measures: a child's `ru_maxrss` includes the peak of the memory it was forked from
+///   (the kernel saves the old image's high-water mark at `exec`), so in a test process that
+///   other tests made large, a small seek would be measured as large;
+/// - a variable in the environment from the start (setting one in a running multi-threaded
+///   process is not sound);
+/// - bystander processes that another test's block end would count as its own (seek claims the
+///   children it did not register while a block runs).
+pub fn run_alone(name: &str, env: &[(&str, &str)]) -> bool {
+    if std::env::var_os(ALONE).is_some() {
+        return false;
+    }
+    let exe = std::env::current_exe().expect("own test binary");
+    let out = Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(ALONE, "1")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run the child");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
