@@ -107,6 +107,10 @@ mod tests {
         for script in [
             "bash -c \"rm -rf x\"",
             "sh -c 'rm -rf x'",
+            // Long options before `-c` are not the script.
+            "bash --norc -c 'rm -rf x'",
+            "bash --rcfile /dev/null -c 'rm -rf x'",
+            "bash -c -x 'rm -rf x'",
             "echo x|rm y",
             "a | rm y",
             "ls;rm x",

@@ -306,6 +306,10 @@ mod tests {
         for script in [
             "echo vim",
             "echo less is more",
+            // An option cluster with letters of more than one byte is read, not split mid-letter.
+            "python3 -é script.py",
+            "psql -ü -f x.sql",
+            "node -→ app.js",
             "grep -r less .",
             "ls less",
             "vim --version",

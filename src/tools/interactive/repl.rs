@@ -138,7 +138,11 @@ pub(super) fn repl(c: &Invocation<'_>) -> Option<Why> {
             // A cluster runs code if a letter that does comes before any value-taking one.
             let value_at = cluster
                 .char_indices()
-                .find(|(i, _)| spec.takes_value.contains(&&text[..i + 2]))
+                .find(|&(i, letter)| {
+                    // `text` is `-` then the cluster: the option so far ends after `letter`.
+                    text.get(..1 + i + letter.len_utf8())
+                        .is_some_and(|option| spec.takes_value.contains(&option))
+                })
                 .map_or(cluster.len(), |(i, _)| i);
             if cluster[..value_at].contains(|l| spec.runs_letters.contains(l)) {
                 return None;

@@ -189,12 +189,17 @@ fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// The script a shell runs with `-c SCRIPT` (any option cluster holding `c`).
+/// The script a shell runs with `-c`: a single-dash option cluster holding `c` (long options
+/// such as `--norc` or `--rcfile` are not clusters), then the first argument after it that is
+/// not an option.
 fn shell_script<'a>(args: &[&'a Word]) -> Option<&'a str> {
-    let at = args
+    let at = args.iter().position(|a| {
+        a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c')
+    })?;
+    args[at + 1..]
         .iter()
-        .position(|a| a.text.starts_with('-') && a.text.contains('c'))?;
-    args.get(at + 1).map(|script| script.text.as_str())
+        .find(|a| !a.text.starts_with('-'))
+        .map(|script| script.text.as_str())
 }
 
 /// The commands `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` up to its `;` or `+`.
