@@ -43,11 +43,7 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
                     pane.code.trim_end_matches('\n').to_owned(),
                     format!("the {tool} code"),
                 ),
-                // The output as the pane shows it: no escape sequences from the block.
-                Part::Output => (
-                    crate::terminal_safe::terminal_safe(&pane.output).into_owned(),
-                    format!("the {tool} output"),
-                ),
+                Part::Output => (pane.output.clone(), format!("the {tool} output")),
             }
         }
         Item::Reasoning(r) => (r.text.clone(), "the thoughts".to_owned()),
@@ -58,6 +54,10 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
             (text.clone(), "the message".to_owned())
         }
     };
+    // Whatever is copied may be pasted into a shell: no escape sequence from the model, a block
+    // or a file reaches the clipboard (an `ESC [ 201 ~` would end a bracketed paste early and
+    // run the rest as typed). Line ends and tabs stay.
+    let text = crate::terminal_safe::terminal_safe(&text).into_owned();
     if text.trim().is_empty() {
         return None;
     }
@@ -135,6 +135,15 @@ mod tests {
             "{sequence:?}"
         );
         assert!(sequence.ends_with('\x07') && sequence.matches('\x1b').count() == 1);
+    }
+
+    #[test]
+    fn no_escape_from_the_model_reaches_the_clipboard() {
+        // Pasted into a shell, `ESC [ 201 ~` would end a bracketed paste and run the rest.
+        let hostile = "ls\x1b[201~rm -rf ~\n\tindented\n";
+        let copy = of_item(&Item::Answer(hostile.into()), Part::Code).expect("text");
+        assert!(!copy.text.contains('\x1b'), "{:?}", copy.text);
+        assert!(copy.text.contains("\n\tindented"), "line ends and tabs stay");
     }
 
     #[test]
