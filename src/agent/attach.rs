@@ -152,6 +152,15 @@ pub fn attach(prompt: &str, roots: &Roots<'_>, bound: usize, masker: &Masker) ->
             continue;
         }
         match read_bounded(&path, left) {
+            // The name was swapped for a link out of the work dir between the check above and
+            // the open (a process left running could do it): what was opened decides.
+            Ok(read)
+                if leads_out_by_a_link(&written, read.opened.as_deref(), work_dir.as_deref()) =>
+            {
+                attached.refused.push(format!(
+                    "{written}: a link to a file outside the work dir, not attached (name that file by its own path to attach it)"
+                ));
+            }
             Ok(read) if read.binary => {
                 attached
                     .refused
@@ -276,6 +285,9 @@ struct Bounded {
     /// The file's size as the system says (0 for most of /proc).
     size: u64,
     binary: bool,
+    /// Where the opened file really is (`/proc/self/fd/N`), for checking what was read rather
+    /// than what the name led to a moment before.
+    opened: Option<PathBuf>,
 }
 
 /// Reads at most `limit` bytes of the regular file at `path`. The file is opened without
@@ -291,6 +303,10 @@ fn read_bounded(path: &Path, limit: usize) -> std::io::Result<Bounded> {
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
+    let opened = {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+    };
     let mut bytes = Vec::with_capacity(limit.min(64 * 1024) + 1);
     file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
     let truncated = bytes.len() > limit;
@@ -309,6 +325,7 @@ fn read_bounded(path: &Path, limit: usize) -> std::io::Result<Bounded> {
         truncated,
         size: meta.len(),
         binary,
+        opened,
     })
 }
 
@@ -455,6 +472,27 @@ mod tests {
         );
         assert_eq!(attached.files[0].path, "ln");
         assert_eq!(attached.files[1].path, "~/home.txt");
+    }
+
+    #[test]
+    fn what_was_opened_is_checked_not_what_the_name_led_to_before() {
+        // A name swapped for a link after the check: the opened file's real place decides.
+        let outside = tempfile::tempdir().expect("outside");
+        let work = tempfile::tempdir().expect("work");
+        let key = outside.path().join("id_ed25519");
+        std::fs::write(&key, "PRIVATE KEY").expect("write");
+        std::os::unix::fs::symlink(&key, work.path().join("notes.md")).expect("symlink");
+        let read = read_bounded(&work.path().join("notes.md"), 100).expect("read");
+        let work_dir = std::fs::canonicalize(work.path()).expect("canonical");
+        assert_eq!(
+            read.opened.as_deref(),
+            Some(std::fs::canonicalize(&key).expect("canonical").as_path())
+        );
+        assert!(leads_out_by_a_link(
+            "notes.md",
+            read.opened.as_deref(),
+            Some(&work_dir)
+        ));
     }
 
     #[test]

@@ -143,7 +143,10 @@ mod tests {
         let hostile = "ls\x1b[201~rm -rf ~\n\tindented\n";
         let copy = of_item(&Item::Answer(hostile.into()), Part::Code).expect("text");
         assert!(!copy.text.contains('\x1b'), "{:?}", copy.text);
-        assert!(copy.text.contains("\n\tindented"), "line ends and tabs stay");
+        assert!(
+            copy.text.contains("\n\tindented"),
+            "line ends and tabs stay"
+        );
     }
 
     #[test]
