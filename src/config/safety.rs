@@ -117,17 +117,6 @@ impl Safety {
         }
         socket_guard::support().warning()
     }
-
-    /// `sandbox workspace-write`, `sandbox off` or `sandbox unavailable`, for headers.
-    pub fn sandbox_label(&self) -> String {
-        if self.sandbox.value == SandboxMode::Off {
-            "sandbox off".to_owned()
-        } else if sandbox::supported() {
-            format!("sandbox {}", self.sandbox.value.as_str())
-        } else {
-            "sandbox unavailable".to_owned()
-        }
-    }
 }
 
 /// Whether blocks are confined by the kernel in `mode` here.

@@ -344,22 +344,17 @@ fn attached(files: &[Attachment]) -> String {
         .iter()
         .map(|f| {
             let start = if f.truncated { ", only its start" } else { "" };
-            format!("{} ({}{start})", f.path, size(f.bytes))
+            format!(
+                "{} ({}{start})",
+                f.path,
+                crate::local::download::progress::human_bytes(f.bytes)
+            )
         })
         .collect();
     if list.is_empty() {
         "nothing was attached".to_owned()
     } else {
         format!("attached {}", list.join(", "))
-    }
-}
-
-/// `512 B`, `1.2 kB`, `3.4 MB` (decimal units).
-fn size(bytes: u64) -> String {
-    match bytes {
-        0..1_000 => format!("{bytes} B"),
-        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
-        _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
 }
 

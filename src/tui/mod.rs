@@ -399,5 +399,5 @@ fn log_event(event: &agent::Event) {
 fn short_path(path: &std::path::Path) -> String {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
-    render::header::home_relative(path, home.as_deref())
+    crate::config::abbreviate_home(path, home.as_deref())
 }

@@ -4,9 +4,7 @@
 //! agent dropped; the work dir and the badges stay at every width.
 //!
 //! Owns the header's look at a given width. It must not read the environment or the
-//! configuration (the caller gives the values; `home_relative` is a pure function of them).
-
-use std::path::Path;
+//! configuration (the caller gives the values; `config::abbreviate_home` shortens the work dir).
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -73,15 +71,6 @@ fn approval_style(approval: Approval) -> Style {
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
-}
-
-/// `path` with the home directory shown as `~`.
-pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
-    match home.and_then(|home| path.strip_prefix(home).ok()) {
-        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
-    }
 }
 
 /// `path` in at most `max` columns: its first component, an ellipsis and as many of its last
@@ -277,6 +266,7 @@ fn model_and_provider(description: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn a_long_path_loses_its_middle_first_then_its_start() {
@@ -296,10 +286,22 @@ mod tests {
     #[test]
     fn home_is_a_tilde() {
         let home = Path::new("/home/u");
-        assert_eq!(home_relative(Path::new("/home/u"), Some(home)), "~");
-        assert_eq!(home_relative(Path::new("/home/u/p"), Some(home)), "~/p");
-        assert_eq!(home_relative(Path::new("/home/uv"), Some(home)), "/home/uv");
-        assert_eq!(home_relative(Path::new("/srv"), None), "/srv");
+        assert_eq!(
+            crate::config::abbreviate_home(Path::new("/home/u"), Some(home)),
+            "~"
+        );
+        assert_eq!(
+            crate::config::abbreviate_home(Path::new("/home/u/p"), Some(home)),
+            "~/p"
+        );
+        assert_eq!(
+            crate::config::abbreviate_home(Path::new("/home/uv"), Some(home)),
+            "/home/uv"
+        );
+        assert_eq!(
+            crate::config::abbreviate_home(Path::new("/srv"), None),
+            "/srv"
+        );
     }
 
     #[test]

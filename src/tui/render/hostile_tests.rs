@@ -9,7 +9,7 @@
 use std::os::unix::ffi::OsStrExt;
 
 use super::super::snapshots::Scene;
-use super::{HeaderParts, SandboxBadge, header, home_relative};
+use super::{HeaderParts, SandboxBadge, header};
 use crate::agent::{AnswerFinish, BlockRecord, Event, NotRun, Outcome, RoundUsage, Status};
 use crate::config::{AgentName, Approval};
 use crate::exec::sandbox::SandboxMode;
@@ -198,7 +198,7 @@ fn a_damaged_session_replayed_on_resume_draws_without_panicking() {
 fn work_dirs_with_escapes_or_invalid_utf8_fit_every_narrow_header() {
     let bytes = b"/home/u/\x1b]0;owned\x07/\xff\xfe/\xe6\x97\xa5\xe6\x9c\xac/\x1b[2J/x";
     let dir = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
-    let shown = home_relative(dir, Some(std::path::Path::new("/home/u")));
+    let shown = crate::config::abbreviate_home(dir, Some(std::path::Path::new("/home/u")));
     let long = format!("~/{}", "日本語/".repeat(300));
     for work_dir in [shown.as_str(), long.as_str(), "", "/", "\u{202e}"] {
         let parts = HeaderParts {
