@@ -181,6 +181,7 @@ fn hostile_client(base: &str, mode: &str) -> ! {
             seed: None,
             context_window: 8192,
         },
+        json_schema: None,
     };
     let result = runtime.block_on(async {
         model
@@ -334,6 +335,7 @@ fn main() {
                 seed: None,
                 context_window: 8192,
             },
+            json_schema: None,
         };
         let (mut seek_times, mut cpu_times) = (Vec::new(), Vec::new());
         for _ in 0..runs {

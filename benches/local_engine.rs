@@ -70,6 +70,7 @@ fn request(messages: Vec<Message>, max_tokens: u64) -> ChatRequest {
             seed: Some(1),
             context_window: 8192,
         },
+        json_schema: None,
     }
 }
 

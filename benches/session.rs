@@ -84,6 +84,7 @@ fn write_session(path: &std::path::Path) -> SessionFile {
             rounds: 1,
             blocks: vec![block(turn)],
             message: None,
+            plan: None,
         });
     }
     file

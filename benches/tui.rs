@@ -81,6 +81,7 @@ fn transcript(turns: usize) -> (App, Instant) {
                 rounds: 1,
                 blocks: Vec::new(),
                 message: None,
+                plan: None,
             },
         ];
         for event in &events {

@@ -77,7 +77,7 @@ pub async fn run(
             break Exit::TaskFailed;
         };
         if json {
-            say_json(&mut stdout, &mut stderr, &event)?;
+            say_json(&mut stdout, &mut stderr, &crate::wire::event_json(&event))?;
         } else if let Some(line) = progress.line(&event) {
             say(&mut stderr, &line);
         }
@@ -165,6 +165,7 @@ fn done_line(finished: &Event) -> serde_json::Value {
         blocks,
         message,
         usage,
+        plan,
         ..
     } = finished
     else {
@@ -181,6 +182,8 @@ fn done_line(finished: &Event) -> serde_json::Value {
         "message": message,
         // The task's tokens (`null` when no reply reached seek).
         "usage": usage,
+        // The planner's steps with their final status; absent for other agents.
+        "plan": plan,
         "blocks": blocks.iter().map(|b| json!({
             "tool_type": b.tool_type,
             "block": b.block,

@@ -3,6 +3,7 @@
 //! The library holds every part so tests and benchmarks reach them; `main.rs` is a thin edge.
 
 pub mod agent;
+pub mod agents;
 pub mod cli;
 pub mod config;
 pub mod exec;
@@ -18,6 +19,7 @@ pub mod terminal_safe;
 pub mod tool_kind;
 pub mod tools;
 pub mod tui;
+pub mod wire;
 
 /// A boxed future, so async methods can live behind trait objects.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -401,8 +401,10 @@ async fn an_attached_files_content_reaches_the_model_and_a_retry_keeps_it() {
         .iter()
         .position(|e| matches!(e, Event::TurnStarted { prompt, .. } if prompt == "summarise @notes.md, thanks @everyone"))
         .expect("the prompt as typed");
-    let Event::Attached { files } = &events[started + 1] else {
-        panic!("Attached follows TurnStarted: {events:?}");
+    // Under `auto`, the router's choice comes first.
+    let next = started + 1 + usize::from(matches!(events[started + 1], Event::Routed { .. }));
+    let Event::Attached { files } = &events[next] else {
+        panic!("Attached follows TurnStarted (and Routed): {events:?}");
     };
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].path, "notes.md");

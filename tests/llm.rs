@@ -31,6 +31,7 @@ fn request() -> ChatRequest {
             Message::new(Role::User, "count to 3"),
         ],
         options: options(),
+        json_schema: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn request(messages: Vec<Message>, max_tokens: u64) -> ChatRequest {
     ChatRequest {
         messages,
         options: options(max_tokens),
+        json_schema: None,
     }
 }
 

@@ -8,28 +8,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{ApprovalId, Event, NotRun};
 use super::execute::EventSink;
 use crate::config::Approval;
 use crate::protocol::Block;
+use crate::wire::{ApprovalId, Event, NotRun};
 
-/// The user's answer to an approval request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    Run,
-    Decline,
-    /// Run this and every later block of the session without asking.
-    Always,
-    /// Run this code instead.
-    Edit {
-        code: String,
-    },
-}
+pub use crate::wire::ApprovalDecision as Decision;
 
 /// Why an answer settled nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

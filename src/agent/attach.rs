@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::budget;
-use super::event::Attachment;
 use super::turn::{Task, TurnContext};
 use crate::secrets::Masker;
+use crate::wire::Attachment;
 
 /// Bytes attached per task at most, over all its files (a quarter of the context budget when
 /// that is smaller, see `bound_bytes`).
@@ -98,6 +98,7 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
             attached: attached.files,
             refused: attached.refused,
             prompt,
+            route: None,
         },
         Ok(Err(e)) => failed(format!("reading the attached files failed: {e}")),
         Err(_) => failed(format!(

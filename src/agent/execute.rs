@@ -10,10 +10,10 @@ use tokio::sync::mpsc;
 use crate::session::SessionFile;
 
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
-use super::event::{BlockRecord, Event, NotRun, Status};
 use crate::protocol::{self, Block, Parsed};
 use crate::tool_kind::ToolKind;
 use crate::tools::{Refusal, ToolContext, ToolOutcome, Toolbox, execute_block};
+use crate::wire::{BlockRecord, Event, NotRun, Status};
 
 /// Tool blocks of one reply that are run (or reported as not run) one by one, at most. A reply
 /// holding more is answered with one sentence for all the rest: without a bound, a reply of a
@@ -30,6 +30,9 @@ const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
 pub struct EventSink {
     pub front: mpsc::UnboundedSender<Event>,
     pub session: Option<Arc<SessionFile>>,
+    /// The plan step whose sub-agent emits through this sink: its events go out as
+    /// `Event::Step`.
+    pub step: Option<Arc<str>>,
 }
 
 impl EventSink {
@@ -37,10 +40,26 @@ impl EventSink {
         Self {
             front,
             session: None,
+            step: None,
+        }
+    }
+
+    /// This sink for the sub-agent doing the plan's step `id`.
+    pub fn for_step(&self, id: &str) -> Self {
+        Self {
+            step: Some(Arc::from(id)),
+            ..self.clone()
         }
     }
 
     pub fn emit(&self, event: Event) {
+        let event = match &self.step {
+            Some(step) => Event::Step {
+                step: step.to_string(),
+                event: Box::new(event),
+            },
+            None => event,
+        };
         if let Some(session) = &self.session {
             session.record_event(&event);
         }

@@ -8,10 +8,10 @@ mod approval;
 mod attach;
 mod budget;
 mod cut;
-mod event;
 mod execute;
 mod memory;
 mod models;
+pub mod plan;
 mod policy;
 mod prompts;
 mod reply;
@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{
+pub use crate::wire::{
     AnswerFinish, ApprovalId, Attachment, BlockRecord, Command, Event, ModelEntry, NotRun, Outcome,
     RoundUsage, SessionEntry, Status, TurnUsage,
 };
@@ -134,7 +134,10 @@ struct Runtime {
     /// What system prompts are built from, read once at start.
     prompt_env: PromptEnv,
     sessions: Option<Sessions>,
+    /// The agent tasks are given to (`auto`: the router picks each time).
     agent: AgentName,
+    /// The agent whose system prompt the memory holds.
+    prompt_agent: AgentName,
     memory: Option<Memory>,
     running: Option<Running>,
     turn: u64,
@@ -202,6 +205,7 @@ async fn run(
     });
     let mut rt = Runtime {
         memory: Some(new_memory(&ctx.config, &prompt_env, agent)),
+        prompt_agent: resolve_agent(agent),
         masker,
         shells: 0,
         model_name,
@@ -264,19 +268,25 @@ impl Runtime {
                 if let Some(busy) = self.busy("stop it first (Esc)") {
                     return self.error(busy);
                 }
-                let chosen = agent.unwrap_or(self.agent);
-                self.ensure_session(chosen).await;
-                let task = attach::task(&self.ctx, &self.masker, prompt).await;
-                let Some(mut mem) = self.memory.take() else {
+                // `auto` stays the mode; the router picks this task's agent.
+                let mode = agent.unwrap_or(self.agent);
+                self.agent = mode;
+                self.ensure_session(mode).await;
+                let mut task = attach::task(&self.ctx, &self.masker, prompt).await;
+                let chosen = if mode == AgentName::Auto {
+                    let route = crate::agents::router::route(&task.prompt);
+                    let agent = route.agent;
+                    task.route = Some(route);
+                    agent
+                } else {
+                    mode
+                };
+                let Some(mem) = self.memory.take() else {
                     return;
                 };
-                if chosen != self.agent {
-                    self.agent = chosen;
-                    mem.set_system_prompt(prompt_for(&self.ctx.config, &self.prompt_env, chosen));
-                }
                 self.turn += 1;
                 self.last_prompt = Some((task.clone(), chosen));
-                self.running = Some(start(&self.ctx, mem, self.turn, task, chosen));
+                self.running = Some(self.start(mem, task, chosen));
             }
             Command::Shell { command } => self.shell(command).await,
             Command::ListModels => models::answer(
@@ -295,7 +305,7 @@ impl Runtime {
                 match (mem.forget_last_turn(), self.last_prompt.clone()) {
                     (Some(_), Some((prompt, prompt_agent))) => {
                         self.turn += 1;
-                        self.running = Some(start(&self.ctx, mem, self.turn, prompt, prompt_agent));
+                        self.running = Some(self.start(mem, prompt, prompt_agent));
                     }
                     _ => {
                         self.memory = Some(mem);
@@ -339,7 +349,11 @@ impl Runtime {
                 }
                 self.sync_session().await;
                 self.ctx.events.session = None;
-                self.memory = Some(new_memory(&self.ctx.config, &self.prompt_env, self.agent));
+                self.memory = Some(new_memory(
+                    &self.ctx.config,
+                    &self.prompt_env,
+                    self.prompt_agent,
+                ));
                 self.last_prompt = None;
                 self.turn = 0;
                 self.shells = 0;
@@ -421,8 +435,16 @@ impl Runtime {
         };
         self.sync_session().await;
         let file = Arc::new(file);
-        self.agent = loaded.agent;
-        let mut memory = loaded.memory(prompt_for(&self.ctx.config, &self.prompt_env, self.agent));
+        // Under `auto` the router goes on picking; a chosen agent becomes the session's.
+        if self.agent != AgentName::Auto {
+            self.agent = loaded.agent;
+        }
+        self.prompt_agent = resolve_agent(loaded.agent);
+        let mut memory = Memory::restore(
+            prompt_for(&self.ctx.config, &self.prompt_env, self.prompt_agent),
+            loaded.messages.clone(),
+            loaded.turn_starts.clone(),
+        );
         memory.journal_to(Arc::clone(&file));
         self.memory = Some(memory);
         self.ctx.events.session = Some(file);
@@ -460,6 +482,7 @@ impl Runtime {
                 self.error(message.clone());
                 Event::TurnFinished {
                     usage: None,
+                    plan: None,
                     turn: self.turn,
                     outcome: Outcome::GaveUp,
                     answer: String::new(),
@@ -477,12 +500,40 @@ impl Runtime {
 
     /// A new memory after a task panicked (a bug), journaled as a clear.
     fn fresh_memory(&self) -> Memory {
-        let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.agent);
+        let mut memory = new_memory(&self.ctx.config, &self.prompt_env, self.prompt_agent);
         if let Some(file) = &self.ctx.events.session {
             memory.journal_to(Arc::clone(file));
             file.record_memory(session::MemoryOp::Clear);
         }
         memory
+    }
+
+    /// Starts task number `self.turn` with `agent` (never `auto`: routed already), its system
+    /// prompt in `memory`.
+    fn start(&mut self, mut memory: Memory, task: Task, agent: AgentName) -> Running {
+        if self.prompt_agent != agent {
+            self.prompt_agent = agent;
+            memory.set_system_prompt(prompt_for(&self.ctx.config, &self.prompt_env, agent));
+        }
+        let cancel = CancellationToken::new();
+        let turn_cancel = cancel.clone();
+        let ctx = self.ctx.clone();
+        let turn = self.turn;
+        let prompts = plan::Prompts::new(&self.ctx.config, &self.prompt_env);
+        let task = tokio::spawn(async move {
+            let event = match crate::agents::spec(agent).runs {
+                crate::agents::Runs::Plan => {
+                    plan::run_plan(&ctx, &prompts, &mut memory, turn, task, turn_cancel).await
+                }
+                _ => run_turn(&ctx, &mut memory, turn, task, agent, turn_cancel).await,
+            };
+            (memory, event)
+        });
+        Running {
+            task,
+            cancel,
+            work: Work::Task,
+        }
     }
 
     /// Why a new task or command cannot start now (`None`: it can); `then` says what to do.
@@ -534,27 +585,6 @@ impl Runtime {
     }
 }
 
-fn start(
-    ctx: &TurnContext,
-    mut memory: Memory,
-    turn: u64,
-    task: Task,
-    agent: AgentName,
-) -> Running {
-    let cancel = CancellationToken::new();
-    let turn_cancel = cancel.clone();
-    let ctx = ctx.clone();
-    let task = tokio::spawn(async move {
-        let event = run_turn(&ctx, &mut memory, turn, task, agent, turn_cancel).await;
-        (memory, event)
-    });
-    Running {
-        task,
-        cancel,
-        work: Work::Task,
-    }
-}
-
 /// The `SessionList` answer: the sessions of `work_dir`, most recently active first, as lines
 /// (at most 20) and as entries for a picker (at most 50).
 fn session_list(
@@ -584,7 +614,7 @@ fn session_list(
     }
 }
 
-fn prompt_for(config: &Config, env: &PromptEnv, agent: AgentName) -> String {
+pub(crate) fn prompt_for(config: &Config, env: &PromptEnv, agent: AgentName) -> String {
     let agent = resolve_agent(agent);
     let tools = available_tools(agent, config, env);
     system_prompt(agent, config, &tools, env)

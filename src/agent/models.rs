@@ -8,12 +8,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::event::{Event, ModelEntry};
 use super::execute::EventSink;
 use crate::config::{Config, Wire};
 use crate::llm::ChatModel;
 use crate::local::catalog::CATALOG;
 use crate::local::download::{self, DownloadSettings, OnDisk, progress::human_bytes};
+use crate::wire::{Event, ModelEntry};
 
 /// How long the server gets to list its models.
 const LIST_LIMIT: Duration = Duration::from_secs(10);

@@ -13,35 +13,21 @@ use std::path::{Path, PathBuf};
 use crate::config::{AgentName, Config, ToolConfig};
 use crate::tool_kind::ToolKind;
 
-const CODER: &str = include_str!("../../prompts/coder.md");
-const FILE: &str = include_str!("../../prompts/file.md");
-const CASUAL: &str = include_str!("../../prompts/casual.md");
-
 /// The tools each agent owns, in the order they are taught.
 pub fn agent_tools(agent: AgentName) -> &'static [ToolKind] {
-    match agent {
-        AgentName::Casual => &[],
-        AgentName::File => &[ToolKind::FileFinder, ToolKind::Bash],
-        AgentName::Coder | AgentName::Auto => &ToolKind::ALL,
-    }
+    crate::agents::spec(agent).tools
 }
 
-/// The agent that runs when `auto` is asked for (no router yet).
+/// The agent that runs when `auto` is asked for and no router picked one: the coder.
 pub fn resolve_agent(agent: AgentName) -> AgentName {
-    match agent {
-        AgentName::Auto => AgentName::Coder,
-        other => other,
-    }
+    crate::agents::spec(agent).name
 }
 
 /// The prompt template of `agent`: its file name (in `prompts/`, and of an override) and the
 /// text built into seek.
 fn template(agent: AgentName) -> (&'static str, &'static str) {
-    match resolve_agent(agent) {
-        AgentName::Casual => ("casual.md", CASUAL),
-        AgentName::File => ("file.md", FILE),
-        AgentName::Coder | AgentName::Auto => ("coder.md", CODER),
-    }
+    let prompt = crate::agents::spec(agent).prompt;
+    (prompt.file, prompt.text)
 }
 
 /// What building prompts reads from the machine, read once.
@@ -76,10 +62,11 @@ impl PromptEnv {
             })
             .filter(|program| runnable(program, path.as_deref()))
             .collect();
-        let overrides = [AgentName::Casual, AgentName::File, AgentName::Coder]
+        let overrides = crate::agents::REGISTRY
             .into_iter()
-            .filter_map(|agent| {
-                let (name, _) = template(agent);
+            .filter(|spec| !spec.prompt.text.is_empty())
+            .filter_map(|spec| {
+                let name = spec.prompt.file;
                 let text = std::fs::read_to_string(prompts?.join(name)).ok()?;
                 Some((name, text))
             })

@@ -8,12 +8,12 @@
 use tokio_util::sync::CancellationToken;
 
 use super::budget;
-use super::event::Event;
 use super::memory::Memory;
 use super::shell::is_note;
 use super::turn::TurnContext;
 use super::usage::StreamClock;
 use crate::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role, Usage};
+use crate::wire::Event;
 
 /// One round's reply.
 pub(super) struct Reply {
@@ -79,6 +79,7 @@ pub(super) async fn stream_reply(
     let request = ChatRequest {
         messages: join_notes(fitted.messages),
         options: GenerationOptions::from_config(&ctx.config),
+        json_schema: None,
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
     let mut reply = Reply {

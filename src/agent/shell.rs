@@ -11,13 +11,13 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{BlockRecord, Event};
 use super::memory::Memory;
 use super::turn::{TurnContext, tool_context};
 use crate::protocol::Block;
 use crate::secrets::Masker;
 use crate::tool_kind::ToolKind;
 use crate::tools::{ToolOutcome, Toolbox, execute_block};
+use crate::wire::{BlockRecord, Event};
 
 /// The round the user's commands are shown in: no model round has this number.
 pub const USER_ROUND: u32 = 0;

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::cut::{self, Cut};
-use super::event::{Attachment, BlockRecord, Event, Outcome, Status, TurnUsage};
 use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, execute_reply};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
@@ -19,6 +18,7 @@ use crate::config::{AgentName, Config};
 use crate::llm::{ChatModel, Role};
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
+use crate::wire::{Attachment, BlockRecord, Event, Outcome, Status, TurnUsage};
 
 /// What a turn needs from the runtime.
 #[derive(Clone)]
@@ -39,13 +39,15 @@ pub struct TurnContext {
 
 /// A task as the runtime hands it over: the prompt as the user typed it, and the message the
 /// model gets (the prompt with its `@path` attachments).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub prompt: String,
     pub message: String,
     pub attached: Vec<Attachment>,
     /// Files named with `@` but not attached, each with why (told to the user as an error).
     pub refused: Vec<String>,
+    /// The router's choice of agent, when the task was given to `auto` (sent as `Routed`).
+    pub route: Option<crate::wire::Route>,
 }
 
 impl Task {
@@ -57,6 +59,7 @@ impl Task {
             prompt,
             attached: Vec::new(),
             refused: Vec::new(),
+            route: None,
         }
     }
 }
@@ -105,6 +108,7 @@ impl Progress {
             rounds: self.rounds,
             blocks: self.records,
             message,
+            plan: None,
         }
     }
 
@@ -188,6 +192,9 @@ pub async fn run_turn(
         prompt: task.prompt,
         agent,
     });
+    if let Some(route) = task.route {
+        events.emit(Event::Routed { route });
+    }
     if !task.attached.is_empty() {
         events.emit(Event::Attached {
             files: task.attached,
@@ -200,6 +207,12 @@ pub async fn run_turn(
     }
     memory.begin_turn(task.message);
     let mut progress = Progress::new(turn, agent);
+    if let crate::agents::Runs::Unavailable(why) = crate::agents::spec(agent).runs {
+        events.emit(Event::Error {
+            message: why.to_owned(),
+        });
+        return progress.finish(Outcome::GaveUp, Some(why.to_owned()));
+    }
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
     let window = tokio::select! {

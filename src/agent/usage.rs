@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use super::budget;
-use super::event::{RoundUsage, TurnUsage};
 use crate::llm::Usage;
+use crate::wire::{RoundUsage, TurnUsage};
 
 /// The time from a reply's first streamed token to its last. Only answer and reasoning text
 /// ticks it: neither the wait before the first token nor anything after the last counts.

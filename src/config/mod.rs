@@ -4,7 +4,6 @@
 //! start anything: it reads one file and the environment it is given, and creates nothing except
 //! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
 
-mod agent_name;
 mod env;
 mod file;
 mod local;
@@ -19,7 +18,7 @@ mod work_dir;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use agent_name::AgentName;
+pub use crate::wire::AgentName;
 pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
@@ -468,10 +467,13 @@ impl Resolver<'_> {
             cfg.and_then(|c| c.agent.as_ref()),
         ) {
             Some(s) => {
-                let agent = s
-                    .value
-                    .parse::<AgentName>()
-                    .map_err(|expected| invalid(&s, "agent", &expected))?;
+                let agent = crate::agents::find(&s.value).ok_or_else(|| {
+                    invalid(
+                        &s,
+                        "agent",
+                        &format!("expected one of: {}", crate::agents::names()),
+                    )
+                })?;
                 Ok(Sourced::new(agent, s.origin))
             }
             None => Ok(Sourced::new(AgentName::Auto, Origin::Default)),

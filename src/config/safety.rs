@@ -5,53 +5,12 @@
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::file::FileConfig;
 use super::{ConfigError, Origin, Resolver, Sourced, invalid};
 use crate::exec::sandbox::{self, SandboxMode};
 use crate::exec::socket_guard::{self, AllowedSocket};
 
-/// Whether blocks run without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Approval {
-    /// Run blocks as they come.
-    Auto,
-    /// Show each block and wait for y (run), n (decline), a (always), e (edit).
-    Ask,
-    /// Show blocks, never run them.
-    Never,
-}
-
-impl Approval {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Ask => "ask",
-            Self::Never => "never",
-        }
-    }
-}
-
-impl fmt::Display for Approval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Approval {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Self::Auto),
-            "ask" => Ok(Self::Ask),
-            "never" => Ok(Self::Never),
-            _ => Err("expected one of: auto, ask, never".into()),
-        }
-    }
-}
+pub use crate::wire::Approval;
 
 #[derive(Debug, Clone)]
 pub struct Safety {

@@ -84,6 +84,10 @@ impl GenerationOptions {
 pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub options: GenerationOptions,
+    /// Ask the server to constrain the reply to this JSON schema (Ollama's `format`, the
+    /// OpenAI-compatible `response_format`), where it can; a server that refuses it is asked
+    /// again without.
+    pub json_schema: Option<serde_json::Value>,
 }
 
 /// Token counts, when the server reports them.
@@ -305,6 +309,18 @@ fn needs_key(preset: &crate::config::Preset, url: &ServerUrl) -> bool {
         && ServerUrl::normalise(preset.base_url, preset.wire).host() == url.host()
 }
 
+/// How a reply ended, as the wire says it.
+impl From<Option<&FinishReason>> for crate::wire::AnswerFinish {
+    fn from(reason: Option<&FinishReason>) -> Self {
+        match reason {
+            None | Some(FinishReason::Stop) => crate::wire::AnswerFinish::Stop,
+            Some(FinishReason::Length) => crate::wire::AnswerFinish::Length,
+            Some(FinishReason::Repetition(_)) => crate::wire::AnswerFinish::Repetition,
+            Some(FinishReason::Other(other)) => crate::wire::AnswerFinish::Other(other.clone()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,5 +351,16 @@ mod tests {
                 assert!(!needs(elsewhere), "{} at {elsewhere}", preset.name);
             }
         }
+    }
+
+    #[test]
+    fn a_finish_reason_is_the_wires_answer_finish() {
+        use crate::wire::AnswerFinish;
+        assert_eq!(AnswerFinish::from(None), AnswerFinish::Stop);
+        let cut = FinishReason::Repetition(Repetition {
+            unit_len: 4,
+            span: 400,
+        });
+        assert_eq!(AnswerFinish::from(Some(&cut)), AnswerFinish::Repetition);
     }
 }

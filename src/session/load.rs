@@ -8,9 +8,8 @@ use std::path::Path;
 
 use super::SessionError;
 use super::record::{MemoryOp, Record};
-use crate::agent::{BlockRecord, Event, Memory, NotRun, Outcome};
-use crate::config::AgentName;
 use crate::llm::{Message, Role};
+use crate::wire::{AgentName, BlockRecord, Event, NotRun, Outcome};
 
 /// The feedback of a block that was running when seek stopped (a kill, a crash).
 const INTERRUPTED: &str = "[interrupted] seek stopped while this block ran";
@@ -35,15 +34,6 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The memory to continue with, under `system_prompt`.
-    pub fn memory(&self, system_prompt: String) -> Memory {
-        Memory::restore(
-            system_prompt,
-            self.messages.clone(),
-            self.turn_starts.clone(),
-        )
-    }
-
     pub fn turns(&self) -> usize {
         self.events
             .iter()
@@ -253,6 +243,7 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
                 rounds: 0,
                 blocks: Vec::new(),
                 message: Some("interrupted: seek stopped during this task".into()),
+                plan: None,
             },
         ));
     }

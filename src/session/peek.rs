@@ -11,8 +11,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 use super::record::Record;
-use crate::agent::Event;
-use crate::config::AgentName;
+use crate::wire::AgentName;
+use crate::wire::Event;
 
 /// The header must end within this many bytes of the start.
 const HEADER_MAX: u64 = 64 * 1024;

@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Event;
-use crate::config::AgentName;
 use crate::llm::Role;
+use crate::wire::AgentName;
+use crate::wire::Event;
 
 /// The format version written in every header.
 pub const VERSION: u32 = 1;
@@ -53,6 +53,9 @@ pub enum MemoryOp {
 /// Whether an event belongs in the session file. Streaming pieces (deltas, live output) are
 /// left out: the completed answer, the block's full result and the turn's end carry them.
 pub fn worth_keeping(event: &Event) -> bool {
+    if let Event::Step { event, .. } = event {
+        return worth_keeping(event);
+    }
     !matches!(
         event,
         Event::ReasoningDelta { .. }

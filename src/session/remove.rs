@@ -101,8 +101,8 @@ fn remove_checked(id: &str, path: &Path, dry_run: bool) -> Result<Summary, Sessi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::Event;
-    use crate::config::AgentName;
+    use crate::wire::AgentName;
+    use crate::wire::Event;
     use std::path::PathBuf;
 
     fn sessions(dir: &Path) -> super::super::Sessions {

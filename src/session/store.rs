@@ -90,8 +90,8 @@ impl Summary {
     }
 
     /// The entry a front end's session picker shows.
-    pub fn entry(&self) -> crate::agent::SessionEntry {
-        crate::agent::SessionEntry {
+    pub fn entry(&self) -> crate::wire::SessionEntry {
+        crate::wire::SessionEntry {
             id: self.id.clone(),
             last_activity_ms: self.last_activity_ms,
             agent: self.agent.clone(),

@@ -1,9 +1,9 @@
 //! Tests of writing, reading, replaying and listing sessions.
 
 use super::*;
-use crate::agent::{Event, Outcome};
-use crate::config::AgentName;
 use crate::llm::Role;
+use crate::wire::AgentName;
+use crate::wire::{Event, Outcome};
 
 fn sessions(dir: &std::path::Path) -> Sessions {
     Sessions {
@@ -36,6 +36,7 @@ fn finished(turn: u64) -> Event {
         rounds: 1,
         blocks: Vec::new(),
         message: None,
+        plan: None,
     }
 }
 
@@ -371,7 +372,7 @@ fn the_users_command_cut_short_by_seeks_end_is_closed_as_interrupted() {
         Event::BlockFinished { record } if record.round == 0 => Some(record.not_run),
         _ => None,
     });
-    assert_eq!(closed, Some(Some(crate::agent::NotRun::Interrupted)));
+    assert_eq!(closed, Some(Some(crate::wire::NotRun::Interrupted)));
     assert!(
         !matches!(
             loaded.events.last(),

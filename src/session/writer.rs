@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::lock::{self, LockError};
 use super::record::{MemoryOp, Record, now_ms, worth_keeping};
-use crate::agent::Event;
 use crate::secrets::Masker;
+use crate::wire::Event;
 
 pub struct SessionFile {
     id: String,

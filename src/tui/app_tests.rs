@@ -66,6 +66,7 @@ fn ctrl_c_stops_then_clears_then_quits_on_a_second_press_within_two_seconds() {
             rounds: 1,
             blocks: Vec::new(),
             message: None,
+            plan: None,
         },
         t,
     );
@@ -253,6 +254,7 @@ fn finish(app: &mut App, now: Instant) {
             rounds: 1,
             blocks: Vec::new(),
             message: None,
+            plan: None,
         },
         now,
     );

@@ -151,10 +151,7 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "/help" | "/?" => no_argument(Slash::Help),
         "/agent" => match argument {
             None => Ok(Slash::Agent(None)),
-            Some(a) => a
-                .parse()
-                .map(|a| Slash::Agent(Some(a)))
-                .map_err(|e| format!("unknown agent {a}: {e}")),
+            Some(a) => crate::agents::parse(a).map(|a| Slash::Agent(Some(a))),
         },
         "/model" => Ok(Slash::Model(argument.map(str::to_owned))),
         "/retry" => no_argument(Slash::Retry),

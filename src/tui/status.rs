@@ -315,6 +315,7 @@ mod tests {
             rounds: 2,
             blocks: Vec::new(),
             message: None,
+            plan: None,
         }
     }
 

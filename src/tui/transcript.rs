@@ -293,7 +293,13 @@ impl Transcript {
             | Event::ModelList { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
-            | Event::ContextTrimmed { .. } => {}
+            | Event::ContextTrimmed { .. }
+            | Event::Routed { .. }
+            | Event::Plan { .. }
+            | Event::StepStarted { .. }
+            | Event::StepFinished { .. }
+            | Event::Replanned { .. }
+            | Event::Step { .. } => {}
         }
     }
 

@@ -121,6 +121,7 @@ fn a_failed_pane_stays_open_and_a_bad_end_leaves_a_notice() {
             rounds: 5,
             blocks: Vec::new(),
             message: Some("gave up after 5 failed attempts".into()),
+            plan: None,
         },
         t0(),
     );
@@ -223,6 +224,7 @@ fn finished(outcome: Outcome) -> Event {
         rounds: 1,
         blocks: Vec::new(),
         message: None,
+        plan: None,
     }
 }
 

@@ -134,6 +134,7 @@ fn random_event(rng: &mut Lcg) -> Event {
             blocks: vec![record(round, index, not_run, "")],
             message: Some("\x1b]9;fake\x07".into()),
             usage: None,
+            plan: None,
         },
         10 => Event::BlocksNotRun {
             round,

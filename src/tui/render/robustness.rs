@@ -113,6 +113,7 @@ fn event() -> impl Strategy<Value = Event> {
             rounds: 1,
             blocks: Vec::new(),
             message: Some("gave up".into()),
+            plan: None,
         }),
     ]
 }

@@ -130,6 +130,7 @@ impl Scene {
                 rounds: 1,
                 blocks: Vec::new(),
                 message: message.map(str::to_owned),
+                plan: None,
             },
         )
     }

@@ -278,6 +278,7 @@ fn a_clarification_is_shown_once_as_a_question() {
                 rounds: 1,
                 blocks: Vec::new(),
                 message: Some("Which notes file do you mean, notes.txt or notes.md?".into()),
+                plan: None,
             },
         );
     let screen = s.draw(80, 10, 1_000);

@@ -1,57 +1,13 @@
-//! The agent's wire: commands in, events out. Plain data (serde), so the headless `--json` mode
-//! is the event stream serialised and tests assert on events.
+//! What the agent tells its front ends: one `Event` per thing that happened, in order.
 //!
-//! Owns the shapes only; it must not decide anything.
+//! Plain serde data; it must not decide anything.
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::AgentName;
-use crate::llm::FinishReason;
-
-/// Names one approval question (`ApprovalRequested`); its answer (`Approve`) carries it back.
-/// Unique within a runtime, increasing from 1.
-pub type ApprovalId = u64;
-
-/// What a front end asks of the agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// Run a task. `agent` overrides the configured agent for this task.
-    Submit {
-        prompt: String,
-        agent: Option<AgentName>,
-    },
-    /// Forget the last task's answers and feedback and run its prompt again.
-    Retry,
-    /// Stop the running task now: the model stream is closed and running processes are killed.
-    Stop,
-    /// Use another model of the same server from the next task on (`/model NAME`).
-    SetModel { model: String },
-    /// Forget the conversation (`/clear`); the system prompt stays.
-    Clear,
-    /// Continue a saved session: its memory from now on, its transcript in a `Resumed` event.
-    /// `None` is the most recently active one.
-    Resume { id: Option<String> },
-    /// Start a new session (`/new`): an empty conversation and a new session file.
-    NewSession,
-    /// List the saved sessions (answered with `SessionList`).
-    ListSessions,
-    /// List the models the server (and, with the built-in engine, the catalog) offers
-    /// (answered with `ModelList`).
-    ListModels,
-    /// Run a shell command the user typed (`!cmd`), under the same sandbox as blocks. It is
-    /// shown as a block of round 0 (`BlockStarted`/`BlockOutput`/`BlockFinished` with
-    /// `round: 0`), and its command and output are added to the context of the next task.
-    Shell { command: String },
-    /// The answer to the `ApprovalRequested` event with the same `id`.
-    Approve {
-        id: ApprovalId,
-        #[serde(flatten)]
-        decision: super::approval::Decision,
-    },
-    /// Stop whatever runs and end the agent task.
-    Shutdown,
-}
+use super::{
+    AgentName, ApprovalId, Attachment, BlockRecord, ModelEntry, PlanStep, RoundUsage, Route,
+    SessionEntry, TurnUsage,
+};
 
 /// What the agent is doing, for status lines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,130 +88,6 @@ impl From<AnswerFinish> for String {
     }
 }
 
-impl From<Option<&FinishReason>> for AnswerFinish {
-    fn from(reason: Option<&FinishReason>) -> Self {
-        match reason {
-            None | Some(FinishReason::Stop) => AnswerFinish::Stop,
-            Some(FinishReason::Length) => AnswerFinish::Length,
-            Some(FinishReason::Repetition(_)) => AnswerFinish::Repetition,
-            Some(FinishReason::Other(other)) => AnswerFinish::Other(other.clone()),
-        }
-    }
-}
-
-/// One executed (or not run) block, in AgenticSeek's result shape plus what seek knows more.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BlockRecord {
-    pub round: u32,
-    pub index: usize,
-    pub tool_type: String,
-    pub block: String,
-    pub save_path: Option<String>,
-    pub feedback: String,
-    pub success: bool,
-    pub exit_code: Option<i32>,
-    pub timed_out: bool,
-    pub stopped: bool,
-    /// The block was not run because an earlier block of the same reply failed (or it was only
-    /// shown, under approval = never).
-    pub skipped: bool,
-    /// Milliseconds, with microsecond precision.
-    pub duration_ms: f64,
-    pub output: String,
-    /// Why the block did not run, or did not run to its end, when that is not its exit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_run: Option<NotRun>,
-}
-
-/// Why a block did not run (or, `Interrupted`, did not finish).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NotRun {
-    /// An earlier block of the same reply failed.
-    EarlierFailure,
-    /// The task was stopped before the block's turn.
-    Stopped,
-    /// The user said no (approval = ask).
-    Declined,
-    /// Blocks are shown, not run (approval = never).
-    ShownOnly,
-    /// Refused before running: the block waits for interactive input or starts a full-screen
-    /// or prompting program (python `input()`, `vim`, `less`, a bare REPL, …).
-    Interactive,
-    /// Refused before running by safe mode's blocklist.
-    SafeMode,
-    /// Not run because the reply was cut (the repetition guard, or `max_tokens`).
-    ReplyCut,
-    /// seek itself stopped while the block ran (found on resuming a session).
-    Interrupted,
-}
-
-/// Tokens of one round's request and reply (the server's counts, or seek's estimate when the
-/// server gives none), and how long the reply streamed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct RoundUsage {
-    /// Tokens of the request: how much of the context window the conversation fills.
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// Milliseconds from the reply's first token to its last (not the wait before it).
-    pub streaming_ms: f64,
-    /// The model's context window in tokens, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<u64>,
-    /// The counts are seek's estimate (the server reported none).
-    #[serde(default)]
-    pub estimated: bool,
-}
-
-/// A task's tokens, summed over its rounds (`--json`'s `done` carries it as `usage`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct TurnUsage {
-    /// Summed over the rounds' requests.
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// The last request's prompt tokens: how full the context window is now.
-    pub context_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<u64>,
-    /// Summed over the rounds: generation speed is `completion_tokens / streaming_ms`.
-    pub streaming_ms: f64,
-    #[serde(default)]
-    pub estimated: bool,
-}
-
-/// One saved session, for pickers (`SessionList`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionEntry {
-    pub id: String,
-    pub last_activity_ms: u64,
-    pub agent: String,
-    pub turns: Option<u64>,
-    pub first_prompt: String,
-    /// The directory the session worked in (`None` for sessions older than this field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub work_dir: Option<String>,
-}
-
-/// One model a picker offers (`ModelList`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelEntry {
-    pub name: String,
-    /// A short description (the catalog's size and state, for the built-in engine).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-}
-
-/// A file attached to a prompt with `@path`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attachment {
-    /// As the user wrote it.
-    pub path: String,
-    /// Bytes of the file put into the prompt.
-    pub bytes: u64,
-    /// Only the file's start was attached (it was larger than the bound).
-    pub truncated: bool,
-}
-
 /// Something that happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -264,6 +96,45 @@ pub enum Event {
         turn: u64,
         prompt: String,
         agent: AgentName,
+    },
+    /// The router picked the task's agent (right after `TurnStarted`, whose `agent` is the one
+    /// picked). Only when the task was given to `auto`: a named agent is not routed.
+    Routed {
+        #[serde(flatten)]
+        route: Route,
+    },
+    /// The planner's plan, once it parsed: its steps, all pending. `notes` says what was
+    /// corrected in the model's plan (ids renumbered, needs dropped, …).
+    Plan {
+        steps: Vec<PlanStep>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+    },
+    /// A step of the plan starts; its sub-agent's events follow as `Step` events.
+    StepStarted {
+        id: String,
+        agent: AgentName,
+        task: String,
+    },
+    /// A step ended. `summary` is a line about its result (the agent's answer, or why it
+    /// failed).
+    StepFinished {
+        id: String,
+        success: bool,
+        summary: String,
+    },
+    /// A step failed and the model rewrote the steps after it: `steps` is the whole plan now
+    /// (the steps already run keep their status). `replans` counts them within the task.
+    Replanned {
+        steps: Vec<PlanStep>,
+        replans: u32,
+        reason: String,
+    },
+    /// An event of the sub-agent doing the plan's step `step`. In `--json` and the HTTP API it
+    /// is the inner event with a `step` field (`crate::wire::event_json`).
+    Step {
+        step: String,
+        event: Box<Event>,
     },
     Status {
         #[serde(flatten)]
@@ -344,7 +215,7 @@ pub enum Event {
     },
     /// The approval policy changed (the user chose "always").
     ApprovalChanged {
-        approval: crate::config::Approval,
+        approval: super::Approval,
     },
     /// A reply had more tool blocks than seek runs per reply: the first `limit` were parsed as
     /// blocks, the `count` after them were not run (their text stays in the answer as written,
@@ -417,6 +288,9 @@ pub enum Event {
         /// The task's tokens (`None` when no round reached the model).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<TurnUsage>,
+        /// The planner's steps with their final status (`None` for other agents).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<Vec<PlanStep>>,
     },
 }
 
@@ -425,7 +299,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::ApprovalDecision;
+    use crate::wire::{ApprovalDecision, Command};
 
     #[test]
     fn an_approval_and_its_answer_carry_the_same_id_on_the_wire() {
@@ -478,11 +352,5 @@ mod tests {
             assert_eq!(wire["finish"], name);
             assert_eq!(serde_json::from_value::<Event>(wire).ok(), Some(complete));
         }
-        assert_eq!(AnswerFinish::from(None), AnswerFinish::Stop);
-        let cut = FinishReason::Repetition(crate::llm::Repetition {
-            unit_len: 4,
-            span: 400,
-        });
-        assert_eq!(AnswerFinish::from(Some(&cut)), AnswerFinish::Repetition);
     }
 }

@@ -1,0 +1,113 @@
+//! The agent registry: one file per agent declaring its name, aliases, description, prompt,
+//! tools and loop policy, and this list of them. Also the router (which agent for a prompt) and
+//! the planner's pure parts.
+//!
+//! Adding an agent: its file, its line in `REGISTRY`, and its name in `crate::wire::AgentName`
+//! (the wire's spelling, which other tools read). It must not know the terminal or run
+//! anything.
+
+mod casual;
+mod coder;
+mod file;
+pub mod planner;
+pub mod router;
+mod spec;
+mod web;
+
+pub use spec::{AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Runs, common_rules};
+
+use crate::wire::AgentName;
+
+/// Every agent, in the order they are listed.
+pub const REGISTRY: [&AgentSpec; 5] = [
+    &coder::SPEC,
+    &file::SPEC,
+    &casual::SPEC,
+    &planner::SPEC,
+    &web::SPEC,
+];
+
+/// What `auto` means, for listings.
+pub const AUTO_DESCRIPTION: &str = "picks the agent for each task (the router)";
+
+/// The agent `name` (any case) or one of its aliases names; `auto` too.
+pub fn find(name: &str) -> Option<AgentName> {
+    let wanted = name.trim().to_ascii_lowercase();
+    if wanted == AgentName::Auto.as_str() {
+        return Some(AgentName::Auto);
+    }
+    REGISTRY
+        .iter()
+        .find(|spec| spec.name.as_str() == wanted || spec.aliases.contains(&wanted.as_str()))
+        .map(|spec| spec.name)
+}
+
+/// `find`, with the error a setting or a flag shows.
+pub fn parse(name: &str) -> Result<AgentName, String> {
+    find(name).ok_or_else(|| format!("unknown agent {name:?}: expected one of {}", names()))
+}
+
+/// The names `find` accepts, as a list for messages: `auto, coder, file, …`.
+pub fn names() -> String {
+    let mut names = vec![AgentName::Auto.as_str()];
+    names.extend(REGISTRY.iter().map(|spec| spec.name.as_str()));
+    names.join(", ")
+}
+
+/// The declaration of `agent`. `auto` is not an agent of its own: until the router picked one,
+/// it is the coder (the agent that can do the most alone).
+pub fn spec(agent: AgentName) -> &'static AgentSpec {
+    let wanted = if agent == AgentName::Auto {
+        AgentName::Coder
+    } else {
+        agent
+    };
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|spec| spec.name == wanted)
+        .unwrap_or(&coder::SPEC)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_wire_name_but_auto_has_one_declaration() {
+        for name in AgentName::ALL {
+            let declared = REGISTRY.iter().filter(|s| s.name == name).count();
+            let expected = usize::from(name != AgentName::Auto);
+            assert_eq!(declared, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn agenticseeks_roles_are_accepted_as_aliases() {
+        for (role, agent) in [
+            ("talk", AgentName::Casual),
+            ("code", AgentName::Coder),
+            ("files", AgentName::File),
+            ("web", AgentName::Web),
+            ("planification", AgentName::Planner),
+            ("CODER", AgentName::Coder),
+            (" Auto ", AgentName::Auto),
+        ] {
+            assert_eq!(find(role), Some(agent), "{role}");
+        }
+        assert_eq!(find("wizard"), None);
+        assert!(parse("wizard").unwrap_err().contains("auto, coder, file"));
+    }
+
+    #[test]
+    fn no_alias_names_two_agents() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in REGISTRY {
+            assert!(seen.insert(spec.name.as_str()));
+            for alias in spec.aliases {
+                assert!(seen.insert(alias), "{alias} is declared twice");
+                assert_eq!(*alias, alias.to_ascii_lowercase());
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! What an agent is, as data: its name and aliases, a one-line description, its prompt, its
+//! tools, how it runs, and its loop policy (what happens after a round).
+//!
+//! Pure: it must not run anything or know the terminal.
+
+use crate::tool_kind::ToolKind;
+use crate::wire::AgentName;
+
+/// The sentinel a model writes to ask the user a question (AgenticSeek's).
+pub const CLARIFICATION: &str = "REQUEST_CLARIFICATION";
+
+/// One agent.
+#[derive(Debug)]
+pub struct AgentSpec {
+    pub name: AgentName,
+    /// Other names accepted for it in settings, flags and `/agent` (AgenticSeek's roles among
+    /// them), lowercase.
+    pub aliases: &'static [&'static str],
+    /// One line for `/agent`, `--help` and the docs.
+    pub description: &'static str,
+    /// Its system prompt template: the file name (in `prompts/`, and of an override in the
+    /// config dir's `prompts/`) and the text built into seek.
+    pub prompt: Prompt,
+    /// The tools it owns, in the order they are taught.
+    pub tools: &'static [ToolKind],
+    pub runs: Runs,
+    /// After a round whose reply was whole: done, ask again, or ask the user.
+    pub policy: fn(&RoundReport) -> Decision,
+}
+
+/// A prompt template (`{work_dir}`, `{os}`, `{tools}` are filled in).
+#[derive(Debug, Clone, Copy)]
+pub struct Prompt {
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+/// How an agent does a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// The block loop: stream a reply, run its blocks, feed the results back, by its policy.
+    Blocks,
+    /// The planner: a plan of steps, each done by another agent.
+    Plan,
+    /// Not available in this build; the text says why and what to use instead.
+    Unavailable(&'static str),
+}
+
+/// What one round produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundReport {
+    /// The reply had tool blocks for this agent.
+    pub had_blocks: bool,
+    /// Every block ran and succeeded (false when one failed or was not closed).
+    pub all_succeeded: bool,
+    /// The tool of the last block that ran.
+    pub last_tool: Option<ToolKind>,
+    /// The reply asked for clarification.
+    pub clarification: bool,
+    /// The reply was cut for repeating itself.
+    pub repetition: bool,
+}
+
+/// What happens next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Done,
+    /// Ask the model again; `failed` counts the round against `max_attempts`.
+    AskAgain {
+        failed: bool,
+    },
+    Clarify,
+}
+
+/// The rules every agent that runs blocks shares before its own: a repeating reply is a failed
+/// round, a question without blocks goes to the user, no block is the final answer, and a
+/// failed block asks the model to correct itself. `None`: the agent's own rule decides.
+pub fn common_rules(report: &RoundReport) -> Option<Decision> {
+    if report.repetition {
+        return Some(Decision::AskAgain { failed: true });
+    }
+    if report.clarification && !report.had_blocks {
+        return Some(Decision::Clarify);
+    }
+    if !report.had_blocks {
+        return Some(Decision::Done);
+    }
+    if !report.all_succeeded {
+        return Some(Decision::AskAgain { failed: true });
+    }
+    None
+}
