@@ -100,7 +100,6 @@ impl LastStep {
 mod tests {
     use super::*;
     use crate::agent::Outcome;
-    use crate::wire::AgentName;
 
     #[test]
     fn a_plan_s_progress_is_a_few_short_lines() {
