@@ -6,6 +6,9 @@
 
 /// Bare JSON starts tried in one reply: prose full of braces cannot make parsing slow.
 const MAX_BARE_STARTS: usize = 32;
+/// The most bytes read from one bare start: a plan of 12 steps is far smaller, and a long reply
+/// full of braces is not read 32 times over.
+const MAX_BARE_BYTES: usize = 64 * 1024;
 /// The longest heading kept as a step's title, in characters.
 const MAX_TITLE_CHARS: usize = 200;
 
@@ -60,8 +63,12 @@ pub(super) fn candidates(reply: &str) -> Vec<Candidate<'_>> {
         .map(|(at, _)| at)
         .take(MAX_BARE_STARTS);
     for (n, at) in bare.enumerate() {
+        let mut end = (at + MAX_BARE_BYTES).min(reply.len());
+        while !reply.is_char_boundary(end) {
+            end -= 1;
+        }
         found.push(Candidate {
-            text: &reply[at..],
+            text: &reply[at..end],
             starts_at: at,
             meant_as_json: n == 0 && whole_is_json,
         });
@@ -92,7 +99,8 @@ fn fences(reply: &str) -> Vec<Fence<'_>> {
         match open {
             None => {
                 if let Some(info) = trimmed.strip_prefix("```") {
-                    open = Some((at, info.trim(), next));
+                    // A longer fence (````json) is a fence too.
+                    open = Some((at, info.trim_start_matches('`').trim(), next));
                 }
             }
             Some((starts_at, info, body_start)) => {
@@ -172,6 +180,12 @@ mod tests {
             .filter(|c| c.meant_as_json)
             .collect();
         assert!(fenced.is_empty(), "{fenced:?}");
+    }
+
+    #[test]
+    fn a_longer_fence_is_read() {
+        let found = texts("````json\n{\"plan\": []}\n````\n");
+        assert_eq!(found[0], "{\"plan\": []}\n");
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //! What is inside a string is never changed, except escaping what JSON cannot hold raw there
 //! (a `//` or a `'` in a string stays). Pure and linear in its input; it must not parse plans.
 
-/// `text` rewritten as strict JSON, as far as the rules above reach. Text that is not JSON-like
-/// comes out changed in harmless ways (the caller only reads the first value).
+/// `text` rewritten as strict JSON, as far as the rules above reach, up to the end of its first
+/// object or array (the caller reads only the first value; prose after it is not scanned). Text
+/// that is not JSON-like comes out changed in harmless ways.
 pub(super) fn strict_json(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len() + 16);
+    let mut out = String::with_capacity(text.len().min(1 << 20) + 16);
+    let mut depth = 0usize;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -36,10 +38,19 @@ pub(super) fn strict_json(text: &str) -> String {
                 }
                 i = (i + 2).min(chars.len());
             }
+            '[' | '{' => {
+                depth += 1;
+                out.push(c);
+                i += 1;
+            }
             ']' | '}' => {
                 drop_trailing_comma(&mut out);
                 out.push(c);
                 i += 1;
+                if depth == 1 {
+                    break;
+                }
+                depth = depth.saturating_sub(1);
             }
             c if c.is_ascii_alphabetic() || c == '_' => i = copy_word(&chars, i, &mut out),
             _ => {
@@ -189,6 +200,14 @@ mod tests {
     fn valid_json_is_unchanged() {
         let text = r#"{"plan": [{"agent": "web", "id": "1", "need": [], "task": "a \"b\" \\ c"}]}"#;
         assert_eq!(strict_json(text), text);
+    }
+
+    #[test]
+    fn the_pass_ends_with_the_first_value() {
+        assert_eq!(
+            strict_json("{'a': [1,]} and 'prose' // more"),
+            "{\"a\": [1]}"
+        );
     }
 
     #[test]

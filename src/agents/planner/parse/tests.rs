@@ -460,3 +460,32 @@ fn deep_nesting_is_an_error_not_a_crash() {
     );
     assert!(parse_plan(&deep_objects, 1).is_err());
 }
+
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn measure_parse_time() {
+    let typical = format!(
+        "## Task 1: a\n## Task 2: b\n## Task 3: c\n{}",
+        fenced(
+            r#"{"plan": [{"agent": "web", "id": "1", "need": [], "task": "Find a free weather API that needs no key."},
+            {"agent": "coder", "id": "2", "need": ["1"], "task": "Write weather.py that prints the weather."},
+            {"agent": "casual", "id": "3", "need": ["1", "2"], "task": "Explain how to run it."}]}"#
+        )
+    );
+    let prose = format!(
+        "{} no plan here {}",
+        "{ ".repeat(50),
+        "word ' ".repeat(150_000)
+    );
+    for (name, text) in [
+        ("typical", typical.as_str()),
+        ("1 MB of prose with braces", prose.as_str()),
+    ] {
+        let runs = if text.len() > 10_000 { 5 } else { 2000 };
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            let _ = std::hint::black_box(parse_plan(text, 1));
+        }
+        eprintln!("{name}: {:?} per parse", start.elapsed() / runs);
+    }
+}
