@@ -184,7 +184,14 @@ fn read_step(n: usize, item: &Value, notes: &mut Vec<String>) -> Result<Read, Pl
             "step {n} has no task: give each step a \"task\", a precise instruction for its agent"
         )));
     }
-    let id = field(object, "id").and_then(id_text);
+    // Cleaned as the needs are, so `"id": "step1"` and `"need": ["step 1"]` still meet.
+    let id = field(object, "id").and_then(id_text).map(|text| {
+        let mut tokens = split_ids(&text);
+        match (tokens.pop(), tokens.is_empty()) {
+            (Some(only), true) => only,
+            _ => text,
+        }
+    });
     let need = read_need(
         n,
         field(object, "need").or_else(|| field(object, "needs")),

@@ -236,6 +236,16 @@ fn ids_as_numbers_out_of_order_or_duplicated_are_renumbered_and_needs_follow() {
 }
 
 #[test]
+fn ids_and_needs_written_as_step_names_meet() {
+    let json = r##"{"plan": [{"agent": "web", "id": "step1", "need": [], "task": "a"},
+                            {"agent": "web", "id": "Task 2", "need": ["step 1"], "task": "b"},
+                            {"agent": "web", "id": "#3", "need": "task2, step1", "task": "c"}]}"##;
+    let plan = parse_plan(&fenced(json), 1).expect("plan");
+    assert_eq!(needs(&plan), [vec![], vec!["1"], vec!["2", "1"]]);
+    assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+}
+
+#[test]
 fn numeric_ids_in_order_need_no_note_and_missing_ids_are_numbered() {
     let json = r#"{"plan": [{"agent": "web", "id": 1, "need": [], "task": "a"},
                             {"agent": "web", "id": 2.0, "need": [1], "task": "b"}]}"#;
