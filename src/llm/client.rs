@@ -267,12 +267,7 @@ impl Inner {
     ) -> Result<(), LlmError> {
         let model = self.model()?;
         let mut carries_schema = self.schema.carries(request);
-        let mut body = if carries_schema || request.json_schema.is_none() {
-            self.wire.body(request, &model)
-        } else {
-            self.wire
-                .body(&super::schema::without_schema(request), &model)
-        };
+        let mut body = super::schema::body(&*self.wire, request, &model, carries_schema);
         let url = self.settings.url.endpoint(self.wire.chat_path());
         let deadline = Instant::now() + self.settings.reply_timeout;
         let mut retries = 0;
@@ -297,9 +292,7 @@ impl Inner {
                     if carries_schema && super::schema::is_refusal(&error) {
                         self.schema.remember_refusal();
                         carries_schema = false;
-                        body = self
-                            .wire
-                            .body(&super::schema::without_schema(request), &model);
+                        body = super::schema::body(&*self.wire, request, &model, false);
                         continue;
                     }
                     if !retryable || retries >= self.settings.retry.max_retries {

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
+use super::wire::WireFormat;
 use super::{ChatRequest, LlmError};
 
 /// Ollama's `format` value: the schema itself (Ollama ≥ 0.5 reads an object as a JSON schema).
@@ -74,12 +75,21 @@ impl SchemaSupport {
     }
 }
 
-/// `request` without its schema, for a server that refuses schemas.
-pub(super) fn without_schema(request: &ChatRequest) -> ChatRequest {
-    ChatRequest {
+/// The body of `request` on `wire`, with its schema only when `with_schema`.
+pub(super) fn body(
+    wire: &dyn WireFormat,
+    request: &ChatRequest,
+    model: &str,
+    with_schema: bool,
+) -> Value {
+    if with_schema || request.json_schema.is_none() {
+        return wire.body(request, model);
+    }
+    let without = ChatRequest {
         json_schema: None,
         ..request.clone()
-    }
+    };
+    wire.body(&without, model)
 }
 
 #[cfg(test)]
