@@ -16,12 +16,13 @@ use tokio_util::sync::CancellationToken;
 use super::memory::Memory;
 use super::prompts::PromptEnv;
 use super::turn::{Task, TurnContext};
-use crate::agents::planner::{MAX_REPLANS, prompt::replan_prompt};
+use crate::agents::planner::MAX_REPLANS;
+use crate::agents::planner::prompt::{replan_prompt_with_results, step_result};
 use crate::config::{AgentName, Config};
 use crate::llm::Role;
 use crate::wire::{Event, Outcome, StepStatus};
 use ask::{AskError, ask_plan};
-use state::{PlanState, SUMMARY_LIMIT, first_line, step_result};
+use state::{PlanState, SUMMARY_LIMIT, first_line};
 
 /// The system prompts of the agents a plan's steps may use, built once per task.
 #[derive(Debug, Clone, Default)]
@@ -144,7 +145,12 @@ async fn run(
                 .clone()
                 .unwrap_or_else(|| format!("the step ended: {:?}", run.outcome))
         });
-        let result = step_result(&run.answer, &run.records, failure.as_deref());
+        // The failure's words go with the answer: an unavailable agent's step has no answer.
+        let told = match &failure {
+            Some(failure) => format!("{}\n\n[the step failed: {failure}]", run.answer.trim()),
+            None => run.answer.clone(),
+        };
+        let result = step_result(told.trim(), &run.records, success);
         let summary = match &failure {
             Some(failure) => first_line(failure, SUMMARY_LIMIT),
             None if run.answer.trim().is_empty() => first_line(&result, SUMMARY_LIMIT),
@@ -183,9 +189,13 @@ async fn run(
                     )),
                 );
             }
+            let done: Vec<(String, String)> = state.steps[..index]
+                .iter()
+                .filter_map(|s| state.results.get(&s.id).map(|r| (s.id.clone(), r.clone())))
+                .collect();
             planner.push(
                 Role::User,
-                replan_prompt(goal, &state.steps, &step, &result),
+                replan_prompt_with_results(goal, &state.steps, &step, &result, &done),
             );
             let next_id = index + 2;
             let rest = match ask_plan(ctx, planner, window, cancel, state, next_id).await {

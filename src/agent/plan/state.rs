@@ -9,10 +9,6 @@ use std::collections::HashMap;
 use crate::config::AgentName;
 use crate::wire::{BlockRecord, Event, Outcome, PlanStep, StepStatus, TurnUsage};
 
-/// A step's stored result, at most (bytes): what later steps that need it are given. Beyond it,
-/// the head and the tail are kept, so a step that printed megabytes cannot fill the next
-/// agent's context.
-pub(super) const STEP_RESULT_LIMIT: usize = 6000;
 /// A step's `StepFinished` summary, at most (chars).
 pub(super) const SUMMARY_LIMIT: usize = 200;
 /// The plan reply kept in the planner's memory, at most (bytes).
@@ -170,32 +166,6 @@ fn status_word(status: StepStatus) -> &'static str {
     }
 }
 
-/// A step's whole result for the steps that need it: its answer, then each block's code result
-/// (tool, whether it worked, its output), bounded to `STEP_RESULT_LIMIT`.
-///
-/// Local until `agents::planner::prompt::step_result` lands; the same shape.
-pub(super) fn step_result(answer: &str, records: &[BlockRecord], failure: Option<&str>) -> String {
-    let mut text = answer.trim().to_owned();
-    for record in records {
-        let verdict = if record.skipped {
-            "not run"
-        } else if record.success {
-            "succeeded"
-        } else {
-            "failed"
-        };
-        text.push_str(&format!(
-            "\n\n[{} block {verdict}]\n{}",
-            record.tool_type,
-            record.output.trim_end()
-        ));
-    }
-    if let Some(failure) = failure {
-        text.push_str(&format!("\n\n[the step failed: {failure}]"));
-    }
-    bounded(text.trim(), STEP_RESULT_LIMIT)
-}
-
 /// The first non-empty line of `text`, at most `limit` chars (an ellipsis marks a cut).
 pub(super) fn first_line(text: &str, limit: usize) -> String {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty());
@@ -265,49 +235,6 @@ mod tests {
             title: None,
             status,
         }
-    }
-
-    fn record(output: &str, success: bool) -> BlockRecord {
-        BlockRecord {
-            round: 1,
-            index: 0,
-            tool_type: "python".into(),
-            block: "print()".into(),
-            save_path: None,
-            feedback: String::new(),
-            success,
-            exit_code: Some(i32::from(!success)),
-            timed_out: false,
-            stopped: false,
-            skipped: false,
-            duration_ms: 1.0,
-            output: output.into(),
-            not_run: None,
-        }
-    }
-
-    #[test]
-    fn a_step_result_holds_the_answer_and_every_block_output() {
-        let result = step_result(
-            "Computed.",
-            &[record("42\n", true), record("boom", false)],
-            None,
-        );
-        assert_eq!(
-            result,
-            "Computed.\n\n[python block succeeded]\n42\n\n[python block failed]\nboom"
-        );
-        let failed = step_result("", &[], Some("the web agent is not available"));
-        assert_eq!(failed, "[the step failed: the web agent is not available]");
-    }
-
-    #[test]
-    fn a_huge_result_keeps_its_head_and_tail_within_the_bound() {
-        let output = format!("HEAD{}TAIL", "é".repeat(50_000));
-        let result = step_result("", &[record(&output, true)], None);
-        assert!(result.len() <= STEP_RESULT_LIMIT + 64, "{}", result.len());
-        assert!(result.contains("HEAD") && result.ends_with("TAIL"));
-        assert!(result.contains("bytes left out"));
     }
 
     #[test]
