@@ -151,7 +151,10 @@ mod tests {
         let error = AskError::Unreadable(PlanError::Empty.to_string());
         assert_eq!(
             error.to_string(),
-            "no plan could be read after 4 replies: the plan has no steps"
+            format!(
+                "no plan could be read after 4 replies: {}",
+                PlanError::Empty
+            )
         );
     }
 }
