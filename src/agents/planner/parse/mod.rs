@@ -85,9 +85,15 @@ pub fn plan_schema() -> serde_json::Value {
                     "type": "object",
                     "properties": {
                         "agent": {"type": "string", "enum": ["coder", "file", "web", "casual"]},
-                        "id": {"type": "string"},
-                        "need": {"type": "array", "items": {"type": "string"}},
-                        "task": {"type": "string"}
+                        // Bounded, so a grammar-constrained small model cannot spend its
+                        // whole reply on one id (seen with llama-server and a 135M model).
+                        "id": {"type": "string", "pattern": "^[1-9][0-9]?$"},
+                        "need": {
+                            "type": "array",
+                            "maxItems": super::MAX_STEPS,
+                            "items": {"type": "string", "pattern": "^[1-9][0-9]?$"}
+                        },
+                        "task": {"type": "string", "minLength": 1, "maxLength": 1000}
                     },
                     "required": ["agent", "id", "need", "task"]
                 }
