@@ -1,4 +1,5 @@
-//! Slash commands typed in the input box: parsing and the help text.
+//! Slash commands typed in the input box: parsing, the help text, and the words `/agent` says
+//! (the agents themselves are the registry's, `crate::agents`).
 //!
 //! Owns the command names and their arguments; it must not carry them out.
 
@@ -47,7 +48,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "/agent",
         argument: Some("NAME"),
-        about: "auto, casual, coder or file, from the next task on",
+        about: "the agent for the next tasks (alone: the list)",
     },
     CommandInfo {
         name: "/resume",
@@ -92,7 +93,8 @@ pub const HELP: &str = "\
 Commands
   /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
   /model              pick a model from a list; /model NAME switches directly
-  /agent NAME         agent for the next tasks: auto, casual, coder, file
+  /agent NAME         the agent for the next tasks (Agents, below); alone:
+                      which one and the list; /agent auto: the router picks
   /resume             pick a session of this directory; /resume ID goes to it
   /new                start a new session (the current one stays saved)
   /clear              forget the conversation and clear the screen
@@ -135,6 +137,77 @@ Keys
   Ctrl+A / Ctrl+E     go to the start / end of the line
   y / n / a / e       a block waits for approval: run / decline / always /
                       edit in $EDITOR";
+
+/// Columns the agents' names take in listings.
+const AGENT_COLUMN: usize = 10;
+/// The widest a help line may be.
+const HELP_WIDTH: usize = 78;
+
+/// `/help`'s whole text: the keys and commands, then the agents of the registry.
+pub fn help_text() -> String {
+    let mut text = HELP.to_owned();
+    text.push_str("\nAgents (/agent NAME; other names such as code, talk, files work too)\n");
+    for (name, description) in agents() {
+        for line in wrap_entry(name, description, HELP_WIDTH) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text.trim_end().to_owned()
+}
+
+/// `auto` and every agent of the registry, with what each does.
+pub fn agents() -> Vec<(&'static str, &'static str)> {
+    let mut agents = vec![(AgentName::Auto.as_str(), crate::agents::AUTO_DESCRIPTION)];
+    agents.extend(
+        crate::agents::REGISTRY
+            .iter()
+            .map(|spec| (spec.name.as_str(), spec.description)),
+    );
+    agents
+}
+
+/// What `/agent` alone says: the agent in use and the list to pick from.
+pub fn agents_listing(current: AgentName) -> String {
+    let mut text = format!("agent: {current} · /agent NAME picks one for the next tasks:");
+    for (name, description) in agents() {
+        let mark = if name == current.as_str() { "*" } else { " " };
+        text.push_str(&format!(
+            "\n{mark} {name:<width$}{description}",
+            width = AGENT_COLUMN
+        ));
+    }
+    text
+}
+
+/// What `/agent NAME` says.
+pub fn agent_chosen(agent: AgentName) -> String {
+    if agent == AgentName::Auto {
+        "agent: auto · the router picks the agent of each task, from the next one on".into()
+    } else {
+        format!("agent: {agent} (from the next task on; /agent auto lets the router pick)")
+    }
+}
+
+/// `  name      description`, the description wrapped under itself within `width` columns.
+fn wrap_entry(name: &str, description: &str, width: usize) -> Vec<String> {
+    let indent = 2 + AGENT_COLUMN;
+    let mut lines = vec![format!("  {name:<AGENT_COLUMN$}")];
+    for word in description.split_whitespace() {
+        let last = lines.len() - 1;
+        let current = &mut lines[last];
+        let used = unicode_width::UnicodeWidthStr::width(current.as_str());
+        if used > indent && used + 1 + unicode_width::UnicodeWidthStr::width(word) > width {
+            lines.push(format!("{}{word}", " ".repeat(indent)));
+        } else {
+            if used > indent {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+    }
+    lines
+}
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
 pub fn parse(line: &str) -> Result<Slash, String> {
@@ -199,11 +272,40 @@ mod tests {
             );
             assert!(HELP.contains(command.name), "{} in the help", command.name);
         }
-        for line in HELP.lines() {
+        for line in help_text().lines() {
             assert!(
                 unicode_width::UnicodeWidthStr::width(line) <= 78,
                 "too wide: {line:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_help_and_agent_listing_name_every_agent_of_the_registry_and_auto() {
+        let help = help_text();
+        let listing = agents_listing(AgentName::Planner);
+        for spec in crate::agents::REGISTRY {
+            assert!(
+                help.contains(spec.name.as_str()),
+                "{} in the help",
+                spec.name
+            );
+            assert!(listing.contains(spec.description), "{}", spec.name);
+        }
+        assert!(help.contains(crate::agents::AUTO_DESCRIPTION));
+        assert!(listing.starts_with("agent: planner"), "{listing}");
+        assert!(
+            listing.contains("* planner"),
+            "the current one is marked: {listing}"
+        );
+        assert_eq!(
+            parse("/agent plan"),
+            Ok(Slash::Agent(Some(AgentName::Planner)))
+        );
+        assert_eq!(
+            parse("/agent AUTO"),
+            Ok(Slash::Agent(Some(AgentName::Auto)))
+        );
+        assert!(agent_chosen(AgentName::Auto).contains("router"));
     }
 }
