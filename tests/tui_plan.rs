@@ -79,7 +79,10 @@ fn a_two_step_plan_ticks_both_steps_and_shows_each_steps_section() {
             && step_row(s, "2", "print one.txt").is_some_and(|r| r.contains('✓'))
     });
     assert!(screen.contains("plan · 2/2 done"), "{screen}");
-    for header in ["✓ step 1 · coder: write one.txt", "✓ step 2 · coder: print one.txt"] {
+    for header in [
+        "✓ step 1 · coder: write one.txt",
+        "✓ step 2 · coder: print one.txt",
+    ] {
         assert!(screen.contains(header), "{header}: {screen}");
     }
     // Step 2's python block ran as its own pane, with its own output, not step 1's.
@@ -95,7 +98,9 @@ fn a_two_step_plan_ticks_both_steps_and_shows_each_steps_section() {
         "a step's start is no prompt: {screen}"
     );
     assert_eq!(
-        std::fs::read_to_string(sb.path("work").join("one.txt")).ok().as_deref(),
+        std::fs::read_to_string(sb.path("work").join("one.txt"))
+            .ok()
+            .as_deref(),
         Some("first step")
     );
     tui.send(keys::CTRL_D);

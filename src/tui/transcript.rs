@@ -222,7 +222,7 @@ impl Transcript {
                 self.plan_finished(plan.as_deref());
             }
             Event::Routed { route } => self.push(Item::Routed(route.clone())),
-            Event::Plan { steps, notes } => self.push(Item::Plan(PlanPane::new(steps, notes))),
+            Event::Plan { steps, notes } => self.plan_arrived(steps, notes),
             Event::StepStarted { id, agent, task } => self.step_started(id, *agent, task, now),
             Event::StepFinished { id, success, summary } => {
                 self.step_finished(id, *success, summary)

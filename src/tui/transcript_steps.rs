@@ -29,6 +29,26 @@ pub struct Section {
 }
 
 impl Transcript {
+    /// The plan parsed: its pane takes the place of the planner's replies that wrote it (the
+    /// JSON and its headings say what the pane shows, better).
+    pub(super) fn plan_arrived(&mut self, steps: &[PlanStep], notes: &[String]) {
+        if self.streaming_answer.is_none() {
+            let mut index = self.items.len();
+            while index > self.task_start {
+                index -= 1;
+                if matches!(&self.items[index], Item::Answer(text) if holds_a_plan(text)) {
+                    self.items.remove(index);
+                    self.stamps.remove(index);
+                    self.fix_indices_after_removal(index);
+                    for later in index..self.items.len() {
+                        self.touch(later);
+                    }
+                }
+            }
+        }
+        self.push(Item::Plan(PlanPane::new(steps, notes)));
+    }
+
     /// Step `id` starts: the plan marks it running and its section begins.
     pub(super) fn step_started(&mut self, id: &str, agent: AgentName, task: &str, now: Instant) {
         self.end_round(now);
@@ -252,6 +272,11 @@ impl Transcript {
             .rev()
             .find(|&i| matches!(&self.items[i], Item::Step(h) if h.id == id))
     }
+}
+
+/// Whether a reply of the planner's holds the plan's JSON.
+fn holds_a_plan(text: &str) -> bool {
+    text.contains("\"plan\"")
 }
 
 #[cfg(test)]

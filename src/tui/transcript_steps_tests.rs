@@ -397,3 +397,44 @@ fn a_steps_events_cannot_clear_plan_or_start_a_step_inside_it() {
     let last = t.items().last().cloned();
     assert_eq!(last, Some(Item::Notice("step 7 failed: no luck".into())));
 }
+
+#[test]
+fn the_plan_pane_takes_the_place_of_the_reply_that_wrote_it() {
+    let mut t = Transcript::default();
+    let reply = "## Task 1: look\n\n```json\n{\"plan\": [{\"agent\": \"file\", \"id\": \"1\", \"need\": [], \"task\": \"look\"}]}\n```\n";
+    apply_all(
+        &mut t,
+        &[
+            started(AgentName::Planner, "look around"),
+            Event::AnswerDelta { text: reply.into() },
+            Event::AnswerComplete {
+                round: 1,
+                answer: reply.into(),
+                reasoning: None,
+                blocks: 0,
+                finish: AnswerFinish::Stop,
+            },
+            Event::Error {
+                message: "a note of seek's".into(),
+            },
+            Event::Plan {
+                steps: vec![plan_step("1", "look")],
+                notes: Vec::new(),
+            },
+        ],
+    );
+    let kinds: Vec<&str> = t
+        .items()
+        .iter()
+        .map(|i| match i {
+            Item::User(_) => "user",
+            Item::Answer(_) => "answer",
+            Item::Error(_) => "error",
+            Item::Plan(_) => "plan",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["user", "error", "plan"]);
+    let stamps: std::collections::HashSet<u64> = (0..t.items().len()).map(|i| t.stamp(i)).collect();
+    assert_eq!(stamps.len(), 3, "every item keeps a stamp of its own");
+}
