@@ -2,7 +2,7 @@
 //! 80x24 (a notice taller than the window was cut off at its top).
 //!
 //! Owns the overlay's scroll and look; the text itself is `slash::help_text` (the keys, the
-//! commands and the registry's agents). It must not act on commands.
+//! commands and the registry's agents by name). It must not act on commands.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -123,10 +123,7 @@ mod tests {
                     .collect::<String>()
             })
             .collect();
-        assert!(
-            shown.contains("searches the web"),
-            "the agents end it: {shown}"
-        );
+        assert!(shown.contains("planner, web"), "the agents end it: {shown}");
         assert_eq!(view.key(KeyCode::Char('x')), Outcome::Pass);
         assert_eq!(view.key(KeyCode::Esc), Outcome::Close);
     }

@@ -93,8 +93,7 @@ pub const HELP: &str = "\
 Commands
   /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
   /model              pick a model from a list; /model NAME switches directly
-  /agent NAME         the agent for the next tasks (Agents, below); alone:
-                      which one and the list; /agent auto: the router picks
+  /agent NAME         the agent for the next tasks; alone: the list, described
   /resume             pick a session of this directory; /resume ID goes to it
   /new                start a new session (the current one stays saved)
   /clear              forget the conversation and clear the screen
@@ -140,20 +139,15 @@ Keys
 
 /// Columns the agents' names take in listings.
 const AGENT_COLUMN: usize = 10;
-/// The widest a help line may be.
-const HELP_WIDTH: usize = 78;
 
-/// `/help`'s whole text: the keys and commands, then the agents of the registry.
+/// `/help`'s whole text: the keys and commands, then the agents of the registry by name (what
+/// each does is `/agent`'s to say: the help stays short enough to page through at 80x24).
 pub fn help_text() -> String {
-    let mut text = HELP.to_owned();
-    text.push_str("\nAgents (/agent NAME; other names such as code, talk, files work too)\n");
-    for (name, description) in agents() {
-        for line in wrap_entry(name, description, HELP_WIDTH) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-    }
-    text.trim_end().to_owned()
+    let names: Vec<&str> = agents().into_iter().map(|(name, _)| name).collect();
+    format!(
+        "{HELP}\nAgents (/agent NAME picks one; /agent alone says what each does)\n  {}",
+        names.join(", ")
+    )
 }
 
 /// `auto` and every agent of the registry, with what each does.
@@ -185,28 +179,8 @@ pub fn agent_chosen(agent: AgentName) -> String {
     if agent == AgentName::Auto {
         "agent: auto · the router picks the agent of each task, from the next one on".into()
     } else {
-        format!("agent: {agent} (from the next task on; /agent auto lets the router pick)")
+        format!("agent: {agent} (from the next task on) · /agent auto lets the router pick")
     }
-}
-
-/// `  name      description`, the description wrapped under itself within `width` columns.
-fn wrap_entry(name: &str, description: &str, width: usize) -> Vec<String> {
-    let indent = 2 + AGENT_COLUMN;
-    let mut lines = vec![format!("  {name:<AGENT_COLUMN$}")];
-    for word in description.split_whitespace() {
-        let last = lines.len() - 1;
-        let current = &mut lines[last];
-        let used = unicode_width::UnicodeWidthStr::width(current.as_str());
-        if used > indent && used + 1 + unicode_width::UnicodeWidthStr::width(word) > width {
-            lines.push(format!("{}{word}", " ".repeat(indent)));
-        } else {
-            if used > indent {
-                current.push(' ');
-            }
-            current.push_str(word);
-        }
-    }
-    lines
 }
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
@@ -291,8 +265,15 @@ mod tests {
                 spec.name
             );
             assert!(listing.contains(spec.description), "{}", spec.name);
+            assert!(
+                !help.contains(spec.description),
+                "descriptions are /agent's"
+            );
         }
-        assert!(help.contains(crate::agents::AUTO_DESCRIPTION));
+        assert!(
+            help.ends_with("auto, coder, file, casual, planner, web"),
+            "{help}"
+        );
         assert!(listing.starts_with("agent: planner"), "{listing}");
         assert!(
             listing.contains("* planner"),
