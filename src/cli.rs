@@ -83,7 +83,8 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", global = true)]
     pub model: Option<String>,
 
-    /// Agent: auto, casual, coder or file.
+    /// Agent: auto (the router picks), coder, file, casual, planner or web; AgenticSeek's
+    /// roles (code, files, talk, planification) are accepted too.
     #[arg(long, value_name = "NAME", global = true)]
     pub agent: Option<String>,
 

@@ -21,6 +21,8 @@ use crate::protocol::expand_placeholders;
 use crate::session::Sessions;
 use crate::terminal_safe::{json_line, terminal_safe};
 
+mod plan;
+
 /// What a headless run is given besides the configuration and the model.
 pub struct Task {
     pub prompt: String,
@@ -211,12 +213,18 @@ fn print_answer(
         rounds,
         blocks,
         message,
+        plan,
         ..
     } = finished
     else {
         return Ok(());
     };
-    let last_round: Vec<&BlockRecord> = blocks.iter().filter(|b| b.round == *rounds).collect();
+    // A plan's answer is its last step's, whose placeholders name that step's last round.
+    let last_round: Vec<&BlockRecord> = if plan.is_some() {
+        progress.last_step_round()
+    } else {
+        blocks.iter().filter(|b| b.round == *rounds).collect()
+    };
     let answer = render_answer(answer, &last_round);
     stdout.write_all(terminal_safe(&answer).as_bytes())?;
     if let Some(message) = message
@@ -321,6 +329,8 @@ struct Progress {
     retrying: Option<(String, u32)>,
     /// Errors already printed in full.
     shown: Vec<String>,
+    /// The plan step running or run last, for a plan's answer.
+    last_step: plan::LastStep,
 }
 
 impl Progress {
@@ -365,8 +375,22 @@ impl Progress {
                 self.retrying = None;
                 progress_line(event)
             }
-            _ => progress_line(event),
+            Event::StepStarted { .. } => {
+                self.last_step = plan::LastStep::default();
+                plan::plan_line(event)
+            }
+            // A step's own events: its blocks kept for the answer, its lines indented.
+            Event::Step { event: inner, .. } => {
+                self.last_step.saw(inner);
+                self.line(inner).map(|line| format!("  {line}"))
+            }
+            _ => plan::plan_line(event).or_else(|| progress_line(event)),
         }
+    }
+
+    /// The blocks of the last step's last round (a plan's answer expands them).
+    fn last_step_round(&self) -> Vec<&BlockRecord> {
+        self.last_step.last_round()
     }
 
     fn has_shown(&self, message: &str) -> bool {

@@ -61,6 +61,18 @@ pub(super) async fn stream_reply(
     window: u64,
     cancel: &CancellationToken,
 ) -> Result<Reply, (ReplyError, Reply)> {
+    stream_reply_with(ctx, memory, window, cancel, None).await
+}
+
+/// `stream_reply`, asking the server to hold the reply to `json_schema` where it can (the
+/// planner's plans).
+pub(super) async fn stream_reply_with(
+    ctx: &TurnContext,
+    memory: &Memory,
+    window: u64,
+    cancel: &CancellationToken,
+    json_schema: Option<serde_json::Value>,
+) -> Result<Reply, (ReplyError, Reply)> {
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
     let budget = budget::prompt_budget(window, settings.max_tokens.value);
@@ -79,7 +91,7 @@ pub(super) async fn stream_reply(
     let request = ChatRequest {
         messages: join_notes(fitted.messages),
         options: GenerationOptions::from_config(&ctx.config),
-        json_schema: None,
+        json_schema,
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
     let mut reply = Reply {

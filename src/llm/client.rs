@@ -20,6 +20,7 @@ use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::outbox::Outbox;
 use super::retry::{RetryPolicy, parse_retry_after};
+use super::schema::SchemaSupport;
 use super::wire::{WireEvent, WireFormat};
 use super::{
     ChatModel, ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, Repetition,
@@ -57,6 +58,8 @@ struct Inner {
     settings: Settings,
     client: Result<reqwest::Client, String>,
     wire: Box<dyn WireFormat>,
+    /// Whether the server refused a JSON schema once (then no request carries one again).
+    schema: SchemaSupport,
 }
 
 impl HttpChatModel {
@@ -77,6 +80,7 @@ impl HttpChatModel {
                 settings,
                 client,
                 wire,
+                schema: SchemaSupport::default(),
             }),
         }
     }
@@ -262,17 +266,19 @@ impl Inner {
         cancel: &CancellationToken,
     ) -> Result<(), LlmError> {
         let model = self.model()?;
-        let body = self.wire.body(request, &model);
+        let mut carries_schema = self.schema.carries(request);
+        let mut body = super::schema::body(&*self.wire, request, &model, carries_schema);
         let url = self.settings.url.endpoint(self.wire.chat_path());
-        let call = Call {
-            url: &url,
-            body: &body,
-            model: &model,
-            max_tokens: request.options.max_tokens,
-            deadline: Instant::now() + self.settings.reply_timeout,
-        };
+        let deadline = Instant::now() + self.settings.reply_timeout;
         let mut retries = 0;
         loop {
+            let call = Call {
+                url: &url,
+                body: &body,
+                model: &model,
+                max_tokens: request.options.max_tokens,
+                deadline,
+            };
             match self.attempt(&call, tx, cancel).await {
                 Attempt::Finished | Attempt::Abandoned => return Ok(()),
                 Attempt::Failed {
@@ -280,6 +286,15 @@ impl Inner {
                     retryable,
                     retry_after,
                 } => {
+                    // A server that refuses the schema is asked once more without it, at once
+                    // (not a retry: nothing failed that waiting would mend), and never again with
+                    // one.
+                    if carries_schema && super::schema::is_refusal(&error) {
+                        self.schema.remember_refusal();
+                        carries_schema = false;
+                        body = super::schema::body(&*self.wire, request, &model, false);
+                        continue;
+                    }
                     if !retryable || retries >= self.settings.retry.max_retries {
                         return Err(error);
                     }
@@ -296,7 +311,7 @@ impl Inner {
                     tokio::select! {
                         () = cancel.cancelled() => return Ok(()),
                         () = tx.closed() => return Ok(()),
-                        () = tokio::time::sleep_until(call.deadline) => {
+                        () = tokio::time::sleep_until(deadline) => {
                             return Err(self.reply_timeout(&url));
                         }
                         () = tokio::time::sleep(delay) => {}

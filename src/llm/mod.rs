@@ -12,6 +12,7 @@ mod openai;
 mod outbox;
 mod repetition;
 mod retry;
+mod schema;
 mod url;
 mod window;
 mod wire;

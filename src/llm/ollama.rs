@@ -1,5 +1,6 @@
 //! Ollama's native API: `POST /api/chat`, NDJSON streaming, `num_ctx` always sent (Ollama's small
-//! default context silently cuts the system prompt), its `thinking` field as reasoning.
+//! default context silently cuts the system prompt), its `thinking` field as reasoning, a JSON
+//! schema as `format`.
 
 use std::borrow::Cow;
 
@@ -24,12 +25,16 @@ impl WireFormat for Ollama {
         let mut options = Map::new();
         options.insert("num_ctx".into(), request.options.context_window.into());
         put_options(&mut options, request, "num_predict");
-        json!({
+        let mut body = json!({
             "model": model,
             "messages": request.messages,
             "stream": true,
             "options": options,
-        })
+        });
+        if let Some(schema) = &request.json_schema {
+            body["format"] = super::schema::ollama_format(schema);
+        }
+        body
     }
 
     fn decoder(&self) -> Box<dyn LineDecoder> {

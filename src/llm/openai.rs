@@ -1,6 +1,6 @@
 //! OpenAI-compatible servers (llama.cpp, vLLM, LM Studio, OpenAI, DeepSeek, OpenRouter, Together,
 //! Groq, …): `POST …/chat/completions` with SSE streaming; `reasoning_content` or `reasoning`
-//! delta fields are reasoning.
+//! delta fields are reasoning; a JSON schema goes as `response_format` (llama.cpp, vLLM).
 
 use std::borrow::Cow;
 
@@ -28,6 +28,12 @@ impl WireFormat for OpenAi {
         body.insert("stream".into(), true.into());
         body.insert("stream_options".into(), json!({"include_usage": true}));
         put_options(&mut body, request, "max_tokens");
+        if let Some(schema) = &request.json_schema {
+            body.insert(
+                "response_format".into(),
+                super::schema::openai_response_format(schema),
+            );
+        }
         Value::Object(body)
     }
 

@@ -140,6 +140,8 @@ fn engine_error(error: LocalError) -> LlmError {
 }
 
 impl ChatModel for LocalChatModel {
+    // `request.json_schema` is ignored: the engine has no constrained decoding; a plan is parsed
+    // from free text.
     fn stream(&self, request: ChatRequest, cancel: CancellationToken) -> ChatStream {
         let (tx, rx) = mpsc::channel(64);
         let (stream, cancel) = ChatStream::new(rx, &cancel);

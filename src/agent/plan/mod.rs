@@ -1,8 +1,13 @@
 //! Running a plan: ask the model for one (`crate::agents::planner` parses it), run its steps in
 //! order, each by its agent with the results it needs, and rewrite the rest when a step fails.
 //!
+//! The loop is here; asking for a plan is `ask`, running a step `step`, the bookkeeping `state`.
 //! It must not draw anything; everything it does goes out as events (a step's sub-agent's as
 //! `Event::Step`).
+
+mod ask;
+mod state;
+mod step;
 
 use std::collections::HashMap;
 
@@ -11,8 +16,12 @@ use tokio_util::sync::CancellationToken;
 use super::memory::Memory;
 use super::prompts::PromptEnv;
 use super::turn::{Task, TurnContext};
+use crate::agents::planner::{MAX_REPLANS, prompt::replan_prompt};
 use crate::config::{AgentName, Config};
-use crate::wire::{Event, Outcome};
+use crate::llm::Role;
+use crate::wire::{Event, Outcome, StepStatus};
+use ask::{AskError, ask_plan};
+use state::{PlanState, SUMMARY_LIMIT, first_line, step_result};
 
 /// The system prompts of the agents a plan's steps may use, built once per task.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +45,11 @@ impl Prompts {
 }
 
 /// Runs one planner task; returns its `TurnFinished` event for the runtime to emit.
+///
+/// `memory` is the runtime's conversation, the planner's prompt its system prompt. It keeps the
+/// goal and one assistant message: the plan and what each step did. The planner's retries and
+/// replans happen in a copy of it that is not journaled; the steps' conversations are their
+/// own.
 pub async fn run_plan(
     ctx: &TurnContext,
     prompts: &Prompts,
@@ -44,22 +58,188 @@ pub async fn run_plan(
     task: Task,
     cancel: CancellationToken,
 ) -> Event {
-    let _ = (prompts, memory, cancel);
-    ctx.events.emit(Event::TurnStarted {
+    let events = &ctx.events;
+    events.emit(Event::TurnStarted {
         turn,
-        prompt: task.prompt,
+        prompt: task.prompt.clone(),
         agent: AgentName::Planner,
     });
-    Event::TurnFinished {
-        turn,
-        outcome: Outcome::GaveUp,
-        answer: String::new(),
-        reasoning: None,
-        agent: AgentName::Planner,
-        rounds: 0,
-        blocks: Vec::new(),
-        message: Some("the planner is not built yet".into()),
-        usage: None,
-        plan: None,
+    if let Some(route) = task.route {
+        events.emit(Event::Routed { route });
     }
+    if !task.attached.is_empty() {
+        events.emit(Event::Attached {
+            files: task.attached,
+        });
+    }
+    if !task.refused.is_empty() {
+        events.emit(Event::Error {
+            message: task.refused.join("; "),
+        });
+    }
+    memory.begin_turn(task.message);
+    let mut planner = unjournaled(memory);
+    let mut state = PlanState::new(turn);
+    let (outcome, message) = run(
+        ctx,
+        prompts,
+        &mut planner,
+        &mut state,
+        &task.prompt,
+        &cancel,
+    )
+    .await;
+    let why = (outcome != Outcome::Done).then_some(message.as_deref().unwrap_or("it failed"));
+    if outcome != Outcome::Done {
+        state.skip_pending();
+    }
+    memory.push(Role::Assistant, state.memory_note(why));
+    state.finish(outcome, message)
+}
+
+/// How the plan's run ended, and why in words when it did not finish.
+type Ending = (Outcome, Option<String>);
+
+/// Asks for the plan, runs its steps, replans after a failed one.
+async fn run(
+    ctx: &TurnContext,
+    prompts: &Prompts,
+    planner: &mut Memory,
+    state: &mut PlanState,
+    goal: &str,
+    cancel: &CancellationToken,
+) -> Ending {
+    // The server is asked for the window once per model; Stop is heard while it is asked.
+    let window = tokio::select! {
+        () = cancel.cancelled() => return stopped(),
+        window = super::window::known(ctx) => window,
+    };
+    let plan = match ask_plan(ctx, planner, window, cancel, state, 1).await {
+        Ok(plan) => plan,
+        Err(error) => return ask_failed(error, None),
+    };
+    state.steps = plan.steps;
+    ctx.events.emit(Event::Plan {
+        steps: state.steps.clone(),
+        notes: plan.notes,
+    });
+
+    let mut index = 0;
+    while index < state.steps.len() {
+        if cancel.is_cancelled() {
+            return stopped();
+        }
+        state.steps[index].status = StepStatus::Running;
+        let step = state.steps[index].clone();
+        ctx.events.emit(Event::StepStarted {
+            id: step.id.clone(),
+            agent: step.agent,
+            task: step.task.clone(),
+        });
+        let needed = state.needed(&step);
+        let run = step::run_step(ctx, prompts, state.turn, &step, &needed, cancel.clone()).await;
+        let success = run.outcome == Outcome::Done;
+        let failure = (!success).then(|| {
+            run.message
+                .clone()
+                .unwrap_or_else(|| format!("the step ended: {:?}", run.outcome))
+        });
+        let result = step_result(&run.answer, &run.records, failure.as_deref());
+        let summary = match &failure {
+            Some(failure) => first_line(failure, SUMMARY_LIMIT),
+            None if run.answer.trim().is_empty() => first_line(&result, SUMMARY_LIMIT),
+            None => first_line(&run.answer, SUMMARY_LIMIT),
+        };
+        state.results.insert(step.id.clone(), result.clone());
+        state.records.extend(run.records);
+        state.step_rounds = state.step_rounds.saturating_add(run.rounds);
+        state.add_usage(run.usage);
+        state.last_answer = run.answer;
+        state.last_reasoning = run.reasoning;
+        state.steps[index].status = if success {
+            StepStatus::Done
+        } else {
+            StepStatus::Failed
+        };
+        ctx.events.emit(Event::StepFinished {
+            id: step.id.clone(),
+            success,
+            summary: summary.clone(),
+        });
+        if run.outcome == Outcome::Stopped || cancel.is_cancelled() {
+            return stopped();
+        }
+        // A server that failed would fail the replan too: the task ends as the step did.
+        if run.outcome == Outcome::ModelError {
+            return (Outcome::ModelError, failure);
+        }
+        if !success {
+            let failed = format!("step {} ({}) failed: {summary}", step.id, step.agent);
+            if state.replans >= MAX_REPLANS {
+                return (
+                    Outcome::GaveUp,
+                    Some(format!(
+                        "{failed}; the plan was rewritten {MAX_REPLANS} times already (at most {MAX_REPLANS})"
+                    )),
+                );
+            }
+            planner.push(
+                Role::User,
+                replan_prompt(goal, &state.steps, &step, &result),
+            );
+            let next_id = index + 2;
+            let rest = match ask_plan(ctx, planner, window, cancel, state, next_id).await {
+                Ok(rest) => rest,
+                Err(error) => return ask_failed(error, Some(&failed)),
+            };
+            state.replans += 1;
+            state.steps.truncate(index + 1);
+            state.steps.extend(rest.steps);
+            ctx.events.emit(Event::Replanned {
+                steps: state.steps.clone(),
+                replans: state.replans,
+                reason: failed,
+            });
+        }
+        index += 1;
+    }
+    (Outcome::Done, None)
+}
+
+fn stopped() -> Ending {
+    (Outcome::Stopped, Some(AskError::Stopped.to_string()))
+}
+
+/// The task's end when no (new) plan came; `failed` names the step that asked for a replan.
+fn ask_failed(error: AskError, failed: Option<&str>) -> Ending {
+    let outcome = match error {
+        AskError::Stopped => return stopped(),
+        AskError::Model(_) => Outcome::ModelError,
+        AskError::Unreadable(_) => Outcome::GaveUp,
+    };
+    let message = match failed {
+        Some(failed) => format!("{failed}; rewriting the plan failed: {error}"),
+        None => error.to_string(),
+    };
+    (outcome, Some(message))
+}
+
+/// A copy of `memory` that records nothing in the session: the planner's requests, retries and
+/// replans, of which the session keeps only the end (`memory_note`).
+fn unjournaled(memory: &Memory) -> Memory {
+    let messages = memory.messages();
+    let system = messages
+        .first()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    // `restore` puts the messages after the system prompt and indexes from them.
+    Memory::restore(
+        system,
+        messages.get(1..).unwrap_or_default().to_vec(),
+        memory
+            .turn_starts()
+            .iter()
+            .map(|i| i.saturating_sub(1))
+            .collect(),
+    )
 }
