@@ -47,7 +47,6 @@ fn step_row<'a>(screen: &'a str, id: &str, task: &str) -> Option<&'a str> {
 }
 
 #[test]
-#[ignore = "needs the planner runner"]
 fn a_two_step_plan_ticks_both_steps_and_shows_each_steps_section() {
     let sb = Sandbox::new();
     // Python blocks: the coder is done after a python block that succeeds (a bash block's
