@@ -163,15 +163,11 @@ impl App {
     pub fn agent_event(&mut self, event: &Event, now: Instant) {
         self.transcript.apply(event, now);
         self.status.apply(event, now);
+        self.approval_event(event);
         match event {
-            Event::ApprovalRequested { id, tool, code, .. } => {
-                self.awaiting = Some(Awaiting {
-                    id: *id,
-                    tool: tool.clone(),
-                    code: code.clone(),
-                });
-            }
-            Event::BlockStarted { .. } | Event::BlockFinished { .. } => self.awaiting = None,
+            // A plan step's sub-agent asks for approvals too; its start and end are not the
+            // task's.
+            Event::Step { event: inner, .. } => self.approval_event(inner),
             Event::ApprovalChanged { approval } => self.approval = Some(*approval),
             Event::TurnFinished { outcome, .. } => {
                 self.awaiting = None;
@@ -203,6 +199,21 @@ impl App {
                 .is_some_and(|i| i.is_foldable())
         {
             self.focus = None;
+        }
+    }
+
+    /// A block waits for the user's decision, or the waiting is over.
+    fn approval_event(&mut self, event: &Event) {
+        match event {
+            Event::ApprovalRequested { id, tool, code, .. } => {
+                self.awaiting = Some(Awaiting {
+                    id: *id,
+                    tool: tool.clone(),
+                    code: code.clone(),
+                });
+            }
+            Event::BlockStarted { .. } | Event::BlockFinished { .. } => self.awaiting = None,
+            _ => {}
         }
     }
 
@@ -529,13 +540,9 @@ impl App {
             Slash::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
             Slash::Agent(Some(agent)) => {
                 self.agent = agent;
-                self.transcript
-                    .notice(format!("agent: {agent} (from the next task on)"));
+                self.transcript.notice(slash::agent_chosen(agent));
             }
-            Slash::Agent(None) => self.transcript.notice(format!(
-                "agent: {} · /agent NAME picks one of auto, casual, coder, file",
-                self.agent
-            )),
+            Slash::Agent(None) => self.transcript.notice(slash::agents_listing(self.agent)),
             Slash::Model(Some(model)) => return vec![Effect::Send(Command::SetModel { model })],
             Slash::Model(None) => return self.open_picker(PickerKind::Model),
             Slash::Retry => return self.retry(now),

@@ -53,6 +53,15 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
         Item::Error(text) | Item::Notice(text) | Item::Rule(text) => {
             (text.clone(), "the message".to_owned())
         }
+        Item::Plan(plan) => (plan_text(plan), "the plan".to_owned()),
+        Item::Routed(route) => (
+            format!(
+                "{} · {:.2} · {}",
+                route.agent, route.confidence, route.reason
+            ),
+            "the message".to_owned(),
+        ),
+        Item::Step(header) => (header.task.clone(), "the step's task".to_owned()),
     };
     // Whatever is copied may be pasted into a shell: no escape sequence from the model, a block
     // or a file reaches the clipboard (an `ESC [ 201 ~` would end a bracketed paste early and
@@ -102,6 +111,24 @@ pub fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// The plan as a checklist, one step a line: `[x] 1 coder: task`.
+fn plan_text(plan: &crate::tui::plan_pane::PlanPane) -> String {
+    use crate::wire::StepStatus;
+    plan.steps
+        .iter()
+        .map(|step| {
+            let mark = match step.status {
+                StepStatus::Done => "[x]",
+                StepStatus::Failed => "[!]",
+                StepStatus::Skipped => "[-]",
+                StepStatus::Pending | StepStatus::Running => "[ ]",
+            };
+            format!("{mark} {} {}: {}", step.id, step.agent, step.task)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

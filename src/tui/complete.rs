@@ -116,17 +116,7 @@ pub fn candidates(spot: &Spot, sources: &Sources<'_>) -> Vec<Candidate> {
                 complete: c.argument.is_none(),
             })
             .collect(),
-        Target::Argument("/agent") => AgentName::ALL
-            .iter()
-            .map(ToString::to_string)
-            .filter(|a| a.starts_with(&query))
-            .map(|a| Candidate {
-                insert: a.clone(),
-                label: a,
-                detail: String::new(),
-                complete: true,
-            })
-            .collect(),
+        Target::Argument("/agent") => agents(&query),
         Target::Argument("/model") => sources
             .models
             .unwrap_or_default()
@@ -157,6 +147,38 @@ pub fn candidates(spot: &Spot, sources: &Sources<'_>) -> Vec<Candidate> {
         Target::Path => paths(sources.files.unwrap_or_default(), &query),
     };
     found.truncate(MOST);
+    found
+}
+
+/// `auto` and the registry's agents whose name or one of whose other names starts with `query`,
+/// each with what it does.
+fn agents(query: &str) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    if AgentName::Auto.as_str().starts_with(query) {
+        found.push(Candidate {
+            insert: AgentName::Auto.as_str().to_owned(),
+            label: AgentName::Auto.as_str().to_owned(),
+            detail: crate::agents::AUTO_DESCRIPTION.to_owned(),
+            complete: true,
+        });
+    }
+    for spec in crate::agents::REGISTRY {
+        let name = spec.name.as_str();
+        let alias = spec.aliases.iter().find(|a| a.starts_with(query));
+        if !name.starts_with(query) && alias.is_none() {
+            continue;
+        }
+        let label = match alias {
+            Some(alias) if !name.starts_with(query) => format!("{name} ({alias})"),
+            _ => name.to_owned(),
+        };
+        found.push(Candidate {
+            insert: name.to_owned(),
+            label,
+            detail: spec.description.to_owned(),
+            complete: true,
+        });
+    }
     found
 }
 
@@ -237,7 +259,26 @@ mod tests {
             .collect();
         assert_eq!(names, ["/resume ", "/retry"]);
         let agents = candidates(&spot("/agent c", 8).expect("spot"), &Sources::default());
-        assert_eq!(agents.len(), 2, "casual and coder");
+        let names: Vec<&str> = agents.iter().map(|c| c.insert.as_str()).collect();
+        assert_eq!(
+            names,
+            ["coder", "casual"],
+            "registry order, aliases too (chat)"
+        );
+        assert!(agents.iter().all(|c| !c.detail.is_empty()), "described");
+        let by_alias = candidates(&spot("/agent tal", 10).expect("spot"), &Sources::default());
+        assert_eq!(by_alias.len(), 1);
+        assert_eq!(
+            (by_alias[0].insert.as_str(), by_alias[0].label.as_str()),
+            ("casual", "casual (talk)")
+        );
+        let all = candidates(&spot("/agent ", 7).expect("spot"), &Sources::default());
+        assert_eq!(
+            all.len(),
+            crate::agents::REGISTRY.len() + 1,
+            "every agent and auto"
+        );
+        assert_eq!(all[0].insert, "auto");
         let models = [
             ModelEntry {
                 name: "qwen2.5-coder:7b".into(),

@@ -1,8 +1,8 @@
 //! `/help` as a scrollable overlay over the transcript, so the whole reference can be read at
 //! 80x24 (a notice taller than the window was cut off at its top).
 //!
-//! Owns the overlay's scroll and look; the text itself is `slash::HELP`. It must not act on
-//! commands.
+//! Owns the overlay's scroll and look; the text itself is `slash::help_text` (the keys, the
+//! commands and the registry's agents by name). It must not act on commands.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -10,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::tui::picker::clear;
-use crate::tui::slash::HELP;
+use crate::tui::slash::help_text;
 
 /// The open help overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,7 +56,8 @@ impl HelpView {
             return;
         }
         clear(area, buf);
-        let lines: Vec<&str> = HELP.lines().collect();
+        let help = help_text();
+        let lines: Vec<&str> = help.lines().collect();
         let height = usize::from(area.height) - 1;
         self.page = height.saturating_sub(1).max(1);
         self.top = self.top.min(lines.len().saturating_sub(height));
@@ -114,7 +115,7 @@ mod tests {
             assert_eq!(view.key(KeyCode::PageDown), Outcome::Stay);
         }
         view.draw(area, &mut buf);
-        assert_eq!(view.top, HELP.lines().count() - 17);
+        assert_eq!(view.top, help_text().lines().count() - 17);
         let shown: String = (0..18)
             .map(|y| {
                 (0..80)
@@ -122,7 +123,7 @@ mod tests {
                     .collect::<String>()
             })
             .collect();
-        assert!(shown.contains("edit in $EDITOR"), "{shown}");
+        assert!(shown.contains("planner, web"), "the agents end it: {shown}");
         assert_eq!(view.key(KeyCode::Char('x')), Outcome::Pass);
         assert_eq!(view.key(KeyCode::Esc), Outcome::Close);
     }

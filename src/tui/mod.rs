@@ -19,6 +19,7 @@ pub mod input;
 pub mod notify;
 pub mod overlay;
 pub mod picker;
+pub mod plan_pane;
 pub mod popup;
 pub mod render;
 pub mod slash;

@@ -1,4 +1,5 @@
-//! Slash commands typed in the input box: parsing and the help text.
+//! Slash commands typed in the input box: parsing, the help text, and the words `/agent` says
+//! (the agents themselves are the registry's, `crate::agents`).
 //!
 //! Owns the command names and their arguments; it must not carry them out.
 
@@ -47,7 +48,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "/agent",
         argument: Some("NAME"),
-        about: "auto, casual, coder or file, from the next task on",
+        about: "the agent for the next tasks (alone: the list)",
     },
     CommandInfo {
         name: "/resume",
@@ -92,7 +93,7 @@ pub const HELP: &str = "\
 Commands
   /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
   /model              pick a model from a list; /model NAME switches directly
-  /agent NAME         agent for the next tasks: auto, casual, coder, file
+  /agent NAME         the agent for the next tasks; alone: the list, described
   /resume             pick a session of this directory; /resume ID goes to it
   /new                start a new session (the current one stays saved)
   /clear              forget the conversation and clear the screen
@@ -135,6 +136,52 @@ Keys
   Ctrl+A / Ctrl+E     go to the start / end of the line
   y / n / a / e       a block waits for approval: run / decline / always /
                       edit in $EDITOR";
+
+/// Columns the agents' names take in listings.
+const AGENT_COLUMN: usize = 10;
+
+/// `/help`'s whole text: the keys and commands, then the agents of the registry by name (what
+/// each does is `/agent`'s to say: the help stays short enough to page through at 80x24).
+pub fn help_text() -> String {
+    let names: Vec<&str> = agents().into_iter().map(|(name, _)| name).collect();
+    format!(
+        "{HELP}\nAgents (/agent NAME picks one; /agent alone says what each does)\n  {}",
+        names.join(", ")
+    )
+}
+
+/// `auto` and every agent of the registry, with what each does.
+pub fn agents() -> Vec<(&'static str, &'static str)> {
+    let mut agents = vec![(AgentName::Auto.as_str(), crate::agents::AUTO_DESCRIPTION)];
+    agents.extend(
+        crate::agents::REGISTRY
+            .iter()
+            .map(|spec| (spec.name.as_str(), spec.description)),
+    );
+    agents
+}
+
+/// What `/agent` alone says: the agent in use and the list to pick from.
+pub fn agents_listing(current: AgentName) -> String {
+    let mut text = format!("agent: {current} · /agent NAME picks one for the next tasks:");
+    for (name, description) in agents() {
+        let mark = if name == current.as_str() { "*" } else { " " };
+        text.push_str(&format!(
+            "\n{mark} {name:<width$}{description}",
+            width = AGENT_COLUMN
+        ));
+    }
+    text
+}
+
+/// What `/agent NAME` says.
+pub fn agent_chosen(agent: AgentName) -> String {
+    if agent == AgentName::Auto {
+        "agent: auto · the router picks the agent of each task, from the next one on".into()
+    } else {
+        format!("agent: {agent} (from the next task on) · /agent auto lets the router pick")
+    }
+}
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
 pub fn parse(line: &str) -> Result<Slash, String> {
@@ -199,11 +246,47 @@ mod tests {
             );
             assert!(HELP.contains(command.name), "{} in the help", command.name);
         }
-        for line in HELP.lines() {
+        for line in help_text().lines() {
             assert!(
                 unicode_width::UnicodeWidthStr::width(line) <= 78,
                 "too wide: {line:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_help_and_agent_listing_name_every_agent_of_the_registry_and_auto() {
+        let help = help_text();
+        let listing = agents_listing(AgentName::Planner);
+        for spec in crate::agents::REGISTRY {
+            assert!(
+                help.contains(spec.name.as_str()),
+                "{} in the help",
+                spec.name
+            );
+            assert!(listing.contains(spec.description), "{}", spec.name);
+            assert!(
+                !help.contains(spec.description),
+                "descriptions are /agent's"
+            );
+        }
+        assert!(
+            help.ends_with("auto, coder, file, casual, planner, web"),
+            "{help}"
+        );
+        assert!(listing.starts_with("agent: planner"), "{listing}");
+        assert!(
+            listing.contains("* planner"),
+            "the current one is marked: {listing}"
+        );
+        assert_eq!(
+            parse("/agent plan"),
+            Ok(Slash::Agent(Some(AgentName::Planner)))
+        );
+        assert_eq!(
+            parse("/agent AUTO"),
+            Ok(Slash::Agent(Some(AgentName::Auto)))
+        );
+        assert!(agent_chosen(AgentName::Auto).contains("router"));
     }
 }

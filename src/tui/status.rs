@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{Event, Outcome, RoundUsage, Status, TurnUsage};
 use crate::tui::render::cells::{format_duration, spinner};
+use crate::wire::AgentName;
 
 /// Streaming shorter than this gives no meaningful speed (a short reply arrives in one read).
 const MIN_RATE_STREAMING_MS: f64 = 100.0;
@@ -52,6 +53,10 @@ pub struct StatusLine {
     max_attempts: u32,
     /// The last request left older messages out or shortened them (context budget).
     trimmed: bool,
+    /// The ids of the plan's steps, in order (empty for a task without a plan).
+    plan: Vec<String>,
+    /// The plan step running now and its agent.
+    step: Option<(String, AgentName)>,
 }
 
 impl Default for StatusLine {
@@ -65,6 +70,8 @@ impl Default for StatusLine {
             attempt: 0,
             max_attempts: 0,
             trimmed: false,
+            plan: Vec::new(),
+            step: None,
         }
     }
 }
@@ -116,6 +123,27 @@ impl StatusLine {
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
             Event::Usage { usage, .. } => self.add_round(usage),
+            Event::Plan { steps, .. } | Event::Replanned { steps, .. } => {
+                self.plan = steps.iter().map(|s| s.id.clone()).collect();
+            }
+            // Between steps the planner is at work again: the step's tool and attempts are over.
+            Event::StepStarted { id, agent, .. } => {
+                self.step = Some((id.clone(), *agent));
+                self.between_steps();
+            }
+            Event::StepFinished { .. } => {
+                self.step = None;
+                self.between_steps();
+            }
+            // A step's sub-agent says what it does and what it uses; its own start and end are
+            // not the task's.
+            Event::Step { event, .. } => match event.as_ref() {
+                Event::TurnStarted { .. }
+                | Event::TurnFinished { .. }
+                | Event::Cleared
+                | Event::Step { .. } => {}
+                inner => self.apply(inner, now),
+            },
             Event::Cleared => self.context = None,
             Event::TurnFinished { outcome, usage, .. } => {
                 self.phase = Phase::Finished(*outcome);
@@ -134,6 +162,14 @@ impl StatusLine {
             }
             _ => {}
         }
+    }
+
+    fn between_steps(&mut self) {
+        if self.running() {
+            self.phase = Phase::Thinking;
+        }
+        self.attempt = 0;
+        self.max_attempts = 0;
     }
 
     fn add_round(&mut self, round: &RoundUsage) {
@@ -197,6 +233,19 @@ impl StatusLine {
         parts
     }
 
+    /// `step 2/3 · coder` while a plan's step runs.
+    fn step_text(&self) -> Option<String> {
+        let (id, agent) = self.step.as_ref()?;
+        Some(match self.plan.iter().position(|s| s == id) {
+            Some(at) => format!("step {}/{} · {agent}", at + 1, self.plan.len()),
+            None => {
+                let id =
+                    crate::tui::render::plan::ellipsis(&crate::tui::render::plan::one_line(id), 4);
+                format!("step {id} · {agent}")
+            }
+        })
+    }
+
     fn attempt_text(&self) -> Option<String> {
         (self.max_attempts > 0 && self.attempt > 0).then(|| {
             format!(
@@ -241,6 +290,9 @@ impl StatusLine {
                 });
             }
         }
+        if self.running() {
+            parts.extend(self.step_text());
+        }
         parts.extend(self.attempt_text());
         if let Some(elapsed) = elapsed {
             parts.push(format_duration(elapsed));
@@ -278,7 +330,6 @@ pub enum Tone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::AgentName;
 
     fn started(s: &mut StatusLine, t0: Instant) {
         s.apply(

@@ -21,96 +21,16 @@ mod rounds;
 use rounds::Rounds;
 pub use rounds::{Abandoned, ReplyCut};
 
-/// Output kept per running pane for display; the finished record carries the full result.
-const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
+#[path = "transcript_pane.rs"]
+mod pane;
 
-/// Where a pane is in its life.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PaneState {
-    /// Found in the answer, not started yet.
-    Pending,
-    /// Waiting for the user to allow it (approval = ask).
-    AwaitingApproval,
-    Running {
-        since: Instant,
-    },
-    Finished(Box<BlockRecord>),
-    /// It ended with no record of its block: it never ran (or never finished).
-    Abandoned(Abandoned),
-}
+#[path = "transcript_steps.rs"]
+mod steps;
 
-/// One execution pane.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pane {
-    pub round: u32,
-    pub index: usize,
-    pub tool: String,
-    pub code: String,
-    pub save_path: Option<String>,
-    /// Output as it streams (bounded); replaced by the record's output when finished.
-    pub output: String,
-    pub state: PaneState,
-    pub expanded: bool,
-    /// Its reply was cut (the words of a `ReplyCut` record or an abandoned pane say how).
-    pub cut: Option<ReplyCut>,
-}
-
-impl Pane {
-    /// The pane of a block found in an answer, before anything about it is known.
-    fn pending(round: u32, index: usize, expanded: bool) -> Self {
-        Self {
-            round,
-            index,
-            tool: String::new(),
-            code: String::new(),
-            save_path: None,
-            output: String::new(),
-            state: PaneState::Pending,
-            expanded,
-            cut: None,
-        }
-    }
-
-    pub fn succeeded(&self) -> bool {
-        matches!(&self.state, PaneState::Finished(r) if r.success)
-    }
-
-    /// Its block never ran (not run, declined, shown only, refused, cut, abandoned).
-    pub fn did_not_run(&self) -> bool {
-        match &self.state {
-            PaneState::Finished(record) => rounds::did_not_run(record),
-            PaneState::Abandoned(_) => true,
-            _ => false,
-        }
-    }
-
-    /// Still waits for its block to start, run or be decided on.
-    fn is_open(&self) -> bool {
-        matches!(
-            self.state,
-            PaneState::Pending | PaneState::AwaitingApproval | PaneState::Running { .. }
-        )
-    }
-
-    /// Shows the block as it will run (the user's edit included).
-    fn show_block(&mut self, tool: &str, code: &str, save_path: &Option<String>) {
-        tool.clone_into(&mut self.tool);
-        code.clone_into(&mut self.code);
-        self.save_path.clone_from(save_path);
-    }
-
-    /// Adds streamed output, keeping the last `LIVE_OUTPUT_LIMIT` bytes.
-    fn append_output(&mut self, text: &str) {
-        self.output.push_str(text);
-        if self.output.len() > LIVE_OUTPUT_LIMIT {
-            let cut = self.output.len() - LIVE_OUTPUT_LIMIT;
-            let cut = (cut..self.output.len())
-                .find(|&i| self.output.is_char_boundary(i))
-                .unwrap_or(0);
-            self.output.drain(..cut);
-        }
-    }
-}
+pub use crate::tui::plan_pane::{PlanPane, StepHeader};
+#[cfg(test)]
+use pane::LIVE_OUTPUT_LIMIT;
+pub use pane::{Pane, PaneState};
 
 /// A reasoning panel.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,12 +58,18 @@ pub enum Item {
     Question(String),
     /// A thin rule where a round after the first begins, naming it.
     Rule(String),
+    /// The agent the router picked for the task, and why.
+    Routed(crate::wire::Route),
+    /// The planner's plan, ticking as its steps run.
+    Plan(PlanPane),
+    /// Where a plan step's own section begins.
+    Step(StepHeader),
 }
 
 impl Item {
     /// Panes and reasoning panels can be folded and focused.
     pub fn is_foldable(&self) -> bool {
-        matches!(self, Item::Pane(_) | Item::Reasoning(_))
+        matches!(self, Item::Pane(_) | Item::Reasoning(_) | Item::Plan(_))
     }
 }
 
@@ -171,6 +97,10 @@ pub struct Transcript {
     /// Index of the first item of the running (or last) task: its panes are the ones that may
     /// still be open.
     task_start: usize,
+    /// The plan step whose sub-agent's event is being applied (`None`: the task's own).
+    step: Option<String>,
+    /// The section of the plan step whose events came last.
+    section: Option<steps::Section>,
 }
 
 impl Transcript {
@@ -204,6 +134,7 @@ impl Transcript {
             Event::TurnStarted { prompt, .. } => {
                 self.end_round(now);
                 self.rounds.start_task();
+                self.section = None;
                 self.task_start = self.items.len();
                 self.push(Item::User(prompt.clone()));
             }
@@ -281,8 +212,27 @@ impl Transcript {
                 ));
             }
             Event::TurnFinished {
-                outcome, message, ..
-            } => self.turn_finished(*outcome, message.as_deref(), now),
+                outcome,
+                message,
+                plan,
+                ..
+            } => {
+                self.section = None;
+                self.turn_finished(*outcome, message.as_deref(), now);
+                self.plan_finished(plan.as_deref());
+            }
+            Event::Routed { route } => self.push(Item::Routed(route.clone())),
+            Event::Plan { steps, notes } => self.plan_arrived(steps, notes),
+            Event::StepStarted { id, agent, task } => self.step_started(id, *agent, task, now),
+            Event::StepFinished { id, success, summary } => {
+                self.step_finished(id, *success, summary)
+            }
+            Event::Replanned {
+                steps,
+                replans,
+                reason,
+            } => self.replanned(steps, *replans, reason),
+            Event::Step { step, event } => self.apply_step(step, event, now),
             // Resuming replaces the transcript (the app replays it); the others are for the
             // status line.
             Event::Retrying { .. }
@@ -293,13 +243,7 @@ impl Transcript {
             | Event::ModelList { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
-            | Event::ContextTrimmed { .. }
-            | Event::Routed { .. }
-            | Event::Plan { .. }
-            | Event::StepStarted { .. }
-            | Event::StepFinished { .. }
-            | Event::Replanned { .. }
-            | Event::Step { .. } => {}
+            | Event::ContextTrimmed { .. } => {}
         }
     }
 
@@ -371,7 +315,12 @@ impl Transcript {
         if let Some(at) = self.pane_index(round, index) {
             return at;
         }
-        self.push(Item::Pane(Pane::pending(round, index, self.panes_expanded)));
+        self.push(Item::Pane(Pane::pending(
+            self.step.clone(),
+            round,
+            index,
+            self.panes_expanded,
+        )));
         self.items.len() - 1
     }
 
@@ -390,6 +339,7 @@ impl Transcript {
         self.cleared.append(&mut self.items);
         self.stamps.clear();
         self.task_start = 0;
+        self.section = None;
     }
 
     /// Adds a notice of seek's own (slash commands, hints).
@@ -407,6 +357,7 @@ impl Transcript {
         match self.items.get_mut(index) {
             Some(Item::Pane(pane)) => pane.expanded = !pane.expanded,
             Some(Item::Reasoning(r)) => r.expanded = !r.expanded,
+            Some(Item::Plan(plan)) => plan.expanded = !plan.expanded,
             _ => return,
         }
         self.touch(index);
@@ -511,7 +462,13 @@ impl Transcript {
             match placeholder_index(line.trim_end()) {
                 Some(index) => {
                     self.push_text(std::mem::take(&mut text), asks);
-                    self.push(Item::Pane(Pane::pending(round, index, self.panes_expanded)));
+                    let step = self.step.clone();
+                    self.push(Item::Pane(Pane::pending(
+                        step,
+                        round,
+                        index,
+                        self.panes_expanded,
+                    )));
                 }
                 None => text.push_str(line),
             }
@@ -532,10 +489,13 @@ impl Transcript {
         }
     }
 
+    /// The pane of block `index` of `round` of the agent whose event is being applied (a plan
+    /// step's sub-agent numbers its rounds from 1 again).
     fn pane_index(&self, round: u32, index: usize) -> Option<usize> {
-        self.items
-            .iter()
-            .rposition(|item| matches!(item, Item::Pane(p) if p.round == round && p.index == index))
+        self.items.iter().rposition(|item| {
+            matches!(item, Item::Pane(p)
+                if p.round == round && p.index == index && p.step == self.step)
+        })
     }
 
     /// The answer began (or the round ended): this round's panel stops being live.

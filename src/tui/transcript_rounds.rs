@@ -239,6 +239,7 @@ impl Transcript {
         for index in self.task_start..self.items.len() {
             if let Item::Pane(pane) = &mut self.items[index]
                 && pane.round == round
+                && pane.step == self.step
             {
                 pane.cut = Some(cut);
                 if cut == ReplyCut::Repeated && pane.state == PaneState::Pending {
@@ -251,14 +252,20 @@ impl Transcript {
     }
 
     /// Ends every open pane of the task's rounds from item `from` on (of rounds before
-    /// `before_round`, if given): its block will get no record now. A pane of a cut reply says
-    /// so. The user's own commands (round 0) are not the task's.
-    fn abandon_open_panes(&mut self, from: usize, before_round: Option<u32>, why: Abandoned) {
+    /// `before_round`, if given, and then only the panes of the agent whose event this is: a
+    /// plan step's rounds are its own): its block will get no record now. A pane of a cut reply
+    /// says so. The user's own commands (round 0) are not the task's.
+    pub(super) fn abandon_open_panes(
+        &mut self,
+        from: usize,
+        before_round: Option<u32>,
+        why: Abandoned,
+    ) {
         for index in from..self.items.len() {
             if let Item::Pane(pane) = &mut self.items[index]
                 && pane.round > 0
                 && pane.is_open()
-                && before_round.is_none_or(|r| pane.round < r)
+                && before_round.is_none_or(|r| pane.round < r && pane.step == self.step)
             {
                 pane.state = PaneState::Abandoned(if pane.cut.is_some() {
                     Abandoned::ReplyCut

@@ -1,7 +1,8 @@
 //! One transcript item as terminal rows: prompts, reasoning panels (folded to a line, or the
 //! text dimmed), answers (markdown), execution panes (header, live tail, or code and full
 //! output; a block that never ran folds to its header, which says why), errors, notices, the
-//! model's questions and the rules between rounds.
+//! model's questions and the rules between rounds (the planner's and router's items are drawn
+//! by `plan`).
 //!
 //! Owns how each item looks at a given width and time. It must not decide what is visible or
 //! scroll; column 0 of every item's first row is left blank for the focus marker.
@@ -74,6 +75,9 @@ pub fn render(
             Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
         ),
         Item::Rule(name) => vec![rule(name, width)],
+        Item::Routed(route) => super::plan::routed(route, width),
+        Item::Plan(plan) => super::plan::plan(plan, width),
+        Item::Step(header) => super::plan::step_header(header, width),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod cells;
 pub mod header;
 pub mod highlight;
 pub mod markdown;
+pub mod plan;
 pub mod screen;
 pub mod text;
 pub mod viewport;
@@ -21,3 +22,6 @@ mod robustness;
 
 #[cfg(test)]
 mod snapshots_output;
+
+#[cfg(test)]
+mod snapshots_plan;

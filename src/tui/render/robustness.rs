@@ -1,6 +1,6 @@
 //! Property test: whatever the model and the programs send (control characters, escape
-//! sequences, wide and combining characters, huge lines, events in odd orders) and whatever the
-//! user presses, at whatever terminal size, the UI updates and draws without panicking.
+//! sequences, wide and combining characters, huge lines, events in odd orders, plans and their
+//! steps' events mixed and repeated) and whatever the user presses, at whatever terminal size, the UI updates and draws without panicking.
 
 use std::time::{Duration, Instant};
 
@@ -118,6 +118,69 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
+/// Step ids that repeat, clash or are hostile.
+fn step_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("1".to_owned()),
+        Just("2".to_owned()),
+        Just("\u{1b}[2J9".to_owned())
+    ]
+}
+
+fn plan_steps() -> impl Strategy<Value = Vec<crate::wire::PlanStep>> {
+    proptest::collection::vec((step_id(), nasty_text()), 0..4).prop_map(|steps| {
+        steps
+            .into_iter()
+            .map(|(id, task)| crate::wire::PlanStep {
+                id,
+                agent: AgentName::Coder,
+                task,
+                need: Vec::new(),
+                title: None,
+                status: crate::wire::StepStatus::Pending,
+            })
+            .collect()
+    })
+}
+
+/// The planner's and router's events, and any event as a step's sub-agent's, in any order.
+fn planner_event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        (step_id(), event()).prop_map(|(step, event)| Event::Step {
+            step,
+            event: Box::new(event)
+        }),
+        (step_id(), nasty_text()).prop_map(|(id, task)| Event::StepStarted {
+            id,
+            agent: AgentName::File,
+            task
+        }),
+        (step_id(), any::<bool>(), nasty_text()).prop_map(|(id, success, summary)| {
+            Event::StepFinished {
+                id,
+                success,
+                summary,
+            }
+        }),
+        (plan_steps(), nasty_text()).prop_map(|(steps, note)| Event::Plan {
+            steps,
+            notes: vec![note]
+        }),
+        (plan_steps(), nasty_text()).prop_map(|(steps, reason)| Event::Replanned {
+            steps,
+            replans: 7,
+            reason
+        }),
+        (any::<f64>(), nasty_text()).prop_map(|(confidence, reason)| Event::Routed {
+            route: crate::wire::Route {
+                agent: AgentName::Casual,
+                confidence,
+                reason
+            }
+        }),
+    ]
+}
+
 fn key() -> impl Strategy<Value = KeyEvent> {
     let code = prop_oneof![
         Just(KeyCode::Tab),
@@ -155,6 +218,7 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => event().prop_map(Step::Agent),
+        2 => planner_event().prop_map(Step::Agent),
         2 => key().prop_map(Step::Key),
         1 => (1u16..130, 1u16..45).prop_map(|(w, h)| Step::Draw(w, h)),
     ]
