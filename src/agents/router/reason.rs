@@ -33,7 +33,7 @@ pub fn explain(model: &Model, features: &Features, class: usize, label: AgentNam
         "words"
     };
     if words.is_empty() {
-        format!("{kind}: the whole phrasing")
+        "the phrasing as a whole".to_owned()
     } else {
         format!("{kind}: {}", words.join(", "))
     }
