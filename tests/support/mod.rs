@@ -46,6 +46,9 @@ impl Sandbox {
             .env("XDG_DATA_HOME", self.path("data"))
             // The models dir (seek's own files) beside the others, not inside the home folder.
             .env("XDG_CACHE_HOME", self.path("cache"))
+            // The scripted replies are the coder's; under the default `auto` the router would
+            // hand prompts like "hello" to casual. A test of routing passes `--agent auto`.
+            .env("SEEK_AGENT", "coder")
             .current_dir(self.path("cwd"))
             .stdin(Stdio::null());
         cmd

@@ -59,6 +59,8 @@ impl Tui {
         cmd.env("XDG_DATA_HOME", sandbox.path("data"));
         cmd.env("XDG_CACHE_HOME", sandbox.path("cache"));
         cmd.env("TERM", "xterm-256color");
+        // The scripted replies are the coder's (see `Sandbox::seek`); `extra_env` may override.
+        cmd.env("SEEK_AGENT", "coder");
         for (k, v) in env {
             cmd.env(k, v);
         }

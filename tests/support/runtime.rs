@@ -25,6 +25,9 @@ pub fn config(
         model: Some("fake".into()),
         work_dir: Some(work_dir.to_owned()),
         approval: approval.map(str::to_owned),
+        // These tests script the coder's replies; under `auto` the router would hand prompts
+        // like "hello" to casual.
+        agent: Some("coder".into()),
         ..Overrides::default()
     };
     let dirs = Dirs {

@@ -1,0 +1,40 @@
+//! Why the router picked an agent, in a few words for a status line: the prompt's words that
+//! pushed hardest towards it ("words: search, web"; for the planner "several steps: then,
+//! report").
+//!
+//! Pure; it must not decide the agent, only explain the classifier's choice.
+
+use super::features::Features;
+use super::model::Model;
+use crate::wire::AgentName;
+
+/// How many words a reason names.
+const WORDS_NAMED: usize = 2;
+
+/// The reason `model` chose `label` (at `class` in `data::LABELS`) for a prompt with `features`.
+pub fn explain(model: &Model, features: &Features, class: usize, label: AgentName) -> String {
+    let mut leaning: Vec<(f32, &str)> = features
+        .named
+        .iter()
+        .map(|named| (model.lean(named.bucket, class), named.text.as_str()))
+        .filter(|(lean, _)| *lean > 0.0)
+        .collect();
+    // Strongest first; equal leans in text order, so the phrase never depends on anything but
+    // the prompt and the weights.
+    leaning.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let words: Vec<&str> = leaning
+        .into_iter()
+        .take(WORDS_NAMED)
+        .map(|(_, w)| w)
+        .collect();
+    let kind = if label == AgentName::Planner {
+        "several steps"
+    } else {
+        "words"
+    };
+    if words.is_empty() {
+        "the phrasing as a whole".to_owned()
+    } else {
+        format!("{kind}: {}", words.join(", "))
+    }
+}
