@@ -5,7 +5,6 @@
 //! Run with `cargo test --test router_accuracy -- --nocapture` to see the table.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use seek::agents::router::data::{self, Example, LABELS};
 use seek::agents::router::{self, UNSURE_BELOW};
@@ -99,38 +98,12 @@ fn no_prompt_is_in_both_sets() {
     assert!(shared.is_empty(), "in both sets: {shared:?}");
 }
 
-#[test]
-fn routing_a_prompt_takes_well_under_5_ms_even_in_a_debug_build() {
-    router::warm_up().expect("the training set parses");
-    let heldout = set("heldout.tsv");
-    let long = "please look at this log and tell me what went wrong: ".repeat(80);
-    let started = Instant::now();
-    let mut routed = 0u32;
-    for example in &heldout {
-        std::hint::black_box(router::route(&example.prompt));
-        routed += 1;
-    }
-    std::hint::black_box(router::route(&long));
-    routed += 1;
-    let per_prompt = started.elapsed() / routed;
-    println!("{per_prompt:?} per prompt (this build)");
-    // A generous bound for an unoptimised build on a busy machine; the release number is in
-    // the bench (benches/router.rs).
-    assert!(per_prompt.as_millis() < 5, "{per_prompt:?} per prompt");
-}
+// Time per prompt and training time are measured in benches/router.rs (speed is never asserted
+// in a test: a loaded machine would make it fail for nothing).
 
 #[test]
-fn training_takes_well_under_a_second_even_in_a_debug_build() {
+fn training_on_the_shipped_set_gives_a_working_classifier() {
     let text = include_str!("../assets/router/train.tsv");
-    let started = Instant::now();
     let label = router::train_and_classify(text, "list the files in this folder");
-    let took = started.elapsed();
-    println!(
-        "training on {} lines took {took:?} (this build)",
-        text.lines().count()
-    );
     assert_eq!(label, Ok(seek::wire::AgentName::File));
-    // Generous for an unoptimised build on a busy machine: it is paid once, at the first
-    // routed prompt.
-    assert!(took.as_millis() < 1000, "{took:?}");
 }
