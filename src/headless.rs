@@ -184,7 +184,7 @@ fn done_line(finished: &Event) -> serde_json::Value {
         "message": message,
         // The task's tokens (`null` when no reply reached seek).
         "usage": usage,
-        // The planner's steps with their final status; absent for other agents.
+        // The planner's steps with their final status; null for other agents.
         "plan": plan,
         "blocks": blocks.iter().map(|b| json!({
             "tool_type": b.tool_type,
