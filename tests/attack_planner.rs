@@ -123,3 +123,64 @@ fn a_syntax_error_is_reported_as_such_not_as_an_empty_plan() {
         other => panic!("expected the JSON error, got {other:?}"),
     }
 }
+
+/// A session file cut while a plan's step ran a block (seek killed): on resume a top-level
+/// task's running block is closed as interrupted (`session/load.rs::for_replay`), but a step's
+/// block is nested in `Event::Step` and is not seen, so its pane is never closed with its
+/// `[interrupted]` record.
+#[test]
+fn a_plan_cut_mid_step_closes_the_steps_running_block_on_resume() {
+    use seek::session::Record;
+    use seek::wire::{AgentName, Event, PlanStep, StepStatus};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = "29991231-235959-abcd";
+    let path = dir.path().join(format!("{id}.jsonl"));
+    let step = PlanStep {
+        id: "1".into(),
+        agent: AgentName::Coder,
+        task: "sleep".into(),
+        need: Vec::new(),
+        title: None,
+        status: StepStatus::Pending,
+    };
+    let ev = |at_ms, event| Record::Event { at_ms, event };
+    let records = vec![
+        Record::Header {
+            version: seek::session::VERSION,
+            id: id.into(),
+            created_ms: 1,
+            work_dir: "/tmp".into(),
+            model: "m".into(),
+            agent: AgentName::Planner,
+        },
+        ev(2, Event::TurnStarted { turn: 1, prompt: "goal".into(), agent: AgentName::Planner }),
+        ev(3, Event::Plan { steps: vec![step.clone()], notes: Vec::new() }),
+        ev(4, Event::StepStarted { id: "1".into(), agent: AgentName::Coder, task: "sleep".into() }),
+        ev(5, Event::Step {
+            step: "1".into(),
+            event: Box::new(Event::TurnStarted { turn: 1, prompt: "sleep".into(), agent: AgentName::Coder }),
+        }),
+        ev(6, Event::Step {
+            step: "1".into(),
+            event: Box::new(Event::BlockStarted {
+                round: 1,
+                index: 0,
+                tool: "bash".into(),
+                code: "sleep 100".into(),
+                save_path: None,
+            }),
+        }),
+    ];
+    let text: String = records
+        .iter()
+        .map(|r| format!("{}\n", serde_json::to_string(r).expect("json")))
+        .collect();
+    std::fs::write(&path, text).expect("write");
+    let loaded = seek::session::load(&path, id).expect("load");
+    let closed = loaded.events.iter().any(|(_, e)| match e {
+        Event::Step { step, event } => step == "1"
+            && matches!(event.as_ref(), Event::BlockFinished { record } if record.stopped),
+        _ => false,
+    });
+    assert!(closed, "the step's block stays running: {:#?}", loaded.events);
+}
