@@ -53,20 +53,17 @@ fn a_free_text_tasks_length_is_bounded_like_the_schemas() {
     assert!(chars <= 4_000, "a task of {chars} chars was kept");
 }
 
-/// An id the parser renumbers anyway should not cost the whole plan: `1e400` is out of f64's
-/// range, and serde_json refuses the whole document for it.
+/// An id out of f64's range (`1e400`) makes serde_json refuse the document: the model must be
+/// told that (a number out of range), not that the plan has no steps.
 #[test]
-fn an_out_of_range_numeric_id_is_renumbered_not_fatal() {
+fn an_out_of_range_numeric_id_is_reported_as_the_syntax_error_it_is() {
     let reply = fenced(
         r#"{"plan": [{"agent": "coder", "id": 1e400, "need": [], "task": "a"},
                      {"agent": "file", "id": -1, "need": [1e400], "task": "b"}]}"#,
     );
     match parse_plan(&reply, 1) {
-        Ok(plan) => {
-            assert_eq!(plan.steps.len(), 2);
-            assert_eq!(plan.steps[1].need, ["1"]);
-        }
-        Err(e) => panic!("the plan was refused for its ids: {e}"),
+        Err(PlanError::BadJson(message)) => assert!(message.contains("out of range"), "{message}"),
+        other => panic!("expected the syntax error, got {other:?}"),
     }
 }
 
@@ -77,7 +74,14 @@ fn deep_nesting_huge_numbers_and_controls_do_not_panic() {
     let _ = parse_plan(&fenced(&deep), 1);
     let deep_obj = format!("{}1{}", r#"{"plan":"#.repeat(50_000), "}".repeat(50_000));
     let _ = parse_plan(&deep_obj, 1);
-    for id in ["18446744073709551616", "-0", "1.5", "\"\u{0}\"", "\"\\u0000\"", "1e-400"] {
+    for id in [
+        "18446744073709551616",
+        "-0",
+        "1.5",
+        "\"\u{0}\"",
+        "\"\\u0000\"",
+        "1e-400",
+    ] {
         let reply = fenced(&format!(
             r#"{{"plan": [{{"agent": "CoDeR", "id": {id}, "need": [{id}, null, {{}}, [1]], "task": "\u001b]52;c;x\u0007 hi"}}]}}"#
         ));
@@ -144,7 +148,7 @@ fn a_plan_cut_mid_step_closes_the_steps_running_block_on_resume() {
         status: StepStatus::Pending,
     };
     let ev = |at_ms, event| Record::Event { at_ms, event };
-    let records = vec![
+    let records = [
         Record::Header {
             version: seek::session::VERSION,
             id: id.into(),
@@ -153,23 +157,53 @@ fn a_plan_cut_mid_step_closes_the_steps_running_block_on_resume() {
             model: "m".into(),
             agent: AgentName::Planner,
         },
-        ev(2, Event::TurnStarted { turn: 1, prompt: "goal".into(), agent: AgentName::Planner }),
-        ev(3, Event::Plan { steps: vec![step.clone()], notes: Vec::new() }),
-        ev(4, Event::StepStarted { id: "1".into(), agent: AgentName::Coder, task: "sleep".into() }),
-        ev(5, Event::Step {
-            step: "1".into(),
-            event: Box::new(Event::TurnStarted { turn: 1, prompt: "sleep".into(), agent: AgentName::Coder }),
-        }),
-        ev(6, Event::Step {
-            step: "1".into(),
-            event: Box::new(Event::BlockStarted {
-                round: 1,
-                index: 0,
-                tool: "bash".into(),
-                code: "sleep 100".into(),
-                save_path: None,
-            }),
-        }),
+        ev(
+            2,
+            Event::TurnStarted {
+                turn: 1,
+                prompt: "goal".into(),
+                agent: AgentName::Planner,
+            },
+        ),
+        ev(
+            3,
+            Event::Plan {
+                steps: vec![step.clone()],
+                notes: Vec::new(),
+            },
+        ),
+        ev(
+            4,
+            Event::StepStarted {
+                id: "1".into(),
+                agent: AgentName::Coder,
+                task: "sleep".into(),
+            },
+        ),
+        ev(
+            5,
+            Event::Step {
+                step: "1".into(),
+                event: Box::new(Event::TurnStarted {
+                    turn: 1,
+                    prompt: "sleep".into(),
+                    agent: AgentName::Coder,
+                }),
+            },
+        ),
+        ev(
+            6,
+            Event::Step {
+                step: "1".into(),
+                event: Box::new(Event::BlockStarted {
+                    round: 1,
+                    index: 0,
+                    tool: "bash".into(),
+                    code: "sleep 100".into(),
+                    save_path: None,
+                }),
+            },
+        ),
     ];
     let text: String = records
         .iter()
@@ -178,9 +212,15 @@ fn a_plan_cut_mid_step_closes_the_steps_running_block_on_resume() {
     std::fs::write(&path, text).expect("write");
     let loaded = seek::session::load(&path, id).expect("load");
     let closed = loaded.events.iter().any(|(_, e)| match e {
-        Event::Step { step, event } => step == "1"
-            && matches!(event.as_ref(), Event::BlockFinished { record } if record.stopped),
+        Event::Step { step, event } => {
+            step == "1"
+                && matches!(event.as_ref(), Event::BlockFinished { record } if record.stopped)
+        }
         _ => false,
     });
-    assert!(closed, "the step's block stays running: {:#?}", loaded.events);
+    assert!(
+        closed,
+        "the step's block stays running: {:#?}",
+        loaded.events
+    );
 }

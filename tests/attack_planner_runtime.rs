@@ -22,7 +22,12 @@ fn plan_reply(steps: &[(&str, &str, &str)]) -> String {
 }
 
 fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
-    runtime::spawn(runtime::config(&server.url(), work, &work.join("data"), None))
+    runtime::spawn(runtime::config(
+        &server.url(),
+        work,
+        &work.join("data"),
+        None,
+    ))
 }
 
 fn plan_task(handle: &AgentHandle, goal: &str) {
@@ -61,7 +66,10 @@ async fn stop_while_the_plan_is_asked_ends_at_once_and_retry_asks_the_same() {
     let gate = Gate::new();
     let one = plan_reply(&[("casual", "1", "greet")]);
     let server = FakeModel::start(vec![
-        Reply::Held { answer: one.clone(), gate: gate.clone() },
+        Reply::Held {
+            answer: one.clone(),
+            gate: gate.clone(),
+        },
         Reply::text(one),
         Reply::text("Hi."),
     ]);
@@ -73,18 +81,26 @@ async fn stop_while_the_plan_is_asked_ends_at_once_and_retry_asks_the_same() {
     let events = finished(&mut handle).await;
     gate.open();
     assert!(at.elapsed() < Duration::from_secs(5), "{:?}", at.elapsed());
-    let Some(Event::TurnFinished { outcome, plan, .. }) = events.last() else { unreachable!() };
+    let Some(Event::TurnFinished { outcome, plan, .. }) = events.last() else {
+        unreachable!()
+    };
     assert_eq!(*outcome, Outcome::Stopped);
     assert!(plan.is_none(), "no plan was made: {plan:?}");
     assert!(!events.iter().any(|e| matches!(e, Event::Plan { .. })));
 
     runtime::send(&handle, Command::Retry);
     let events = finished(&mut handle).await;
-    let Some(Event::TurnFinished { outcome, .. }) = events.last() else { unreachable!() };
+    let Some(Event::TurnFinished { outcome, .. }) = events.last() else {
+        unreachable!()
+    };
     assert_eq!(*outcome, Outcome::Done, "{events:?}");
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 3);
-    assert_eq!(messages(&requests[0]), messages(&requests[1]), "the retry asks as the first time");
+    assert_eq!(
+        messages(&requests[0]),
+        messages(&requests[1]),
+        "the retry asks as the first time"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,7 +109,10 @@ async fn stop_during_a_replan_ends_at_once_and_skips_the_rest() {
     let gate = Gate::new();
     let server = FakeModel::start(vec![
         // Step 1 is a web step: it fails without a model call, and the replan is asked.
-        Reply::text(plan_reply(&[("web", "1", "search it"), ("casual", "2", "say it")])),
+        Reply::text(plan_reply(&[
+            ("web", "1", "search it"),
+            ("casual", "2", "say it"),
+        ])),
         Reply::Held {
             answer: plan_reply(&[("casual", "2", "say it anyway")]),
             gate: gate.clone(),
@@ -109,7 +128,12 @@ async fn stop_during_a_replan_ends_at_once_and_skips_the_rest() {
     events.extend(finished(&mut handle).await);
     gate.open();
     assert!(at.elapsed() < Duration::from_secs(5), "{:?}", at.elapsed());
-    let Some(Event::TurnFinished { outcome, plan: Some(plan), .. }) = events.last() else {
+    let Some(Event::TurnFinished {
+        outcome,
+        plan: Some(plan),
+        ..
+    }) = events.last()
+    else {
         panic!("{events:?}")
     };
     assert_eq!(*outcome, Outcome::Stopped);
@@ -122,9 +146,14 @@ async fn stop_during_a_replan_ends_at_once_and_skips_the_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_megabyte_step_answer_is_bounded_in_summary_and_in_the_planners_memory() {
     let work = tempfile::tempdir().expect("tempdir");
-    let huge: String = (0..400).map(|n| format!("w{n}-{} ", "x".repeat(30))).collect();
+    let huge: String = (0..400)
+        .map(|n| format!("w{n}-{} ", "x".repeat(30)))
+        .collect();
     let server = FakeModel::start(vec![
-        Reply::text(plan_reply(&[("casual", "1", "talk a lot"), ("casual", "2", "then more")])),
+        Reply::text(plan_reply(&[
+            ("casual", "1", "talk a lot"),
+            ("casual", "2", "then more"),
+        ])),
         Reply::text(huge.clone()),
         Reply::text(huge),
         Reply::text(plan_reply(&[("casual", "1", "short")])),
@@ -138,17 +167,33 @@ async fn a_megabyte_step_answer_is_bounded_in_summary_and_in_the_planners_memory
             assert!(summary.chars().count() <= 200, "{}", summary.len());
         }
     }
-    let Some(Event::TurnFinished { outcome, message, .. }) = events.last() else { unreachable!() };
+    let Some(Event::TurnFinished {
+        outcome, message, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
     let errors: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::Error { .. } | Event::Step { .. } if format!("{e:?}").contains("rror"))).take(3).collect();
     assert_eq!(*outcome, Outcome::Done, "{message:?} {errors:?}");
     // Step 2 got nothing of step 1 (no need); the follow-up plan request carries the note.
     plan_task(&handle, "again");
     let _ = finished(&mut handle).await;
     let requests = server.chat_requests();
-    assert_eq!(requests.len(), 5, "{:?}", requests.iter().map(|r| r.last_user_message().chars().take(80).collect::<String>()).collect::<Vec<_>>());
+    assert_eq!(
+        requests.len(),
+        5,
+        "{:?}",
+        requests
+            .iter()
+            .map(|r| r.last_user_message().chars().take(80).collect::<String>())
+            .collect::<Vec<_>>()
+    );
     let follow_up = messages(&requests[3]);
     let total: usize = follow_up.iter().skip(1).map(|(_, c)| c.len()).sum();
-    assert!(total < 16 * 1024, "the follow-up carries {total} bytes of the last plan");
+    assert!(
+        total < 16 * 1024,
+        "the follow-up carries {total} bytes of the last plan"
+    );
 }
 
 /// A step whose reply runs past max_tokens (a verbose model, not a failing server) ends as
@@ -159,7 +204,10 @@ async fn a_step_that_runs_past_max_tokens_is_replanned_not_fatal() {
     let work = tempfile::tempdir().expect("tempdir");
     let endless: String = (0..40_000).map(|n| format!("w{n} ")).collect();
     let server = FakeModel::start(vec![
-        Reply::text(plan_reply(&[("casual", "1", "talk"), ("casual", "2", "sum up")])),
+        Reply::text(plan_reply(&[
+            ("casual", "1", "talk"),
+            ("casual", "2", "sum up"),
+        ])),
         Reply::text(endless),
         Reply::text(plan_reply(&[("casual", "2", "say it briefly")])),
         Reply::text("Brief."),
@@ -167,7 +215,12 @@ async fn a_step_that_runs_past_max_tokens_is_replanned_not_fatal() {
     let mut handle = start(&server, work.path());
     plan_task(&handle, "talk");
     let events = finished(&mut handle).await;
-    let Some(Event::TurnFinished { outcome, message, .. }) = events.last() else { unreachable!() };
+    let Some(Event::TurnFinished {
+        outcome, message, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
     assert!(
         events.iter().any(|e| matches!(e, Event::Replanned { .. })),
         "no replan; the task ended {outcome:?}: {message:?}"

@@ -160,29 +160,63 @@ fn apply(loaded: &mut Loaded, op: MemoryOp) {
     }
 }
 
+/// A block that started and had not finished, as far as the records go.
+struct Running {
+    step: Option<String>,
+    round: u32,
+    index: usize,
+    tool: String,
+    code: String,
+    save_path: Option<String>,
+    started: u64,
+}
+
+/// `event`, nested under `step` when it belongs to one.
+fn in_step(step: Option<String>, event: Event) -> Event {
+    match step {
+        Some(step) => Event::Step {
+            step,
+            event: Box::new(event),
+        },
+        None => event,
+    }
+}
+
 /// Puts back what the stream showed live (the reasoning before an answer) and closes a task the
 /// file ends in the middle of: its unfinished blocks as stopped, the task as interrupted.
 fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
     let mut out = Vec::with_capacity(recorded.len() + 4);
     let mut open_turn: Option<(u64, AgentName)> = None;
-    let mut running: Vec<(u32, usize, String, String, Option<String>, u64)> = Vec::new();
+    let mut running: Vec<Running> = Vec::new();
     let mut last_ms = 0;
     for (at, event) in recorded {
         last_ms = at;
-        match &event {
-            Event::TurnStarted { turn, agent, .. } => open_turn = Some((*turn, *agent)),
-            Event::TurnFinished { .. } => {
+        // A plan step's events are its sub-agent's own, nested: they are read the same way and
+        // what is put back for them is nested under the same step.
+        let (step, inner) = match &event {
+            Event::Step { step, event } => (Some(step.clone()), event.as_ref()),
+            other => (None, other),
+        };
+        match inner {
+            Event::TurnStarted { turn, agent, .. } if step.is_none() => {
+                open_turn = Some((*turn, *agent));
+            }
+            Event::TurnFinished { .. } if step.is_none() => {
                 open_turn = None;
                 running.clear();
             }
+            Event::TurnFinished { .. } => running.retain(|r| r.step != step),
             Event::AnswerComplete {
                 reasoning: Some(reasoning),
                 ..
             } => out.push((
                 at,
-                Event::ReasoningDelta {
-                    text: reasoning.clone(),
-                },
+                in_step(
+                    step.clone(),
+                    Event::ReasoningDelta {
+                        text: reasoning.clone(),
+                    },
+                ),
             )),
             Event::BlockStarted {
                 round,
@@ -190,16 +224,18 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
                 tool,
                 code,
                 save_path,
-            } => running.push((
-                *round,
-                *index,
-                tool.clone(),
-                code.clone(),
-                save_path.clone(),
-                at,
-            )),
+            } => running.push(Running {
+                step: step.clone(),
+                round: *round,
+                index: *index,
+                tool: tool.clone(),
+                code: code.clone(),
+                save_path: save_path.clone(),
+                started: at,
+            }),
             Event::BlockFinished { record } => {
-                running.retain(|r| (r.0, r.1) != (record.round, record.index));
+                running
+                    .retain(|r| (&r.step, r.round, r.index) != (&step, record.round, record.index));
             }
             _ => {}
         }
@@ -207,28 +243,26 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
     }
     // A block still running when the records end was cut short by seek's end, inside a task or
     // not (the user's own `!cmd`, round 0, runs outside tasks).
-    for (round, index, tool, code, save_path, started) in running {
-        out.push((
-            last_ms,
-            Event::BlockFinished {
-                record: BlockRecord {
-                    round,
-                    index,
-                    tool_type: tool,
-                    block: code,
-                    save_path,
-                    feedback: INTERRUPTED.to_owned(),
-                    success: false,
-                    exit_code: None,
-                    timed_out: false,
-                    stopped: true,
-                    skipped: false,
-                    duration_ms: last_ms.saturating_sub(started) as f64,
-                    output: String::new(),
-                    not_run: Some(NotRun::Interrupted),
-                },
+    for block in running {
+        let finished = Event::BlockFinished {
+            record: BlockRecord {
+                round: block.round,
+                index: block.index,
+                tool_type: block.tool,
+                block: block.code,
+                save_path: block.save_path,
+                feedback: INTERRUPTED.to_owned(),
+                success: false,
+                exit_code: None,
+                timed_out: false,
+                stopped: true,
+                skipped: false,
+                duration_ms: last_ms.saturating_sub(block.started) as f64,
+                output: String::new(),
+                not_run: Some(NotRun::Interrupted),
             },
-        ));
+        };
+        out.push((last_ms, in_step(block.step, finished)));
     }
     if let Some((turn, agent)) = open_turn {
         out.push((

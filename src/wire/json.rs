@@ -1,5 +1,5 @@
-//! The public JSON of events (`--json`, the HTTP API's `/events`): each event is one object with
-//! its `type`; an event of a plan's step is its sub-agent's own event with a `step` field added.
+//! The public JSON of events (`--json`): each event is one object with its `type`; an event of a
+//! plan's step is its sub-agent's own event with a `step` field added.
 //!
 //! In process and in session files a step's event is `Event::Step` (derived serde, nested); this
 //! is the only place that flattens it. It must not decide anything else.

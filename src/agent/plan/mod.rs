@@ -175,8 +175,10 @@ async fn run(
         if run.outcome == Outcome::Stopped || cancel.is_cancelled() {
             return stopped();
         }
-        // A server that failed would fail the replan too: the task ends as the step did.
-        if run.outcome == Outcome::ModelError {
+        // A server that failed would fail the replan too: the task ends as the step did. A
+        // reply that came but could not be used (past max_tokens) is the step's failure, and
+        // the plan is rewritten.
+        if run.outcome == Outcome::ModelError && state.last_answer.trim().is_empty() {
             return (Outcome::ModelError, failure);
         }
         if !success {

@@ -67,9 +67,22 @@ pub fn parse_plan(reply: &str, first_id: usize) -> Result<ParsedPlan, PlanError>
         let titles = extract::headings(reply, candidate.starts_at);
         let mut notes = Vec::new();
         let steps = steps::steps(items, first_id, titles, &mut notes)?;
+        cap_notes(&mut notes);
         return Ok(ParsedPlan { steps, notes });
     }
     Err(syntax_error.unwrap_or(PlanError::NoPlan))
+}
+
+/// Notes a plan carries, at most: each is a line on the user's screen and in every event.
+const MAX_NOTES: usize = 16;
+
+/// Keeps the first notes and says how many more there were.
+fn cap_notes(notes: &mut Vec<String>) {
+    if notes.len() > MAX_NOTES {
+        let more = notes.len() - (MAX_NOTES - 1);
+        notes.truncate(MAX_NOTES - 1);
+        notes.push(format!("… and {more} more corrections"));
+    }
 }
 
 /// The JSON schema of a plan, flat, for servers that constrain output to a schema.

@@ -15,12 +15,21 @@ use crate::wire::{AgentName, PlanStep, StepStatus};
 
 /// The longest piece of the model's text quoted back in an error or a note, in characters.
 const MAX_QUOTE_CHARS: usize = 40;
+/// A step's task, at most (characters): it goes into events, prompts and every replan request.
+/// The schema asks for at most 1000; free text gets some room more.
+const MAX_TASK_CHARS: usize = 2000;
+/// Ids one step's `need` may name, at most: more can only be noise.
+const MAX_NEEDS: usize = 2 * MAX_STEPS;
 
 /// The plan's list in a parsed value: a top-level array of objects, or the value under `plan`,
 /// `steps` or `tasks` (any case), one level down too (`{"plan": {"steps": […]}}`).
 pub(super) fn plan_items(value: &Value) -> Option<&Vec<Value>> {
     match value {
-        Value::Array(items) if items.iter().all(Value::is_object) => Some(items),
+        // Not empty: a bare `[]` (a step's `"need": []` found when the whole plan did not
+        // parse) is no plan, and taking it for one would hide the real syntax error.
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            Some(items)
+        }
         Value::Object(object) => {
             let inner = ["plan", "steps", "tasks"]
                 .iter()
@@ -79,7 +88,7 @@ pub(super) fn steps(
         .map(|(n, item)| read_step(n + 1, item, notes))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let new_id = |n: usize| (first_id + n).to_string();
+    let new_id = |n: usize| first_id.saturating_add(n).to_string();
     // The id the model gave each step → the id it gets; the first step wins a duplicated id.
     let mut mapping: HashMap<String, usize> = HashMap::new();
     let mut duplicated = Vec::new();
@@ -179,6 +188,14 @@ fn read_step(n: usize, item: &Value, notes: &mut Vec<String>) -> Result<Read, Pl
         Some(Value::Number(number)) => number.to_string(),
         _ => String::new(),
     };
+    let task = if task.chars().count() > MAX_TASK_CHARS {
+        notes.push(format!(
+            "step {n}: its task was cut to {MAX_TASK_CHARS} characters"
+        ));
+        task.chars().take(MAX_TASK_CHARS).collect()
+    } else {
+        task
+    };
     if task.is_empty() {
         return Err(PlanError::Invalid(format!(
             "step {n} has no task: give each step a \"task\", a precise instruction for its agent"
@@ -272,6 +289,13 @@ fn read_need(n: usize, value: Option<&Value>, notes: &mut Vec<String>) -> Vec<St
     }
     if dropped {
         notes.push(format!("step {n}: a need that is not an id was dropped"));
+    }
+    if ids.len() > MAX_NEEDS {
+        notes.push(format!(
+            "step {n}: only the first {MAX_NEEDS} of its {} needs were read",
+            ids.len()
+        ));
+        ids.truncate(MAX_NEEDS);
     }
     ids
 }
