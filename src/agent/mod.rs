@@ -16,6 +16,7 @@ mod policy;
 mod prompts;
 mod reply;
 mod shell;
+mod temp;
 mod turn;
 mod usage;
 mod window;
@@ -42,6 +43,7 @@ use crate::llm::ChatModel;
 use crate::secrets::Masker;
 use crate::session::{self, Sessions};
 pub use approval::{AnswerError, ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
+use temp::PrivateTemp;
 
 /// The front end's side of a running agent.
 pub struct AgentHandle {
@@ -149,35 +151,6 @@ struct Runtime {
     shells: usize,
     /// The model in use, as named (`ModelList`'s `current`).
     model_name: String,
-}
-
-/// A temp dir private to this runtime (blocks' `TMPDIR`), removed when it ends; first, what a
-/// killed seek left behind is cleaned up.
-enum PrivateTemp {
-    Made(crate::exec::instance::Instance),
-    /// The system temp dir refused (full, read-only): a folder in the data dir, made on first use.
-    Fallback(std::path::PathBuf),
-}
-
-impl PrivateTemp {
-    fn start(data_dir: &std::path::Path, run_dir: &std::path::Path) -> Self {
-        use crate::exec::instance::{Instance, clean_stale};
-        clean_stale(run_dir);
-        match Instance::start(&std::env::temp_dir(), Some(run_dir)) {
-            Ok(instance) => Self::Made(instance),
-            Err(e) => {
-                crate::log::write("WARN", &e.to_string());
-                Self::Fallback(data_dir.join("tmp"))
-            }
-        }
-    }
-
-    fn path(&self) -> std::path::PathBuf {
-        match self {
-            Self::Made(instance) => instance.temp_dir().to_owned(),
-            Self::Fallback(path) => path.clone(),
-        }
-    }
 }
 
 async fn run(
