@@ -196,16 +196,14 @@ fn shorten(text: &str) -> Option<String> {
         .match_indices('\n')
         .nth(KEEP_LINES - 1)
         .map_or(text.len(), |(i, _)| i + 1);
-    let head_end = floor_boundary(text, after_head_lines.min(KEEP_BYTES));
+    let head_end = text.floor_char_boundary(after_head_lines.min(KEEP_BYTES));
     let before_tail_lines = text
         .trim_end_matches('\n')
         .rmatch_indices('\n')
         .nth(KEEP_LINES - 1)
         .map_or(0, |(i, _)| i + 1);
-    let tail_start = ceil_boundary(
-        text,
-        before_tail_lines.max(text.len().saturating_sub(KEEP_BYTES)),
-    );
+    let tail_start =
+        text.ceil_char_boundary(before_tail_lines.max(text.len().saturating_sub(KEEP_BYTES)));
     if tail_start <= head_end {
         return None;
     }
@@ -223,8 +221,8 @@ fn cut_to(text: &str, max_bytes: usize) -> Option<String> {
     // The marker can be no longer than for the whole text left out.
     let marker_len = marker(text.len(), text.matches('\n').count()).len() + 2;
     let keep = max_bytes.saturating_sub(marker_len);
-    let head_end = floor_boundary(text, keep / 2);
-    let tail_start = ceil_boundary(text, text.len() - (keep - keep / 2));
+    let head_end = text.floor_char_boundary(keep / 2);
+    let tail_start = text.ceil_char_boundary(text.len() - (keep - keep / 2));
     Some(head_and_tail(text, head_end, tail_start))
 }
 
@@ -252,22 +250,6 @@ fn marker(bytes: usize, lines: usize) -> String {
         1 => format!("[… {bytes} bytes (1 line) left out to fit the context window …]"),
         _ => format!("[… {bytes} bytes ({lines} lines) left out to fit the context window …]"),
     }
-}
-
-fn floor_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn ceil_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -171,22 +171,9 @@ pub(super) fn tool_context(ctx: &TurnContext, cancel: &CancellationToken) -> Too
     tool_ctx
 }
 
-/// Runs one task; returns its `TurnFinished` event for the runtime to emit.
-pub async fn run_turn(
-    ctx: &TurnContext,
-    memory: &mut Memory,
-    turn: u64,
-    task: Task,
-    agent: AgentName,
-    cancel: CancellationToken,
-) -> Event {
-    let config = &ctx.config;
-    let events = &ctx.events;
-    let agent = resolve_agent(agent);
-    let tools = Tools::for_agent(ctx, agent, &cancel);
-    let max_attempts = config.max_attempts.value;
-    let max_rounds = config.max_rounds.value;
-
+/// Tells the front ends a task starts: `TurnStarted`, then the router's choice, the attached
+/// files and the ones refused. Returns the message the model gets.
+pub(super) fn announce(events: &EventSink, turn: u64, agent: AgentName, task: Task) -> String {
     events.emit(Event::TurnStarted {
         turn,
         prompt: task.prompt,
@@ -205,7 +192,26 @@ pub async fn run_turn(
             message: task.refused.join("; "),
         });
     }
-    memory.begin_turn(task.message);
+    task.message
+}
+
+/// Runs one task; returns its `TurnFinished` event for the runtime to emit.
+pub async fn run_turn(
+    ctx: &TurnContext,
+    memory: &mut Memory,
+    turn: u64,
+    task: Task,
+    agent: AgentName,
+    cancel: CancellationToken,
+) -> Event {
+    let config = &ctx.config;
+    let events = &ctx.events;
+    let agent = resolve_agent(agent);
+    let tools = Tools::for_agent(ctx, agent, &cancel);
+    let max_attempts = config.max_attempts.value;
+    let max_rounds = config.max_rounds.value;
+
+    memory.begin_turn(announce(events, turn, agent, task));
     let mut progress = Progress::new(turn, agent);
     if let crate::agents::Runs::Unavailable(why) = crate::agents::spec(agent).runs {
         events.emit(Event::Error {

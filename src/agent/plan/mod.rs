@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::memory::Memory;
 use super::prompts::PromptEnv;
-use super::turn::{Task, TurnContext};
+use super::turn::{Task, TurnContext, announce};
 use crate::agents::planner::MAX_REPLANS;
 use crate::agents::planner::prompt::{replan_prompt_with_results, step_result};
 use crate::config::{AgentName, Config};
@@ -59,37 +59,11 @@ pub async fn run_plan(
     task: Task,
     cancel: CancellationToken,
 ) -> Event {
-    let events = &ctx.events;
-    events.emit(Event::TurnStarted {
-        turn,
-        prompt: task.prompt.clone(),
-        agent: AgentName::Planner,
-    });
-    if let Some(route) = task.route {
-        events.emit(Event::Routed { route });
-    }
-    if !task.attached.is_empty() {
-        events.emit(Event::Attached {
-            files: task.attached,
-        });
-    }
-    if !task.refused.is_empty() {
-        events.emit(Event::Error {
-            message: task.refused.join("; "),
-        });
-    }
-    memory.begin_turn(task.message);
+    let goal = task.prompt.clone();
+    memory.begin_turn(announce(&ctx.events, turn, AgentName::Planner, task));
     let mut planner = unjournaled(memory);
     let mut state = PlanState::new(turn);
-    let (outcome, message) = run(
-        ctx,
-        prompts,
-        &mut planner,
-        &mut state,
-        &task.prompt,
-        &cancel,
-    )
-    .await;
+    let (outcome, message) = run(ctx, prompts, &mut planner, &mut state, &goal, &cancel).await;
     let why = (outcome != Outcome::Done).then_some(message.as_deref().unwrap_or("it failed"));
     if outcome != Outcome::Done {
         state.skip_pending();

@@ -198,28 +198,14 @@ pub(super) fn bounded(text: &str, limit: usize) -> String {
         return text.to_owned();
     }
     let half = limit / 2;
-    let head_end = floor_boundary(text, half);
-    let tail_start = ceil_boundary(text, text.len() - half);
+    let head_end = text.floor_char_boundary(half);
+    let tail_start = text.ceil_char_boundary(text.len() - half);
     format!(
         "{}\n[… {} bytes left out …]\n{}",
         &text[..head_end],
         tail_start - head_end,
         &text[tail_start..]
     )
-}
-
-fn floor_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn ceil_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]

@@ -93,30 +93,12 @@ fn head_and_tail(text: &str, max: usize) -> String {
     }
     let marker = format!("\n[… {} bytes left out …]\n", text.len());
     if max < marker.len() + 16 {
-        return text[..floor_boundary(text, max)].to_owned();
+        return text[..text.floor_char_boundary(max)].to_owned();
     }
     let room = max - marker.len();
-    let head_end = floor_boundary(text, room * 2 / 3);
-    let tail_start = ceil_boundary(text, text.len() - (room - head_end));
+    let head_end = text.floor_char_boundary(room * 2 / 3);
+    let tail_start = text.ceil_char_boundary(text.len() - (room - head_end));
     format!("{}{marker}{}", &text[..head_end], &text[tail_start..])
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn floor_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The smallest char boundary of `text` at or above `at`.
-fn ceil_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 /// The request to rewrite the steps after `failed`, which produced `result`; the done steps are
