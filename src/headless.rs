@@ -429,6 +429,13 @@ fn progress_line(event: &Event) -> Option<String> {
             format!("seek: running {tool} block {index}…")
         }
         Event::SessionStarted { id, .. } => format!("seek: session {id}"),
+        // The reason is the router's own words (prompt features are cleaned of controls there).
+        Event::Routed { route } => format!(
+            "seek: → {} · {:.2} ({})",
+            route.agent,
+            route.confidence.clamp(0.0, 1.0),
+            crate::terminal_safe::terminal_safe(&route.reason)
+        ),
         Event::ContextTrimmed {
             shortened, dropped, ..
         } => format!(
@@ -462,6 +469,23 @@ fn progress_line(event: &Event) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_routers_choice_is_one_clean_progress_line() {
+        let routed = Event::Routed {
+            route: crate::wire::Route {
+                agent: crate::wire::AgentName::File,
+                confidence: 1.7,
+                reason: "words: \u{1b}]0;pwned\u{7}rename".into(),
+            },
+        };
+        let line = progress_line(&routed).expect("a line");
+        assert!(line.starts_with("seek: → file · 1.00 (words: "), "{line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "{line:?}"
+        );
+    }
 
     /// Serialising it fails: JSON object keys must be strings.
     fn unencodable() -> std::collections::BTreeMap<(u8, u8), u8> {
