@@ -28,6 +28,20 @@ pub(super) struct Reply {
 }
 
 impl Reply {
+    /// This reply's tokens: the server's counts, else the estimate.
+    pub fn usage(&self, context_window: u64) -> crate::wire::RoundUsage {
+        super::usage::round_usage(
+            self.usage,
+            super::usage::Sent {
+                prompt_estimate: self.prompt_estimate,
+                answer: &self.answer,
+                reasoning: &self.reasoning,
+            },
+            &self.clock,
+            context_window,
+        )
+    }
+
     pub fn empty() -> Self {
         Self {
             answer: String::new(),

@@ -343,16 +343,7 @@ fn take_reply(
     let parsed = protocol::parse_at_most(&reply.answer, &tools.parse_tags, MAX_BLOCKS_PER_REPLY);
     let cut = Cut::of(reply.finish.as_ref());
     let repetition = cut == Some(Cut::Repetition);
-    let round_usage = usage::round_usage(
-        reply.usage,
-        usage::Sent {
-            prompt_estimate: reply.prompt_estimate,
-            answer: &reply.answer,
-            reasoning: &reply.reasoning,
-        },
-        &reply.clock,
-        window,
-    );
+    let round_usage = reply.usage(window);
     progress.last_answer = parsed.placeholder_text();
     progress.last_reasoning = non_empty(reply.reasoning);
     ctx.events.emit(Event::AnswerComplete {

@@ -70,16 +70,32 @@ pub fn round_usage(
 
 /// `total` with `round` added: counts and streaming time summed, the context as of this round.
 pub fn add(total: Option<TurnUsage>, round: &RoundUsage) -> TurnUsage {
+    add_task(
+        total,
+        &TurnUsage {
+            prompt_tokens: round.prompt_tokens,
+            completion_tokens: round.completion_tokens,
+            context_tokens: round.prompt_tokens,
+            context_window: round.context_window,
+            streaming_ms: round.streaming_ms,
+            estimated: round.estimated,
+        },
+    )
+}
+
+/// `total` with a whole task's (a plan step's) tokens added: counts and streaming time summed,
+/// the context as of the later one.
+pub fn add_task(total: Option<TurnUsage>, more: &TurnUsage) -> TurnUsage {
     let total = total.unwrap_or_default();
     TurnUsage {
-        prompt_tokens: total.prompt_tokens.saturating_add(round.prompt_tokens),
+        prompt_tokens: total.prompt_tokens.saturating_add(more.prompt_tokens),
         completion_tokens: total
             .completion_tokens
-            .saturating_add(round.completion_tokens),
-        context_tokens: round.prompt_tokens,
-        context_window: round.context_window.or(total.context_window),
-        streaming_ms: total.streaming_ms + round.streaming_ms,
-        estimated: total.estimated || round.estimated,
+            .saturating_add(more.completion_tokens),
+        context_tokens: more.context_tokens,
+        context_window: more.context_window.or(total.context_window),
+        streaming_ms: total.streaming_ms + more.streaming_ms,
+        estimated: total.estimated || more.estimated,
     }
 }
 

@@ -46,16 +46,8 @@ fn usage_usec(stat: &str) -> Option<u64> {
 /// The summed CPU ticks (user and system, with those of reaped children) of every process whose
 /// process group or session is `leader`'s; `None` when `/proc` cannot be listed.
 fn process_ticks(leader: i32) -> Option<u64> {
-    let entries = std::fs::read_dir("/proc").ok()?;
     let mut total = 0u64;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
+    for pid in super::reaper::proc_pids()? {
         // A process gone between the listing and the read simply does not count.
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;

@@ -104,7 +104,7 @@ impl BlockTree {
     /// Live processes of the block (zombies are reaped when they are ours, and skipped).
     fn members(&self, exclude_leader: bool) -> Vec<i32> {
         let me = std::process::id() as i32;
-        let Ok(entries) = std::fs::read_dir(Path::new("/proc")) else {
+        let Some(pids) = proc_pids() else {
             return Vec::new();
         };
         let group: Vec<i32> = self.group.as_ref().map(|g| g.members()).unwrap_or_default();
@@ -114,14 +114,7 @@ impl BlockTree {
             .copied()
             .filter(|&pid| pid != me && !(exclude_leader && pid == self.leader))
             .collect();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
+        for pid in pids {
             if pid == me || (exclude_leader && pid == self.leader) || group.contains(&pid) {
                 continue;
             }
@@ -195,4 +188,16 @@ fn reap_if_ours(info: &ProcInfo, me: i32) {
     if info.ppid == me {
         let _ = waitpid(Pid::from_raw(info.pid), Some(WaitPidFlag::WNOHANG));
     }
+}
+
+/// The processes `/proc` lists now (`None` when it cannot be listed). A process that ends while
+/// the caller reads it is simply not found there.
+pub(super) fn proc_pids() -> Option<impl Iterator<Item = i32>> {
+    let entries = std::fs::read_dir(Path::new("/proc")).ok()?;
+    Some(entries.flatten().filter_map(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+    }))
 }

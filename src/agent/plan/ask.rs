@@ -68,16 +68,7 @@ pub(super) async fn ask_plan(
                 return Err(AskError::Model(message));
             }
         };
-        let round_usage = usage::round_usage(
-            reply.usage,
-            usage::Sent {
-                prompt_estimate: reply.prompt_estimate,
-                answer: &reply.answer,
-                reasoning: &reply.reasoning,
-            },
-            &reply.clock,
-            window,
-        );
+        let round_usage = reply.usage(window);
         let reasoning = Some(reply.reasoning.trim().to_owned()).filter(|r| !r.is_empty());
         ctx.events.emit(Event::AnswerComplete {
             round,

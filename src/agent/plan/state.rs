@@ -49,18 +49,9 @@ impl PlanState {
 
     /// Adds a step's (or a planner call's) tokens to the task's.
     pub fn add_usage(&mut self, more: Option<TurnUsage>) {
-        let Some(more) = more else { return };
-        let total = self.usage.unwrap_or_default();
-        self.usage = Some(TurnUsage {
-            prompt_tokens: total.prompt_tokens.saturating_add(more.prompt_tokens),
-            completion_tokens: total
-                .completion_tokens
-                .saturating_add(more.completion_tokens),
-            context_tokens: more.context_tokens,
-            context_window: more.context_window.or(total.context_window),
-            streaming_ms: total.streaming_ms + more.streaming_ms,
-            estimated: total.estimated || more.estimated,
-        });
+        if let Some(more) = more {
+            self.usage = Some(super::super::usage::add_task(self.usage, &more));
+        }
     }
 
     /// The results of the steps `step` needs that have one, as (id, result), in its order.
