@@ -33,15 +33,7 @@ fn policy(report: &RoundReport) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round(had_blocks: bool, all_succeeded: bool, last_tool: Option<ToolKind>) -> RoundReport {
-        RoundReport {
-            had_blocks,
-            all_succeeded,
-            last_tool,
-            ..RoundReport::default()
-        }
-    }
+    use crate::agents::spec::round;
 
     #[test]
     fn coder() {

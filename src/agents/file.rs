@@ -25,15 +25,7 @@ fn policy(report: &RoundReport) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round(had_blocks: bool, all_succeeded: bool, last_tool: Option<ToolKind>) -> RoundReport {
-        RoundReport {
-            had_blocks,
-            all_succeeded,
-            last_tool,
-            ..RoundReport::default()
-        }
-    }
+    use crate::agents::spec::round;
 
     #[test]
     fn file_agent_goes_on_after_each_success() {

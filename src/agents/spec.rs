@@ -90,3 +90,18 @@ pub fn common_rules(report: &RoundReport) -> Option<Decision> {
     }
     None
 }
+
+/// A round's report for the policies' tests.
+#[cfg(test)]
+pub(super) fn round(
+    had_blocks: bool,
+    all_succeeded: bool,
+    last_tool: Option<ToolKind>,
+) -> RoundReport {
+    RoundReport {
+        had_blocks,
+        all_succeeded,
+        last_tool,
+        ..RoundReport::default()
+    }
+}

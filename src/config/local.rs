@@ -224,25 +224,10 @@ pub(super) fn render(out: &mut String, local: &LocalSettings) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, Dirs, Env, Overrides};
+    use super::super::Env;
     use super::*;
 
-    fn resolve(
-        dir: &Path,
-        file: Option<&str>,
-        env: &[(&str, &str)],
-    ) -> Result<Config, ConfigError> {
-        let config_file = dir.join("config.toml");
-        if let Some(text) = file {
-            std::fs::write(&config_file, text).expect("write config");
-        }
-        let dirs = Dirs {
-            default_config_file: Some(config_file),
-            data_dir: dir.join("data"),
-        };
-        let env = Env::from_pairs(env.iter().copied());
-        Config::resolve(&Overrides::default(), &env, &dirs, dir)
-    }
+    use super::super::tests::resolve_in as resolve;
 
     #[test]
     fn defaults_put_models_in_the_cache_dir() {

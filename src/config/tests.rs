@@ -652,3 +652,21 @@ fn allow_sockets_are_read_checked_and_rendered() {
         "{err}"
     );
 }
+
+/// The configuration resolved in `dir` with `file` as its config file (when given) and `env`.
+pub(super) fn resolve_in(
+    dir: &Path,
+    file: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Config, ConfigError> {
+    let config_file = dir.join("config.toml");
+    if let Some(text) = file {
+        std::fs::write(&config_file, text).expect("write config");
+    }
+    let dirs = Dirs {
+        default_config_file: Some(config_file),
+        data_dir: dir.join("data"),
+    };
+    let env = Env::from_pairs(env.iter().copied());
+    Config::resolve(&Overrides::default(), &env, &dirs, dir)
+}

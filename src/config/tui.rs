@@ -175,27 +175,10 @@ pub(super) fn render(out: &mut String, tui: &TuiSettings) {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
-    use super::super::{Config, Dirs, Overrides};
     use super::*;
 
-    fn resolve(
-        dir: &Path,
-        file: Option<&str>,
-        env: &[(&str, &str)],
-    ) -> Result<Config, ConfigError> {
-        let config_file = dir.join("config.toml");
-        if let Some(text) = file {
-            std::fs::write(&config_file, text).expect("write config");
-        }
-        let dirs = Dirs {
-            default_config_file: Some(config_file),
-            data_dir: dir.join("data"),
-        };
-        let env = Env::from_pairs(env.iter().copied());
-        Config::resolve(&Overrides::default(), &env, &dirs, dir)
-    }
+    use super::super::tests::resolve_in as resolve;
 
     #[test]
     fn auto_picks_osc9_only_in_terminals_known_to_show_it() {
