@@ -247,7 +247,16 @@ impl Runtime {
                 self.ensure_session(mode).await;
                 let mut task = attach::task(&self.ctx, &self.masker, prompt).await;
                 let chosen = if mode == AgentName::Auto {
-                    let route = crate::agents::router::route(&task.prompt);
+                    // Off the async threads: the first call trains the classifier (~10 ms).
+                    let prompt = task.prompt.clone();
+                    let route =
+                        tokio::task::spawn_blocking(move || crate::agents::router::route(&prompt))
+                            .await
+                            .unwrap_or_else(|e| crate::wire::Route {
+                                agent: AgentName::Coder,
+                                confidence: 0.0,
+                                reason: format!("the router failed ({e}): coder"),
+                            });
                     let agent = route.agent;
                     task.route = Some(route);
                     agent
