@@ -12,6 +12,7 @@ pub mod headless;
 pub mod llm;
 pub mod local;
 pub mod log;
+pub mod mcp;
 pub mod protocol;
 pub mod secrets;
 pub mod session;

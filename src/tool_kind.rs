@@ -19,17 +19,20 @@ pub enum ToolKind {
     Go,
     Java,
     FileFinder,
+    /// Calls a tool of a configured MCP server (`server.tool` then its arguments).
+    Mcp,
 }
 
 impl ToolKind {
     /// Every built-in tool, in the order they are listed and taught.
-    pub const ALL: [ToolKind; 6] = [
+    pub const ALL: [ToolKind; 7] = [
         ToolKind::Bash,
         ToolKind::Python,
         ToolKind::C,
         ToolKind::Go,
         ToolKind::Java,
         ToolKind::FileFinder,
+        ToolKind::Mcp,
     ];
 
     /// The canonical fence tag, lower case.
@@ -41,6 +44,7 @@ impl ToolKind {
             ToolKind::Go => "go",
             ToolKind::Java => "java",
             ToolKind::FileFinder => "file_finder",
+            ToolKind::Mcp => "mcp",
         }
     }
 
@@ -51,7 +55,7 @@ impl ToolKind {
             ToolKind::Bash => &["sh", "shell"],
             ToolKind::Python => &["py", "python3"],
             ToolKind::Go => &["golang"],
-            ToolKind::C | ToolKind::Java | ToolKind::FileFinder => &[],
+            ToolKind::C | ToolKind::Java | ToolKind::FileFinder | ToolKind::Mcp => &[],
         }
     }
 
@@ -75,7 +79,7 @@ impl ToolKind {
             ToolKind::C => "c",
             ToolKind::Go => "go",
             ToolKind::Java => "java",
-            ToolKind::FileFinder => "txt",
+            ToolKind::FileFinder | ToolKind::Mcp => "txt",
         }
     }
 
@@ -96,20 +100,23 @@ impl ToolKind {
             ToolKind::FileFinder => {
                 "```file_finder\nname=notes.txt\n```  finds files by name in the work directory; add a line `action=read` to read the best match."
             }
+            ToolKind::Mcp => {
+                "```mcp\nserver.tool\nkey: value\n```  calls a tool of an MCP server (the tools are listed below): its name on the first line, then one `key: value` line per argument (or a JSON object)."
+            }
         }
     }
 
     /// Whether a `:path` after the tag saves the block's code there once it ran. file_finder's
     /// suffix is an action (`:read`), not a path.
     pub const fn saves_code(self) -> bool {
-        !matches!(self, ToolKind::FileFinder)
+        !matches!(self, ToolKind::FileFinder | ToolKind::Mcp)
     }
 
     /// Whether the coder, after a round whose blocks all succeeded and ended with this tool,
     /// gets another turn to read the output (AgenticSeek's rule: a shell command inspects
     /// something the model has yet to see; a program's successful run is the answer).
     pub const fn coder_reads_output(self) -> bool {
-        matches!(self, ToolKind::Bash)
+        matches!(self, ToolKind::Bash | ToolKind::Mcp)
     }
 }
 
@@ -156,7 +163,10 @@ mod tests {
     #[test]
     fn the_wire_tags_do_not_change() {
         let tags: Vec<&str> = ToolKind::ALL.iter().map(|k| k.tag()).collect();
-        assert_eq!(tags, ["bash", "python", "c", "go", "java", "file_finder"]);
+        assert_eq!(
+            tags,
+            ["bash", "python", "c", "go", "java", "file_finder", "mcp"]
+        );
         assert_eq!(ToolKind::FileFinder.to_string(), "file_finder");
     }
 

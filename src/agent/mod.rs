@@ -271,6 +271,10 @@ impl Runtime {
                 self.running = Some(self.start(mem, task, chosen));
             }
             Command::Shell { command } => self.shell(command).await,
+            // The runtime's MCP servers (stub until the hub is wired in).
+            Command::ListMcp => self.ctx.events.emit(Event::McpServers {
+                servers: Vec::new(),
+            }),
             Command::ListModels => models::answer(
                 &self.ctx.config,
                 &self.ctx.model,

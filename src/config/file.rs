@@ -72,6 +72,8 @@ pub struct ToolsFile {
     pub java: ToolFile,
     #[serde(default)]
     pub file_finder: ToolFile,
+    #[serde(default)]
+    pub mcp: ToolFile,
 }
 
 /// `[tools.<tag>]`. One shape for every tool keeps the file simple; keys a tool does not use are

@@ -7,6 +7,7 @@
 mod env;
 mod file;
 mod local;
+pub mod mcp;
 mod model;
 pub mod providers;
 mod safety;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 pub use crate::wire::AgentName;
 pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
+pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
@@ -169,6 +171,8 @@ pub struct Config {
     pub local: LocalSettings,
     /// The terminal UI's `[tui]` section.
     pub tui: TuiSettings,
+    /// `[mcp_servers.NAME]` and `[tools.mcp]`.
+    pub mcp: McpSettings,
     /// The user's home directory (`HOME`), which a work dir should not be.
     pub home: Option<PathBuf>,
 }
@@ -308,6 +312,10 @@ impl Resolver<'_> {
         let safety = safety::resolve(self, cfg)?;
         let local = local::resolve(self, cfg)?;
         let tui = tui::resolve(self, cfg)?;
+        let mcp = McpSettings {
+            servers: Vec::new(),
+            agents: mcp::DEFAULT_MCP_AGENTS.to_vec(),
+        };
 
         Ok(Config {
             file,
@@ -327,6 +335,7 @@ impl Resolver<'_> {
             safety,
             local,
             tui,
+            mcp,
             home: self.home(),
         })
     }

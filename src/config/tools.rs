@@ -12,8 +12,8 @@ use super::{ConfigError, Origin, Sourced};
 use crate::tool_kind::ToolKind;
 
 /// The tags of every built-in tool, in the order they are listed.
-pub const TOOL_TAGS: [&str; 6] = {
-    let mut tags = [""; 6];
+pub const TOOL_TAGS: [&str; 7] = {
+    let mut tags = [""; 7];
     let mut i = 0;
     while i < tags.len() {
         tags[i] = ToolKind::ALL[i].tag();
@@ -95,6 +95,8 @@ impl Spec {
                 max_read_bytes: Some(64 * 1024),
                 ..bare(kind)
             },
+            // Its timeouts are each server's (`[mcp_servers.NAME]`).
+            ToolKind::Mcp => bare(kind),
         }
     }
 
@@ -229,6 +231,7 @@ pub fn resolve(
                 ToolKind::Go => &f.go,
                 ToolKind::Java => &f.java,
                 ToolKind::FileFinder => &f.file_finder,
+                ToolKind::Mcp => &f.mcp,
             });
             resolve_one(&Spec::of(kind), table, origin)
         })

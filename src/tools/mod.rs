@@ -9,6 +9,7 @@ mod confined;
 mod file_finder;
 mod guard;
 mod interactive;
+mod mcp;
 mod own_files;
 mod python;
 mod rerun;
@@ -28,6 +29,7 @@ use crate::tool_kind::ToolKind;
 pub use bash::Bash;
 pub use compiled::Compiled;
 pub use file_finder::FileFinder;
+pub use mcp::McpTool;
 pub use own_files::{OwnFile, OwnFiles};
 pub use python::Python;
 
@@ -214,9 +216,15 @@ impl Toolbox {
         Self {
             tools: ToolKind::ALL
                 .into_iter()
-                .map(|kind| build(kind, ToolConfig::of(config, kind).into_owned()))
+                .filter_map(|kind| build(kind, ToolConfig::of(config, kind).into_owned()))
                 .collect(),
         }
+    }
+
+    /// These tools and the `mcp` tool, calling `hub`'s servers.
+    pub fn with_mcp(mut self, hub: std::sync::Arc<crate::mcp::Hub>) -> Self {
+        self.tools.push(Box::new(McpTool::new(hub)));
+        self
     }
 
     /// Only the listed tools, in that order.
@@ -241,16 +249,18 @@ impl Toolbox {
     }
 }
 
-/// The tool of `kind`, configured with `settings`.
-fn build(kind: ToolKind, settings: ToolConfig) -> Box<dyn Tool> {
-    match kind {
+/// The tool of `kind`, configured with `settings`; `None` for the `mcp` tool, which needs the
+/// running servers (`Toolbox::with_mcp`).
+fn build(kind: ToolKind, settings: ToolConfig) -> Option<Box<dyn Tool>> {
+    Some(match kind {
         ToolKind::Bash => Box::new(Bash::new(settings)),
         ToolKind::Python => Box::new(Python::new(settings)),
         ToolKind::C => Box::new(Compiled::c(settings)),
         ToolKind::Go => Box::new(Compiled::go(settings)),
         ToolKind::Java => Box::new(Compiled::java(settings)),
         ToolKind::FileFinder => Box::new(FileFinder::new(settings)),
-    }
+        ToolKind::Mcp => return None,
+    })
 }
 
 /// Runs a block with its tool and, if it succeeded and has a `:path`, saves it in the work dir.

@@ -241,6 +241,7 @@ impl Transcript {
             | Event::Resumed { .. }
             | Event::SessionList { .. }
             | Event::ModelList { .. }
+            | Event::McpServers { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}

@@ -37,6 +37,8 @@ pub enum Command {
     /// List the models the server (and, with the built-in engine, the catalog) offers
     /// (answered with `ModelList`).
     ListModels,
+    /// List the MCP servers, their state and their tools (answered with `McpServers`).
+    ListMcp,
     /// Run a shell command the user typed (`!cmd`), under the same sandbox as blocks. It is
     /// shown as a block of round 0 (`BlockStarted`/`BlockOutput`/`BlockFinished` with
     /// `round: 0`), and its command and output are added to the context of the next task.

@@ -239,6 +239,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The configured MCP servers (`ListMcp`), and once after start-up when one failed.
+    McpServers {
+        servers: Vec<super::McpServerInfo>,
+    },
     /// Files named with `@path` in the task's prompt were attached to it (after `TurnStarted`).
     Attached {
         files: Vec<Attachment>,

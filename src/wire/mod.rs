@@ -8,6 +8,7 @@
 mod command;
 mod event;
 mod json;
+mod mcp;
 mod names;
 mod plan;
 mod records;
@@ -15,6 +16,7 @@ mod records;
 pub use command::{ApprovalDecision, ApprovalId, Command};
 pub use event::{AnswerFinish, Event, Outcome, Status};
 pub use json::event_json;
+pub use mcp::{McpServerInfo, McpState, McpToolInfo};
 pub use names::{AgentName, Approval};
 pub use plan::{PlanStep, Route, StepStatus};
 pub use records::{
