@@ -45,6 +45,9 @@ pub struct FileConfig {
     pub local: super::local::LocalFile,
     #[serde(default)]
     pub tui: super::tui::TuiFile,
+    /// `[mcp_servers.NAME]` tables (`mcp::resolve` keeps the file's order).
+    #[serde(default)]
+    pub mcp_servers: super::mcp::McpServersFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -88,6 +91,8 @@ pub struct ToolFile {
     pub runtime: FileValue<String>,
     pub allow_rerun: FileValue<bool>,
     pub max_read_bytes: FileValue<i64>,
+    /// `[tools.mcp]`: the agents that get the tool.
+    pub agents: FileValue<Vec<String>>,
 }
 
 /// A parsed config file and its text (kept to turn spans into line numbers).

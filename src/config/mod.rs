@@ -312,10 +312,11 @@ impl Resolver<'_> {
         let safety = safety::resolve(self, cfg)?;
         let local = local::resolve(self, cfg)?;
         let tui = tui::resolve(self, cfg)?;
-        let mcp = McpSettings {
-            servers: Vec::new(),
-            agents: mcp::DEFAULT_MCP_AGENTS.to_vec(),
-        };
+        let mcp_agents = tools
+            .iter()
+            .find_map(|t| t.agents.as_ref())
+            .map_or_else(|| mcp::DEFAULT_MCP_AGENTS.to_vec(), |a| a.value.clone());
+        let mcp = mcp::resolve(self, cfg, &work_dir.value, mcp_agents)?;
 
         Ok(Config {
             file,

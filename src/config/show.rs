@@ -1,7 +1,7 @@
 //! `seek config`: the effective configuration as TOML, each value commented with its origin.
 //!
-//! Owns the rendering and the redaction of secrets (API keys are never shown; credentials inside a
-//! base URL are masked). It must not resolve anything itself.
+//! Owns the rendering and the redaction of secrets (API keys and MCP servers' env values are
+//! never shown; credentials inside a URL are masked). It must not resolve anything itself.
 
 use std::fmt::Write as _;
 
@@ -259,9 +259,20 @@ pub fn render(config: &Config, env: &Env) -> String {
                 None,
             );
         }
+        if let Some(v) = &tool.agents {
+            let names: Vec<String> = v.value.iter().map(|a| toml_str(a.as_str())).collect();
+            line(
+                &mut out,
+                "agents",
+                &format!("[{}]", names.join(", ")),
+                &v.origin,
+                None,
+            );
+        }
     }
     super::local::render(&mut out, &config.local);
     super::tui::render(&mut out, &config.tui);
+    super::mcp::render(&mut out, &config.mcp, env);
     out
 }
 

@@ -1,7 +1,7 @@
 //! `[tools.<tag>]` settings: which keys each tool takes, their defaults, and their validation.
 //!
-//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands), keyed by
-//! `ToolKind`. It must not run anything; the tools read these values.
+//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands, the agents
+//! that get `mcp`), keyed by `ToolKind`. It must not run anything; the tools read these values.
 
 use std::time::Duration;
 
@@ -9,7 +9,9 @@ use toml::Spanned;
 
 use super::file::{ToolFile, ToolsFile};
 use super::{ConfigError, Origin, Sourced};
+use crate::agents::Runs;
 use crate::tool_kind::ToolKind;
+use crate::wire::AgentName;
 
 /// The tags of every built-in tool, in the order they are listed.
 pub const TOOL_TAGS: [&str; 7] = {
@@ -35,6 +37,7 @@ struct Spec {
     runtime: Option<&'static str>,
     allow_rerun: Option<bool>,
     max_read_bytes: Option<u64>,
+    agents: Option<&'static [AgentName]>,
 }
 
 const fn bare(kind: ToolKind) -> Spec {
@@ -47,6 +50,7 @@ const fn bare(kind: ToolKind) -> Spec {
         runtime: None,
         allow_rerun: None,
         max_read_bytes: None,
+        agents: None,
     }
 }
 
@@ -96,7 +100,10 @@ impl Spec {
                 ..bare(kind)
             },
             // Its timeouts are each server's (`[mcp_servers.NAME]`).
-            ToolKind::Mcp => bare(kind),
+            ToolKind::Mcp => Spec {
+                agents: Some(&super::mcp::DEFAULT_MCP_AGENTS),
+                ..bare(kind)
+            },
         }
     }
 
@@ -117,6 +124,9 @@ impl Spec {
                 .map(|v| Sourced::new(v.to_owned(), Origin::Default)),
             allow_rerun: self.allow_rerun.map(|v| Sourced::new(v, Origin::Default)),
             max_read_bytes: self.max_read_bytes.map(default),
+            agents: self
+                .agents
+                .map(|a| Sourced::new(a.to_vec(), Origin::Default)),
         }
     }
 }
@@ -135,6 +145,8 @@ pub struct ToolConfig {
     pub runtime: Option<Sourced<String>>,
     pub allow_rerun: Option<Sourced<bool>>,
     pub max_read_bytes: Option<Sourced<u64>>,
+    /// The agents that get the tool (`mcp` only).
+    pub agents: Option<Sourced<Vec<AgentName>>>,
 }
 
 impl ToolConfig {
@@ -207,6 +219,7 @@ impl ToolConfig {
             ("allow_rerun", self.allow_rerun.is_some()),
             ("max_read_bytes", self.max_read_bytes.is_some()),
             ("idle_timeout_secs", self.idle_timeout_secs.is_some()),
+            ("agents", self.agents.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, takes)| takes.then_some(key))
@@ -285,6 +298,7 @@ fn resolve_one(
             1,
             1 << 30,
         )?,
+        agents: ctx.agents(defaults.agents.clone(), &table.agents)?,
         ..defaults
     })
 }
@@ -362,6 +376,34 @@ impl Ctx<'_> {
         Ok(value)
     }
 
+    /// `agents = ["coder", "file"]`: agents that run blocks, each once, in the given order.
+    fn agents(
+        &self,
+        default: Option<Sourced<Vec<AgentName>>>,
+        given: &Option<Spanned<Vec<String>>>,
+    ) -> Result<Option<Sourced<Vec<AgentName>>>, ConfigError> {
+        let as_names = default.map(|s| {
+            let names = s.value.iter().map(|a| a.as_str().to_owned()).collect();
+            Sourced::new(names, s.origin)
+        });
+        let Some(names) = self.take(as_names, given, "agents")? else {
+            return Ok(None);
+        };
+        let mut agents = Vec::new();
+        for name in &names.value {
+            let agent = agent_with_blocks(name).map_err(|expected| ConfigError::Invalid {
+                origin: names.origin.clone(),
+                key: format!("tools.{}.agents", self.tag),
+                value: format!("{name:?}"),
+                expected,
+            })?;
+            if !agents.contains(&agent) {
+                agents.push(agent);
+            }
+        }
+        Ok(Some(Sourced::new(agents, names.origin)))
+    }
+
     fn flag(
         &self,
         default: Option<Sourced<bool>>,
@@ -369,5 +411,30 @@ impl Ctx<'_> {
         key: &str,
     ) -> Result<Option<Sourced<bool>>, ConfigError> {
         self.take(default, given, key)
+    }
+}
+
+/// The agent `name` names, if it runs blocks itself (only those can be given a tool).
+fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
+    let runs_blocks = || -> String {
+        let names: Vec<&str> = crate::agents::REGISTRY
+            .iter()
+            .filter(|spec| spec.runs == Runs::Blocks)
+            .map(|spec| spec.name.as_str())
+            .collect();
+        names.join(", ")
+    };
+    let agent = crate::agents::parse(name)
+        .map_err(|_| format!("expected agents that run blocks: {}", runs_blocks()))?;
+    match (agent, crate::agents::spec(agent).runs) {
+        (AgentName::Auto, _) => Err(format!(
+            "auto is not an agent: the router hands each task to one of them; name those: {}",
+            runs_blocks()
+        )),
+        (_, Runs::Plan) => {
+            Err("the planner's steps run the coder and file agents, which have the tool".to_owned())
+        }
+        (_, Runs::Unavailable(why)) => Err(why.to_owned()),
+        (_, Runs::Blocks) => Ok(agent),
     }
 }
