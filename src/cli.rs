@@ -42,7 +42,7 @@ defaults.
 Code runs in the current directory (started in / or your home folder: a scratch folder
 instead; --work-dir DIR names another). `seek "task"` opens the UI and sends the task;
 `seek -p "task"` runs it headless, and text piped on stdin joins it (`cat log | seek -p "why"`;
-alone, it is the task). A first word that is a subcommand (config, models, pull, sessions) runs
+alone, it is the task). A first word that is a subcommand (config, mcp, models, pull, sessions) runs
 that subcommand: to send the word itself, use -p or the UI."#;
 
 /// seek: a terminal agent shell. The model answers with fenced code blocks; seek runs them.
@@ -132,6 +132,13 @@ pub enum Command {
     /// List the models the configured server offers (with the built-in engine: its catalog and
     /// the downloaded models).
     Models,
+    /// Start the configured MCP servers, list each one's state and tools, and end them (exit 1
+    /// when an enabled server is not ready).
+    Mcp {
+        /// Print `{"servers": [...]}` as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Download a model of the built-in catalog (e.g. smollm2-135m) without running anything.
     Pull {
         /// A catalog name (`seek models` lists them).
@@ -234,6 +241,7 @@ impl Command {
         match self {
             Self::Config => "config",
             Self::Models => "models",
+            Self::Mcp { .. } => "mcp",
             Self::Pull { .. } => "pull",
             Self::Sessions { .. } => "sessions",
         }
@@ -435,6 +443,22 @@ mod tests {
         assert!(parse(&["sessions", "rm"]).is_err(), "rm needs an id");
         assert!(parse(&["sessions", "prune"]).is_err(), "prune needs an age");
         assert!(parse(&["sessions", "prune", "--older-than", "soon"]).is_err());
+    }
+
+    #[test]
+    fn mcp_takes_its_own_json_flag() {
+        let cli = parse(&["mcp", "--json"]).expect("valid");
+        assert!(matches!(cli.command, Some(Command::Mcp { json: true })));
+        assert!(!cli.json, "not the -p flag");
+        let cli = parse(&["--config", "c.toml", "mcp"]).expect("valid");
+        assert!(matches!(cli.command, Some(Command::Mcp { json: false })));
+        assert!(
+            parse(&["--json", "mcp"]).is_err(),
+            "-p's --json is not mcp's"
+        );
+        assert!(parse(&["mcp", "-p", "x"]).is_err());
+        let cli = parse(&["-p", "mcp"]).expect("valid");
+        assert_eq!(cli.task(), "mcp");
     }
 
     #[test]

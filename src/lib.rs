@@ -13,6 +13,7 @@ pub mod llm;
 pub mod local;
 pub mod log;
 pub mod mcp;
+pub mod mcp_command;
 pub mod protocol;
 pub mod secrets;
 pub mod session;

@@ -49,6 +49,12 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             seek::local::commands::models(&config)
         }
         Some(Command::Models) => list_models(&config, &env),
+        Some(Command::Mcp { json }) => {
+            if let Err(err) = config.ensure_work_dir() {
+                return Ok(config_error(&err));
+            }
+            mcp_servers(&config, *json)
+        }
         Some(Command::Pull { name }) => seek::local::commands::pull(&config, name, &cwd),
         Some(Command::Sessions { all, action }) => sessions(&config, *all, action.as_ref()),
         None => {
@@ -377,6 +383,31 @@ fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
         }
         Err(err) => Ok(model_server_error(&err)),
     }
+}
+
+/// `seek mcp`: the configured MCP servers, started, listed and ended; Ctrl+C ends them too.
+fn mcp_servers(config: &Config, json: bool) -> anyhow::Result<Exit> {
+    // Servers inherit what blocks inherit: the environment without credentials.
+    let env_remove = seek::secrets::withheld_names(
+        std::env::vars_os(),
+        config.api_key_env.value.as_deref(),
+        &config.safety.pass_env.value,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let interrupt = async {
+        // Without a signal handler there is no Ctrl+C to wait for.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let listing = runtime.block_on(seek::mcp_command::run(config, env_remove, json, interrupt));
+    std::io::stdout()
+        .lock()
+        .write_all(listing.stdout.as_bytes())?;
+    eprint!("{}", listing.stderr);
+    Ok(listing.exit)
 }
 
 fn model_server_error(err: &LlmError) -> Exit {
