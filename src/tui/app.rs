@@ -19,6 +19,7 @@ use crate::tui::clipboard::Part;
 use crate::tui::composer::Composer;
 use crate::tui::help::HelpView;
 use crate::tui::history::History;
+use crate::tui::mcp_view::McpView;
 use crate::tui::picker::{Listed, Models, Picker, PickerKind};
 use crate::tui::popup::Popup;
 use crate::tui::render::viewport::Viewport;
@@ -55,6 +56,8 @@ pub enum Effect {
 pub enum Overlay {
     Help(HelpView),
     Picker(Picker),
+    /// `/mcp`: the servers in `App::mcp`.
+    Mcp(McpView),
 }
 
 /// The block waiting for the user's decision.
@@ -98,6 +101,8 @@ pub struct App {
     pub popup: Popup,
     pub models: Listed<Models>,
     pub sessions: Listed<Vec<crate::agent::SessionEntry>>,
+    /// The MCP servers, as the runtime last reported them.
+    pub mcp: Listed<Vec<crate::wire::McpServerInfo>>,
     /// Prompts typed while a task ran, sent one by one as tasks end.
     pub queue: Vec<String>,
     /// A prompt was sent and its task has not started yet: more prompts wait in the queue.
@@ -132,6 +137,7 @@ impl App {
             popup: Popup::default(),
             models: Listed::default(),
             sessions: Listed::default(),
+            mcp: Listed::default(),
             queue: Vec::new(),
             submitted: false,
             copied: None,
@@ -551,6 +557,7 @@ impl App {
             Slash::New => return vec![Effect::Send(Command::NewSession)],
             Slash::Resume(None) => return self.open_picker(PickerKind::Session),
             Slash::Resume(Some(id)) => return vec![Effect::Send(Command::Resume { id: Some(id) })],
+            Slash::Mcp => return self.open_mcp(),
             Slash::Quit => self.quit = true,
         }
         Vec::new()

@@ -1,7 +1,7 @@
 //! The app's input helpers beyond the prompt line: the completion popup, the `/model` and
-//! `/resume` pickers, the `/help` overlay, `!cmd`, the queue of prompts typed while a task runs,
-//! Ctrl+Y, and the agent events they wait for (model and session lists, attachments, a task's
-//! end).
+//! `/resume` pickers, the `/help` and `/mcp` overlays, `!cmd`, the queue of prompts typed while a task runs,
+//! Ctrl+Y, and the agent events they wait for (model, session and MCP server lists,
+//! attachments, a task's end).
 //!
 //! A child of `app` (it updates the app's private state); like `app` it must not draw, read the
 //! clock or send anything itself: it returns effects.
@@ -15,6 +15,7 @@ use crate::agent::{Attachment, Command, Event};
 use crate::tui::clipboard::{self, Part};
 use crate::tui::complete::{self, Candidate, Sources, Spot, Target};
 use crate::tui::help;
+use crate::tui::mcp_view::{self, McpView};
 use crate::tui::picker::{self, Models, Picker, PickerKind, Row};
 use crate::tui::slash::COMMANDS;
 use crate::tui::transcript::Item;
@@ -181,7 +182,19 @@ impl App {
         }
     }
 
-    /// Keys while `/help` or a picker is open; `None` for keys that close it and go on.
+    /// `/mcp`: the overlay opens at once ("loading…") and the runtime is asked for the list.
+    pub(super) fn open_mcp(&mut self) -> Vec<Effect> {
+        self.overlay = Some(Overlay::Mcp(McpView::default()));
+        if self.mcp.loading {
+            return Vec::new();
+        }
+        self.mcp.loading = true;
+        // A server may have died since the last list: never show an old one.
+        self.mcp.data = None;
+        vec![Effect::Send(Command::ListMcp)]
+    }
+
+    /// Keys while `/help`, `/mcp` or a picker is open; `None` for keys that close it and go on.
     pub(super) fn overlay_key(&mut self, key: KeyEvent, modified: bool) -> Option<Vec<Effect>> {
         let overlay = self.overlay.take()?;
         let closing = modified
@@ -194,6 +207,14 @@ impl App {
             Overlay::Help(mut view) => match view.key(key.code) {
                 help::Outcome::Stay => {
                     self.overlay = Some(Overlay::Help(view));
+                    Some(Vec::new())
+                }
+                help::Outcome::Close => Some(Vec::new()),
+                help::Outcome::Pass => None,
+            },
+            Overlay::Mcp(mut view) => match view.key(key.code) {
+                help::Outcome::Stay => {
+                    self.overlay = Some(Overlay::Mcp(view));
                     Some(Vec::new())
                 }
                 help::Outcome::Close => Some(Vec::new()),
@@ -317,6 +338,15 @@ impl App {
                 } else {
                     self.transcript.notice(lines.join("\n"));
                 }
+            }
+            Event::McpServers { servers } => {
+                if !std::mem::replace(&mut self.mcp.loading, false)
+                    && let Some(notice) = mcp_view::failure_notice(servers)
+                {
+                    // Not asked for: the runtime says a server failed (at start-up).
+                    self.transcript.error(notice);
+                }
+                self.mcp.data = Some(servers.clone());
             }
             Event::Attached { files } => self.transcript.notice(attached(files)),
             Event::TurnStarted { .. } => self.submitted = false,

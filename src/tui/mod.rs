@@ -16,6 +16,7 @@ pub mod editor;
 pub mod help;
 pub mod history;
 pub mod input;
+pub mod mcp_view;
 pub mod notify;
 pub mod overlay;
 pub mod picker;

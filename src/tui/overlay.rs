@@ -1,9 +1,9 @@
 //! What the input side draws over the screen: the completion popup above the input box, the
-//! `/model` and `/resume` pickers and `/help` over the transcript, and the queued prompts on
+//! `/model` and `/resume` pickers, `/help` and `/mcp` over the transcript, and the queued prompts on
 //! the row under the input box.
 //!
 //! The one hook the screen calls after drawing its parts; each look lives in its own module
-//! (`popup`, `picker`, `help`). It must not change anything but the overlays' scroll state.
+//! (`popup`, `picker`, `help`, `mcp_view`). It must not change anything but the overlays' scroll state.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -31,6 +31,10 @@ pub fn draw(app: &mut App, areas: Areas, buf: &mut Buffer) {
         Some(Overlay::Help(mut view)) => {
             view.draw(areas.transcript, buf);
             app.overlay = Some(Overlay::Help(view));
+        }
+        Some(Overlay::Mcp(mut view)) => {
+            view.draw(&app.mcp, areas.transcript, buf);
+            app.overlay = Some(Overlay::Mcp(view));
         }
         Some(Overlay::Picker(mut picker)) => {
             let (rows, state) = app.picker_rows(&picker);

@@ -13,8 +13,8 @@ use crate::tui::complete::{Candidate, Target};
 use crate::tui::picker::{Row, clear, row_line};
 use crate::tui::render::text::width;
 
-/// Rows of candidates shown at most (the list scrolls within them).
-pub const ROWS: usize = 10;
+/// Rows of candidates shown at most (the list scrolls within them): every slash command fits.
+pub const ROWS: usize = 12;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Popup {

@@ -19,6 +19,8 @@ pub enum Slash {
     New,
     /// `None`: list the saved sessions.
     Resume(Option<String>),
+    /// The MCP servers, their state and their tools.
+    Mcp,
     Quit,
 }
 
@@ -54,6 +56,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         name: "/resume",
         argument: Some("ID"),
         about: "continue a saved session (alone: a picker)",
+    },
+    CommandInfo {
+        name: "/mcp",
+        argument: None,
+        about: "the MCP servers, their state and tools",
     },
     CommandInfo {
         name: "/new",
@@ -95,6 +102,7 @@ Commands
   /model              pick a model from a list; /model NAME switches directly
   /agent NAME         the agent for the next tasks; alone: the list, described
   /resume             pick a session of this directory; /resume ID goes to it
+  /mcp                the MCP servers: their state, tools and arguments
   /new                start a new session (the current one stays saved)
   /clear              forget the conversation and clear the screen
   /retry              retry the last task
@@ -206,6 +214,7 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "/clear" => no_argument(Slash::Clear),
         "/new" => no_argument(Slash::New),
         "/resume" => Ok(Slash::Resume(argument.map(str::to_owned))),
+        "/mcp" => no_argument(Slash::Mcp),
         "/quit" | "/exit" => no_argument(Slash::Quit),
         other => Err(format!("unknown command {other}: /help lists the commands")),
     }
@@ -228,6 +237,8 @@ mod tests {
             Ok(Slash::Model(Some("qwen2.5:7b".into())))
         );
         assert_eq!(parse("/exit"), Ok(Slash::Quit));
+        assert_eq!(parse("/mcp"), Ok(Slash::Mcp));
+        assert_eq!(parse("/mcp x"), Err("/mcp takes no argument".into()));
         assert!(parse("/agent wizard").unwrap_err().contains("wizard"));
         assert_eq!(parse("/retry now"), Err("/retry takes no argument".into()));
         assert_eq!(
