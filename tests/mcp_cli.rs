@@ -1,11 +1,15 @@
 //! `[mcp_servers.NAME]`, `seek config` and `seek mcp` through the real binary: env values
 //! hidden, a server whose command does not exist reported as failed by name (exit 1), the real
 //! `mcp-server-time` (Python; `SEEK_TEST_MCP_PYTHON` names the interpreter) ready with its
-//! tools in text and `--json`, and the hint when nothing is configured.
+//! tools in text and `--json`, Ctrl+C while servers start (exit 130, no server left), and the
+//! hint when nothing is configured.
 
 mod support;
 
-use std::time::Duration;
+#[path = "support/procs.rs"]
+mod procs;
+
+use std::time::{Duration, Instant};
 
 use support::{Sandbox, run_within, stderr, stdout};
 
@@ -175,4 +179,49 @@ fn the_time_server_is_ready_with_its_tools_in_text_and_json() {
             .as_str()
             .is_some_and(|d| !d.is_empty())
     );
+}
+
+/// Polls `check` until it holds or `bound` passes (the condition is outside this process: a
+/// process appearing in or leaving `/proc`).
+fn wait_until(bound: Duration, what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + bound;
+    while !check() {
+        assert!(Instant::now() < deadline, "waited {bound:?} for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// Needs the real hub (branch mcp-hub): the stub starts nothing.
+#[test]
+fn ctrl_c_while_servers_start_ends_them_and_exits_130() {
+    let sb = Sandbox::new();
+    // A server that never answers `initialize`; the odd duration marks its processes.
+    let marker = format!("299.{}", std::process::id());
+    sb.write_config(&format!(
+        "[mcp_servers.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep {marker}; true\"]\nstartup_timeout_secs = 300\n"
+    ));
+    let child = sb
+        .seek()
+        .arg("mcp")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn seek mcp");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid fits"));
+    wait_until(BOUND, "the server to start", || {
+        procs::processes_with(&marker, false).len() >= 2
+    });
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let out = ended
+        .recv_timeout(BOUND)
+        .expect("seek mcp ends on Ctrl+C")
+        .expect("its output");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    wait_until(Duration::from_secs(10), "no server process left", || {
+        procs::processes_with(&marker, false).is_empty()
+    });
 }
