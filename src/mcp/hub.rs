@@ -28,8 +28,12 @@ impl std::fmt::Debug for Hub {
 impl Hub {
     /// Starts every enabled server in the background (on the current tokio runtime) and
     /// returns at once. `env_remove` are the credential variables servers do not inherit.
-    pub fn start(servers: Vec<McpServer>, env_remove: Arc<Vec<OsString>>) -> Arc<Hub> {
-        let _ = env_remove;
+    pub fn start(
+        servers: Vec<McpServer>,
+        env_remove: Arc<Vec<OsString>>,
+        work_dir: &std::path::Path,
+    ) -> Arc<Hub> {
+        let _ = (env_remove, work_dir);
         Arc::new(Hub { servers })
     }
 
