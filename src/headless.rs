@@ -462,6 +462,27 @@ fn progress_line(event: &Event) -> Option<String> {
             )
         }
         Event::ModelPreparing { message, .. } => format!("seek: {message}"),
+        Event::McpServers { servers } => {
+            let broken: Vec<String> = servers
+                .iter()
+                .filter_map(|server| {
+                    let why = server.error.as_deref()?;
+                    Some(format!(
+                        "seek: MCP server `{}` {}: {} (`seek mcp` shows every server)",
+                        crate::terminal_safe::terminal_safe(&server.name),
+                        match server.state {
+                            crate::wire::McpState::Exited => "exited",
+                            _ => "failed to start",
+                        },
+                        crate::terminal_safe::terminal_safe(why)
+                    ))
+                })
+                .collect();
+            if broken.is_empty() {
+                return None;
+            }
+            broken.join("\n")
+        }
         _ => return None,
     })
 }

@@ -34,7 +34,9 @@ pub use crate::wire::{
 pub use execute::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
-pub use prompts::{PromptEnv, agent_tools, available_tools, on_path, resolve_agent, system_prompt};
+pub use prompts::{
+    PromptEnv, agent_tools, available_tools, may_call_mcp, on_path, resolve_agent, system_prompt,
+};
 pub use turn::{Task, TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};
@@ -100,6 +102,16 @@ pub fn spawn_with(
         config.api_key_env.value.as_deref(),
         &safety.pass_env.value,
     );
+    let env_remove = Arc::new(env_remove);
+    // Servers start now, in the background: the first task waits for them (bounded by their
+    // start-up timeouts), the UI does not.
+    let mcp = (!config.mcp.servers.is_empty()).then(|| {
+        crate::mcp::Hub::start(
+            config.mcp.servers.clone(),
+            Arc::clone(&env_remove),
+            &config.work_dir.value,
+        )
+    });
     let ctx = TurnContext {
         config,
         model,
@@ -107,13 +119,36 @@ pub fn spawn_with(
         context_window: Arc::default(),
         approvals,
         sandbox,
-        env_remove: Arc::new(env_remove),
+        env_remove,
+        mcp,
     };
+    if let Some(hub) = ctx.mcp.clone() {
+        tokio::spawn(mcp_startup_report(hub, ctx.events.clone()));
+    }
     let task = tokio::spawn(run(ctx, sessions, masker, temp, command_rx));
     AgentHandle {
         commands: command_tx,
         events: event_rx,
         task,
+    }
+}
+
+/// Once every MCP server started or failed: when one failed, the front ends are told which and
+/// why (`McpServers`), so a broken server is not discovered by a failing block.
+async fn mcp_startup_report(hub: Arc<crate::mcp::Hub>, events: EventSink) {
+    hub.ready().await;
+    let statuses = hub.statuses();
+    if statuses
+        .iter()
+        .any(|s| matches!(s.state, crate::mcp::ServerState::Failed(_)))
+    {
+        // Not through the session file: it describes this run's servers, not the conversation.
+        let _ = events.front.send(Event::McpServers {
+            servers: statuses
+                .iter()
+                .map(crate::mcp::ServerStatus::to_wire)
+                .collect(),
+        });
     }
 }
 
@@ -226,6 +261,9 @@ impl Runtime {
                 self.ctx.events.emit(event);
             }
         }
+        if let Some(hub) = &self.ctx.mcp {
+            hub.shutdown().await;
+        }
         self.sync_session().await;
     }
 
@@ -271,10 +309,16 @@ impl Runtime {
                 self.running = Some(self.start(mem, task, chosen));
             }
             Command::Shell { command } => self.shell(command).await,
-            // The runtime's MCP servers (stub until the hub is wired in).
-            Command::ListMcp => self.ctx.events.emit(Event::McpServers {
-                servers: Vec::new(),
-            }),
+            Command::ListMcp => {
+                let servers = self.ctx.mcp.as_ref().map_or_else(Vec::new, |hub| {
+                    hub.statuses()
+                        .iter()
+                        .map(crate::mcp::ServerStatus::to_wire)
+                        .collect()
+                });
+                // A listing, not part of the conversation: the session file does not keep it.
+                let _ = self.ctx.events.front.send(Event::McpServers { servers });
+            }
             Command::ListModels => models::answer(
                 &self.ctx.config,
                 &self.ctx.model,
@@ -505,8 +549,23 @@ impl Runtime {
         let turn_cancel = cancel.clone();
         let ctx = self.ctx.clone();
         let turn = self.turn;
-        let prompts = plan::Prompts::new(&self.ctx.config, &self.prompt_env);
+        let prompt_env = self.prompt_env.clone();
         let task = tokio::spawn(async move {
+            // The prompts list the MCP tools of the servers ready now (a server that died since
+            // the last task is no longer offered); the first task waits for them to start.
+            let prompt_env = match &ctx.mcp {
+                Some(hub) => {
+                    tokio::select! {
+                        () = hub.ready() => {}
+                        () = turn_cancel.cancelled() => {}
+                    }
+                    let env = prompt_env.with_mcp_tools(&ctx.config, hub);
+                    memory.set_system_prompt(prompt_for(&ctx.config, &env, agent));
+                    env
+                }
+                None => prompt_env,
+            };
+            let prompts = plan::Prompts::new(&ctx.config, &prompt_env);
             let event = match crate::agents::spec(agent).runs {
                 crate::agents::Runs::Plan => {
                     plan::run_plan(&ctx, &prompts, &mut memory, turn, task, turn_cancel).await

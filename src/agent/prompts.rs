@@ -39,6 +39,9 @@ pub struct PromptEnv {
     pub installed: HashSet<String>,
     /// Templates from the config dir's `prompts/`, by file name (`coder.md`, …).
     pub overrides: HashMap<&'static str, String>,
+    /// The ready MCP servers' tools as a prompt lists them (`mcp::prompt::tools_section`);
+    /// empty until they are ready, or when there are none.
+    pub mcp_section: String,
 }
 
 impl PromptEnv {
@@ -75,21 +78,50 @@ impl PromptEnv {
             os,
             installed,
             overrides,
+            mcp_section: String::new(),
+        }
+    }
+
+    /// This environment with the tools of `hub`'s ready servers, listed within a budget of an
+    /// eighth of the context window (names only when the full list does not fit).
+    pub fn with_mcp_tools(&self, config: &Config, hub: &crate::mcp::Hub) -> Self {
+        let window = config.model_settings.context_window.value;
+        let budget = usize::try_from(window / 2)
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_MCP_SECTION, MAX_MCP_SECTION);
+        Self {
+            mcp_section: crate::mcp::prompt::tools_section(&hub.tools(), budget),
+            ..self.clone()
         }
     }
 }
+
+/// The MCP tool list's bounds in bytes (an eighth of the context window, at about 4 bytes a
+/// token, within these).
+const MIN_MCP_SECTION: usize = 1024;
+const MAX_MCP_SECTION: usize = 16 * 1024;
 
 /// The tools of `agent` whose programs are installed.
 pub fn available_tools(agent: AgentName, config: &Config, env: &PromptEnv) -> Vec<ToolKind> {
     agent_tools(agent)
         .iter()
         .copied()
-        .filter(|kind| {
-            ToolConfig::of(config, *kind)
+        .filter(|kind| match kind {
+            // Taught only to the agents configured for it, once a server lists tools.
+            ToolKind::Mcp => may_call_mcp(agent, config) && !env.mcp_section.is_empty(),
+            _ => ToolConfig::of(config, *kind)
                 .programs()
-                .all(|program| env.installed.contains(program))
+                .all(|program| env.installed.contains(program)),
         })
         .collect()
+}
+
+/// Whether `agent`'s blocks may call MCP tools: servers are configured and `[tools.mcp]
+/// agents` names it.
+pub fn may_call_mcp(agent: AgentName, config: &Config) -> bool {
+    !config.mcp.servers.is_empty()
+        && config.mcp.agents.contains(&agent)
+        && agent_tools(agent).contains(&ToolKind::Mcp)
 }
 
 /// The system prompt for `agent`, teaching `tools`.
@@ -105,11 +137,15 @@ pub fn system_prompt(
         .iter()
         .map(|kind| format!("- {}", kind.lesson()))
         .collect();
-    let tools_text = if lessons.is_empty() {
+    let mut tools_text = if lessons.is_empty() {
         "(none)".to_owned()
     } else {
         lessons.join("\n")
     };
+    if tools.contains(&ToolKind::Mcp) {
+        tools_text.push_str("\n\n");
+        tools_text.push_str(&env.mcp_section);
+    }
     template
         .replace("{work_dir}", &config.work_dir.value.display().to_string())
         .replace("{os}", &env.os)
@@ -230,6 +266,7 @@ mod tests {
             os: "plan9 4e".into(),
             installed: HashSet::from(["bash".to_owned()]),
             overrides: HashMap::from([("file.md", "on {os} in {work_dir}: {tools}".to_owned())]),
+            mcp_section: String::new(),
         };
         let tools = available_tools(AgentName::File, &config, &env);
         assert_eq!(tools, [ToolKind::FileFinder, ToolKind::Bash]);
@@ -266,8 +303,53 @@ mod tests {
         assert!(agent_tools(AgentName::Casual).is_empty());
         assert_eq!(
             agent_tools(AgentName::File),
-            [ToolKind::FileFinder, ToolKind::Bash]
+            [ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp]
         );
         assert_eq!(resolve_agent(AgentName::Auto), AgentName::Coder);
+    }
+
+    #[test]
+    fn mcp_is_taught_only_with_servers_tools_and_to_the_configured_agents() {
+        let mut config = config();
+        let mut env = PromptEnv::gather_from(&config, None, None);
+        let offered = |config: &Config, env: &PromptEnv, agent| {
+            available_tools(agent, config, env).contains(&ToolKind::Mcp)
+        };
+        assert!(!offered(&config, &env, AgentName::Coder), "no servers");
+        config.mcp.servers.push(crate::config::McpServer {
+            name: "time".into(),
+            transport: crate::config::McpTransport::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                bearer_token_env_var: None,
+            },
+            env: Vec::new(),
+            startup_timeout: std::time::Duration::from_secs(1),
+            tool_timeout: std::time::Duration::from_secs(1),
+            enabled: true,
+        });
+        assert!(
+            !offered(&config, &env, AgentName::Coder),
+            "no tools listed yet"
+        );
+        env.mcp_section = "MCP tools:\n- time.now() — the time".into();
+        assert!(offered(&config, &env, AgentName::Coder));
+        assert!(offered(&config, &env, AgentName::File));
+        assert!(
+            !offered(&config, &env, AgentName::Casual),
+            "casual runs no blocks"
+        );
+        let prompt = system_prompt(
+            AgentName::Coder,
+            &config,
+            &available_tools(AgentName::Coder, &config, &env),
+            &env,
+        );
+        assert!(prompt.contains("```mcp\n") && prompt.contains("- time.now() — the time"));
+        config.mcp.agents = vec![AgentName::File];
+        assert!(
+            !offered(&config, &env, AgentName::Coder),
+            "not configured for it"
+        );
+        assert!(offered(&config, &env, AgentName::File));
     }
 }

@@ -35,6 +35,8 @@ pub struct TurnContext {
     pub sandbox: Option<Arc<crate::exec::sandbox::Sandbox>>,
     /// Credential-like variables blocks must not inherit.
     pub env_remove: Arc<Vec<std::ffi::OsString>>,
+    /// The configured MCP servers (`None`: none are configured).
+    pub mcp: Option<Arc<crate::mcp::Hub>>,
 }
 
 /// A task as the runtime hands it over: the prompt as the user typed it, and the message the
@@ -146,7 +148,12 @@ struct Tools {
 
 impl Tools {
     fn for_agent(ctx: &TurnContext, agent: AgentName, cancel: &CancellationToken) -> Self {
-        let toolbox = Toolbox::builtin(&ctx.config).only(agent_tools(agent));
+        let mut toolbox = Toolbox::builtin(&ctx.config).only(agent_tools(agent));
+        if let Some(hub) = &ctx.mcp
+            && super::prompts::may_call_mcp(agent, &ctx.config)
+        {
+            toolbox = toolbox.with_mcp(Arc::clone(hub));
+        }
         let parse_tags = toolbox.tags();
         Self {
             toolbox,

@@ -12,7 +12,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "file.md",
         text: include_str!("../../prompts/file.md"),
     },
-    tools: &[ToolKind::FileFinder, ToolKind::Bash],
+    tools: &[ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp],
     runs: Runs::Blocks,
     policy,
 };

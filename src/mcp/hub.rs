@@ -27,8 +27,7 @@ impl std::fmt::Debug for Hub {
 
 impl Hub {
     /// Starts every enabled server in the background (on the current tokio runtime) and
-    /// returns at once. `env_remove` are the credential variables servers do not inherit;
-    /// `work_dir` is where a stdio server runs when its configuration names no `cwd`.
+    /// returns at once. `env_remove` are the credential variables servers do not inherit.
     pub fn start(
         servers: Vec<McpServer>,
         env_remove: Arc<Vec<OsString>>,

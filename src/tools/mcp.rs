@@ -1,16 +1,23 @@
 //! The `mcp` tool: a block names a server's tool and its arguments; the call's result is the
-//! block's feedback.
+//! block's feedback (`[success]`, or `[failure]` when the result says `isError`).
 //!
+//! Everything the model can get wrong (an unreadable block, an unknown tool, a missing or
+//! mistyped argument) is answered before anything is sent, with what would have been right.
 //! It must not start servers (the runtime's `Hub` does) or decide about approval (the agent
 //! asks before running any block).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::{OutputSink, Tool, ToolContext, ToolOutcome};
 use crate::BoxFuture;
-use crate::mcp::Hub;
-use crate::protocol::Block;
+use crate::exec::Ending;
+use crate::mcp::{Hub, McpError, ServerState, call, check, render};
+use crate::protocol::{self, Block};
 use crate::tool_kind::ToolKind;
+
+/// How the model is reminded of the block's shape after a block that could not be read.
+const SHAPE: &str = "Write the tool's name (`server.tool`) on the first line of the ```mcp block, then one `key: value` line per argument, or the arguments as one JSON object.";
 
 /// Calls the tools of the running MCP servers.
 pub struct McpTool {
@@ -20,6 +27,96 @@ pub struct McpTool {
 impl McpTool {
     pub fn new(hub: Arc<Hub>) -> Self {
         Self { hub }
+    }
+
+    async fn call(&self, block: &Block, ctx: &ToolContext) -> ToolOutcome {
+        let mut request = match call::parse_call(&block.code) {
+            Ok(request) => request,
+            Err(err) => {
+                return ToolOutcome::failed_without_process(format!(
+                    "the mcp block could not be read: {err}\n{SHAPE}"
+                ));
+            }
+        };
+        // The servers may still be starting when the first block arrives; Stop ends the wait.
+        tokio::select! {
+            () = self.hub.ready() => {}
+            () = ctx.cancel.cancelled() => {
+                let mut outcome = ToolOutcome::failed_without_process(McpError::Cancelled.to_string());
+                outcome.ending = Some(Ending::Stopped);
+                return outcome;
+            }
+        }
+        let tools = self.hub.tools();
+        if tools.is_empty() {
+            return ToolOutcome::failed_without_process(self.none_ready());
+        }
+        let tool = match call::resolve(&request, &tools) {
+            Ok(tool) => tool.clone(),
+            Err(why) => return ToolOutcome::failed_without_process(why),
+        };
+        let from_lines = request.from_lines;
+        if let Err(why) =
+            check::check_arguments(&tool.input_schema, &mut request.arguments, from_lines)
+        {
+            return ToolOutcome::failed_without_process(format!(
+                "{} was not called: {why}",
+                tool.qualified()
+            ));
+        }
+        let started = Instant::now();
+        let called = self
+            .hub
+            .call(&tool.server, &tool.name, request.arguments, &ctx.cancel)
+            .await;
+        let mut outcome = match called {
+            Ok(output) => {
+                let text = render::render(&output, ctx.output_limit);
+                let success = !output.is_error;
+                let mut outcome = ToolOutcome::failed_without_process(String::new());
+                outcome.success = success;
+                outcome.feedback = protocol::feedback(success, &text);
+                outcome.output = text;
+                outcome
+            }
+            Err(err) => {
+                let ending = match &err {
+                    McpError::Cancelled => Some(Ending::Stopped),
+                    McpError::Timeout { secs, .. } => Some(Ending::TimedOut { after_secs: *secs }),
+                    _ => None,
+                };
+                let mut outcome = ToolOutcome::failed_without_process(err.to_string());
+                outcome.ending = ending;
+                outcome
+            }
+        };
+        outcome.duration = started.elapsed();
+        outcome
+    }
+
+    /// Why no tool can be called: every server's state, in one message.
+    fn none_ready(&self) -> String {
+        let states: Vec<String> = self
+            .hub
+            .statuses()
+            .iter()
+            .map(|status| match &status.state {
+                ServerState::Failed(why) | ServerState::Exited(why) => {
+                    format!("`{}`: {why}", status.name)
+                }
+                ServerState::Ready => format!("`{}`: ready, but it has no tools", status.name),
+                ServerState::Starting => format!("`{}`: still starting", status.name),
+                ServerState::Disabled => format!("`{}`: disabled", status.name),
+            })
+            .collect();
+        if states.is_empty() {
+            "no MCP server is configured here: answer without the mcp tool".to_owned()
+        } else {
+            format!(
+                "no MCP tool can be called: {}. Answer without the mcp tool.",
+                states.join("; ")
+            )
+        }
     }
 }
 
@@ -34,7 +131,12 @@ impl Tool for McpTool {
         ctx: &'a ToolContext,
         on_output: OutputSink<'a>,
     ) -> BoxFuture<'a, ToolOutcome> {
-        let _ = (&self.hub, block, ctx, on_output);
-        Box::pin(async { ToolOutcome::failed_without_process("not implemented".into()) })
+        Box::pin(async move {
+            let outcome = self.call(block, ctx).await;
+            if !outcome.output.is_empty() {
+                on_output(&outcome.output);
+            }
+            outcome
+        })
     }
 }
