@@ -263,15 +263,15 @@ fn unknown_keys_and_wrong_types_are_refused_by_the_parser_with_the_valid_keys() 
 }
 
 #[test]
-fn tools_mcp_agents_takes_only_agents_that_run_blocks() {
+fn tools_mcp_agents_takes_only_agents_that_have_the_tool() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = resolve_ok(
         dir.path(),
-        "[tools.mcp]\nagents = [\"file\", \"code\", \"casual\", \"coder\"]\n",
+        "[tools.mcp]\nagents = [\"file\", \"code\", \"coder\"]\n",
     );
     assert_eq!(
         config.mcp.agents,
-        [AgentName::File, AgentName::Coder, AgentName::Casual],
+        [AgentName::File, AgentName::Coder],
         "aliases accepted, each once, in the given order"
     );
     let none = resolve_ok(dir.path(), "[tools.mcp]\nagents = []\n");
@@ -285,7 +285,11 @@ fn tools_mcp_agents_takes_only_agents_that_run_blocks() {
         ("[tools.mcp]\nagents = [\"web\"]\n", "not available"),
         (
             "[tools.mcp]\nagents = [\"wizard\"]\n",
-            "expected agents that run blocks: coder, file, casual",
+            "expected agents that can call MCP tools: coder, file",
+        ),
+        (
+            "[tools.mcp]\nagents = [\"casual\"]\n",
+            "the casual agent runs no tools; agents that can call MCP tools: coder, file",
         ),
         (
             "[tools.bash]\nagents = [\"coder\"]\n",

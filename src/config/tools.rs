@@ -414,27 +414,33 @@ impl Ctx<'_> {
     }
 }
 
-/// The agent `name` names, if it runs blocks itself (only those can be given a tool).
+/// The agent `name` names, if the registry gives it the `mcp` tool (an agent without tools, or
+/// one that does not run blocks itself, cannot call one).
 fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
-    let runs_blocks = || -> String {
+    let with_mcp = || -> String {
         let names: Vec<&str> = crate::agents::REGISTRY
             .iter()
-            .filter(|spec| spec.runs == Runs::Blocks)
+            .filter(|spec| spec.runs == Runs::Blocks && spec.tools.contains(&ToolKind::Mcp))
             .map(|spec| spec.name.as_str())
             .collect();
         names.join(", ")
     };
     let agent = crate::agents::parse(name)
-        .map_err(|_| format!("expected agents that run blocks: {}", runs_blocks()))?;
-    match (agent, crate::agents::spec(agent).runs) {
+        .map_err(|_| format!("expected agents that can call MCP tools: {}", with_mcp()))?;
+    let spec = crate::agents::spec(agent);
+    match (agent, spec.runs) {
         (AgentName::Auto, _) => Err(format!(
             "auto is not an agent: the router hands each task to one of them; name those: {}",
-            runs_blocks()
+            with_mcp()
         )),
         (_, Runs::Plan) => {
             Err("the planner's steps run the coder and file agents, which have the tool".to_owned())
         }
         (_, Runs::Unavailable(why)) => Err(why.to_owned()),
-        (_, Runs::Blocks) => Ok(agent),
+        (_, Runs::Blocks) if spec.tools.contains(&ToolKind::Mcp) => Ok(agent),
+        (_, Runs::Blocks) => Err(format!(
+            "the {agent} agent runs no tools; agents that can call MCP tools: {}",
+            with_mcp()
+        )),
     }
 }
