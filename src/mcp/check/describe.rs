@@ -21,6 +21,8 @@ const SIGNATURE_BYTES: usize = 240;
 const MAX_ENUM_SHOWN: usize = 6;
 /// Characters of one type's text (`"a" | "b" | …`, `object {…}`).
 const TYPE_CHARS: usize = 100;
+/// Bytes a cut text moves back to end at a word.
+const WORD_BACKOFF: usize = 20;
 /// How deep a type's text looks into nested objects, arrays and unions.
 const TYPE_DEPTH: usize = 2;
 
@@ -28,24 +30,31 @@ const TYPE_DEPTH: usize = 2;
 /// white space one space, trimmed, at most `max_chars` characters (cut ones end with `…`).
 pub(in crate::mcp) fn one_line(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
-    let mut chars = 0;
+    let mut count = 0;
     let mut pending_space = false;
     for c in text.chars() {
         if c.is_whitespace() || c.is_control() || is_bidi_control(c) {
-            pending_space = !out.is_empty();
+            pending_space = count > 0;
             continue;
-        }
-        if chars + usize::from(pending_space) + 1 > max_chars {
-            out.push('…');
-            return out;
         }
         if pending_space {
             out.push(' ');
-            chars += 1;
+            count += 1;
             pending_space = false;
         }
         out.push(c);
-        chars += 1;
+        count += 1;
+        // One character past the limit is enough to know the text must be cut.
+        if count > max_chars {
+            let mut cut: String = out.chars().take(max_chars.saturating_sub(1)).collect();
+            // At a word's end when one is near, so no word is shown half.
+            if let Some(space) = cut.rfind(' ').filter(|at| cut.len() - at <= WORD_BACKOFF) {
+                cut.truncate(space);
+            }
+            cut.truncate(cut.trim_end().len());
+            cut.push('…');
+            return cut;
+        }
     }
     out
 }
