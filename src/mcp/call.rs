@@ -123,7 +123,8 @@ fn name_line(line: &str) -> Result<NameLine, CallParseError> {
             name.len()
         )));
     }
-    let after = if after.is_empty() || after.starts_with(['—', '–']) || after.starts_with("- ") {
+    let after = if after.is_empty() || after.starts_with(['—', '–']) || after.starts_with("- ")
+    {
         // Nothing, or a description copied from the tool list.
         After::Nothing
     } else if let Some(inner) = after.strip_prefix('(') {
@@ -212,11 +213,14 @@ fn arguments_from_text(text: &str) -> Result<(Map<String, Value>, bool), CallPar
 /// `text` as one JSON object, tolerating trailing commas (`{"a": 1,}`), which small models
 /// write and which leave no doubt about what was meant.
 fn json_object(text: &str) -> Result<Map<String, Value>, CallParseError> {
-    let parsed = serde_json::from_str::<Value>(text)
-        .or_else(|first| serde_json::from_str::<Value>(&without_trailing_commas(text)).map_err(|_| first));
+    let parsed = serde_json::from_str::<Value>(text).or_else(|first| {
+        serde_json::from_str::<Value>(&without_trailing_commas(text)).map_err(|_| first)
+    });
     match parsed {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(error(format!("The arguments must be a JSON object. {FORMS}"))),
+        Ok(_) => Err(error(format!(
+            "The arguments must be a JSON object. {FORMS}"
+        ))),
         Err(why) => Err(error(format!(
             "The arguments are not valid JSON ({why}). {FORMS}"
         ))),
@@ -231,7 +235,7 @@ fn without_trailing_commas(text: &str) -> String {
     let mut pending_comma: Option<usize> = None;
     for c in text.chars() {
         if in_string {
-            in_string = !(c == '"' && !escaped);
+            in_string = c != '"' || escaped;
             escaped = c == '\\' && !escaped;
             out.push(c);
             continue;
@@ -278,8 +282,7 @@ fn whole_json(body: &str) -> Result<CallRequest, CallParseError> {
         error("The JSON object names no tool. Write `{\"tool\": \"server.tool\", \"arguments\": {…}}`, or the tool's name on the first line and its arguments after it.")
     })?;
     let (name_key, name) = call.name;
-    if name.trim().is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control)
-    {
+    if name.trim().is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
         return Err(error(format!(
             "The JSON object's `{name_key}` is not a tool's name. {FORMS}"
         )));

@@ -71,13 +71,23 @@ fn the_name_line_tolerates_what_small_models_write() {
     ] {
         let request = call(&format!("{first}\ntimezone: UTC"));
         assert_eq!(request.name, "time.get_current_time", "{first:?}");
-        assert_eq!(Value::Object(request.arguments), json!({"timezone": "UTC"}), "{first:?}");
+        assert_eq!(
+            Value::Object(request.arguments),
+            json!({"timezone": "UTC"}),
+            "{first:?}"
+        );
     }
 }
 
 #[test]
 fn names_keep_the_characters_tool_names_hold() {
-    for name in ["everything.get-sum", "a/b.c_d-e", "server:tool", "fs::read", "mcp__time__now"] {
+    for name in [
+        "everything.get-sum",
+        "a/b.c_d-e",
+        "server:tool",
+        "fs::read",
+        "mcp__time__now",
+    ] {
         assert_eq!(call(name).name, name);
     }
     // `tool:` alone names a tool called `tool`.
@@ -92,7 +102,10 @@ fn arguments_may_follow_the_name_on_its_line() {
     let spanning = call("everything.get-sum {\"a\": 1,\n \"b\": 2}");
     assert_eq!(Value::Object(spanning.arguments), json!({"a": 1, "b": 2}));
     let line_after = call("time.get_current_time timezone: UTC");
-    assert_eq!(Value::Object(line_after.arguments), json!({"timezone": "UTC"}));
+    assert_eq!(
+        Value::Object(line_after.arguments),
+        json!({"timezone": "UTC"})
+    );
 }
 
 #[test]
@@ -103,7 +116,10 @@ fn arguments_in_parentheses_are_read_as_pairs() {
     let quoted = call("everything.echo(message=\"a, b\")");
     assert_eq!(Value::Object(quoted.arguments), json!({"message": "a, b"}));
     let json_inside = call("everything.echo({\"message\": \"hi\"})");
-    assert_eq!(Value::Object(json_inside.arguments), json!({"message": "hi"}));
+    assert_eq!(
+        Value::Object(json_inside.arguments),
+        json!({"message": "hi"})
+    );
     assert!(refused("x(a=1)\nb: 2").contains("given twice"));
     assert!(refused("x(a=1").contains("parenthesis"));
 }
@@ -111,7 +127,10 @@ fn arguments_in_parentheses_are_read_as_pairs() {
 #[test]
 fn a_json_object_of_arguments_may_span_lines_and_end_with_a_comma() {
     let request = call("everything.get-sum\n{\n  \"a\": 1,\n  \"b\": [2, 3,],\n}\n");
-    assert_eq!(Value::Object(request.arguments), json!({"a": 1, "b": [2, 3]}));
+    assert_eq!(
+        Value::Object(request.arguments),
+        json!({"a": 1, "b": [2, 3]})
+    );
     assert!(!request.from_lines);
     // A comma inside a string is kept.
     let request = call("e.echo\n{\"message\": \"a,}\",}");
@@ -143,7 +162,11 @@ fn a_whole_json_call_is_read_in_its_common_shapes() {
     for shape in shapes {
         let request = call(shape);
         assert_eq!(request.name, "time.get_current_time", "{shape}");
-        assert_eq!(Value::Object(request.arguments), json!({"timezone": "UTC"}), "{shape}");
+        assert_eq!(
+            Value::Object(request.arguments),
+            json!({"timezone": "UTC"}),
+            "{shape}"
+        );
         assert!(!request.from_lines);
     }
     let no_arguments = call(r#"{"tool": "everything.get-env"}"#);
@@ -163,17 +186,26 @@ fn a_whole_json_call_without_a_tool_or_with_bad_arguments_is_refused() {
 #[test]
 fn errors_say_what_is_wrong_and_show_both_forms() {
     let empty = refused("  \n\n ");
-    assert!(empty.contains("empty") && empty.contains("`key: value`"), "{empty}");
+    assert!(
+        empty.contains("empty") && empty.contains("`key: value`"),
+        "{empty}"
+    );
 
     let neither = refused("time.get_current_time\ntimezone: UTC\nthis is prose");
     assert!(neither.contains("`this is prose`"), "{neither}");
-    assert!(neither.contains("`key: value`") && neither.contains("JSON object"), "{neither}");
+    assert!(
+        neither.contains("`key: value`") && neither.contains("JSON object"),
+        "{neither}"
+    );
 
     let twice = refused("t\ntimezone: UTC\ntimezone: CET");
     assert!(twice.contains("`timezone` is given twice"), "{twice}");
 
     let argument_first = refused("timezone: UTC");
-    assert!(argument_first.contains("looks like an argument"), "{argument_first}");
+    assert!(
+        argument_first.contains("looks like an argument"),
+        "{argument_first}"
+    );
 
     let not_object = refused("t\n[1, 2]");
     assert!(not_object.contains("neither"), "{not_object}");
@@ -188,15 +220,27 @@ fn errors_say_what_is_wrong_and_show_both_forms() {
 #[test]
 fn an_error_never_echoes_control_characters() {
     let text = refused("time.x\nnot\u{1b}[31m an argument");
-    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
 }
 
 #[test]
 fn resolve_finds_a_qualified_name_exactly() {
     let tools = both();
     let request = call("time.get_current_time");
-    assert_eq!(resolve(&request, &tools).map(ToolInfo::qualified), Ok("time.get_current_time".into()));
-    for name in ["everything/get-sum", "everything:get-sum", "everything::get-sum", "everything__get-sum", "mcp__everything__get-sum"] {
+    assert_eq!(
+        resolve(&request, &tools).map(ToolInfo::qualified),
+        Ok("time.get_current_time".into())
+    );
+    for name in [
+        "everything/get-sum",
+        "everything:get-sum",
+        "everything::get-sum",
+        "everything__get-sum",
+        "mcp__everything__get-sum",
+    ] {
         let found = resolve(&call(name), &tools).map(ToolInfo::qualified);
         assert_eq!(found, Ok("everything.get-sum".into()), "{name}");
     }
@@ -205,8 +249,14 @@ fn resolve_finds_a_qualified_name_exactly() {
 #[test]
 fn resolve_finds_a_bare_name_one_server_has() {
     let tools = both();
-    assert_eq!(resolve(&call("convert_time"), &tools).map(|t| t.server.as_str()), Ok("time"));
-    assert_eq!(resolve(&call("echo"), &tools).map(|t| t.server.as_str()), Ok("everything"));
+    assert_eq!(
+        resolve(&call("convert_time"), &tools).map(|t| t.server.as_str()),
+        Ok("time")
+    );
+    assert_eq!(
+        resolve(&call("echo"), &tools).map(|t| t.server.as_str()),
+        Ok("everything")
+    );
 }
 
 #[test]
@@ -220,7 +270,10 @@ fn resolve_ignores_case_only_when_that_finds_one() {
         tool("a", "Run", json!({"type": "object"})),
         tool("a", "run", json!({"type": "object"})),
     ];
-    assert_eq!(resolve(&call("run"), &twins).map(|t| t.name.as_str()), Ok("run"));
+    assert_eq!(
+        resolve(&call("run"), &twins).map(|t| t.name.as_str()),
+        Ok("run")
+    );
     let error = resolve(&call("RUN"), &twins).unwrap_err();
     assert!(error.contains("a.Run, a.run"), "{error}");
 }
@@ -233,7 +286,10 @@ fn a_name_several_servers_have_is_ambiguous() {
     ];
     let error = resolve(&call("x"), &tools).unwrap_err();
     assert!(error.contains("several servers: a.x, b.x"), "{error}");
-    assert_eq!(resolve(&call("b.x"), &tools).map(|t| t.server.as_str()), Ok("b"));
+    assert_eq!(
+        resolve(&call("b.x"), &tools).map(|t| t.server.as_str()),
+        Ok("b")
+    );
 }
 
 #[test]
@@ -246,30 +302,53 @@ fn a_tool_name_with_dots_resolves_against_the_server_that_has_it() {
     // Both read `fs.read.file`: the block must say which.
     let error = resolve(&call("fs.read.file"), &tools).unwrap_err();
     assert!(error.contains("fs.read.file, fs.read.file"), "{error}");
-    assert_eq!(resolve(&call("fs/read.file"), &tools).map(|t| t.server.as_str()), Ok("fs"));
-    assert_eq!(resolve(&call("read.file"), &tools).map(|t| t.server.as_str()), Ok("fs"));
+    assert_eq!(
+        resolve(&call("fs/read.file"), &tools).map(|t| t.server.as_str()),
+        Ok("fs")
+    );
+    assert_eq!(
+        resolve(&call("read.file"), &tools).map(|t| t.server.as_str()),
+        Ok("fs")
+    );
 }
 
 #[test]
 fn an_unknown_tool_of_a_known_server_lists_that_server_s_tools() {
     let error = resolve(&call("time.get_time"), &both()).unwrap_err();
-    assert!(error.contains("The MCP server `time` has no tool `get_time`"), "{error}");
-    assert!(error.contains("Did you mean `time.get_current_time`?"), "{error}");
-    assert!(error.contains("Its tools: get_current_time, convert_time."), "{error}");
+    assert!(
+        error.contains("The MCP server `time` has no tool `get_time`"),
+        "{error}"
+    );
+    assert!(
+        error.contains("Did you mean `time.get_current_time`?"),
+        "{error}"
+    );
+    assert!(
+        error.contains("Its tools: get_current_time, convert_time."),
+        "{error}"
+    );
 }
 
 #[test]
 fn an_unknown_tool_gets_the_closest_names_and_how_to_call_one() {
     let tools = both();
     let error = resolve(&call("get_curent_time"), &tools).unwrap_err();
-    assert!(error.starts_with("There is no MCP tool `get_curent_time`. Did you mean: time.get_current_time"), "{error}");
+    assert!(
+        error.starts_with(
+            "There is no MCP tool `get_curent_time`. Did you mean: time.get_current_time"
+        ),
+        "{error}"
+    );
     assert!(error.contains("`server.tool`"), "{error}");
 
     let sum = resolve(&call("sum"), &tools).unwrap_err();
     assert!(sum.contains("everything.get-sum"), "{sum}");
 
     let few = resolve(&call("weather"), &time()).unwrap_err();
-    assert!(few.contains("The tools are: time.get_current_time, time.convert_time."), "{few}");
+    assert!(
+        few.contains("The tools are: time.get_current_time, time.convert_time."),
+        "{few}"
+    );
 
     let many = resolve(&call("zzz"), &both()).unwrap_err();
     assert!(many.contains("… and 3 more"), "{many}");

@@ -16,8 +16,10 @@ mod near;
 
 use serde_json::{Map, Number, Value};
 
+pub(in crate::mcp) use describe::{
+    arguments_in_order, clean_name, one_line, type_text, value_text,
+};
 pub use describe::{describe_arguments, signature};
-pub(in crate::mcp) use describe::{arguments_in_order, clean_name, one_line, type_text, value_text};
 pub(in crate::mcp) use near::closest;
 
 use describe::{declared_types, required_names};
@@ -238,7 +240,11 @@ impl Checker {
             .take(MAX_LISTED)
             .map(|option| value_text(option, 30))
             .collect();
-        let more = if options.len() > MAX_LISTED { ", …" } else { "" };
+        let more = if options.len() > MAX_LISTED {
+            ", …"
+        } else {
+            ""
+        };
         let wanted = if options.len() == 1 {
             shown.join("")
         } else {
@@ -267,9 +273,8 @@ impl Checker {
             Value::String(text) => {
                 let text = text.trim();
                 let number = number_in(text);
-                let wanted = number.filter(|n| {
-                    wants("number") || (wants("integer") && is_whole(n))
-                });
+                let wanted =
+                    number.filter(|n| wants("number") || (wants("integer") && is_whole(n)));
                 if let Some(number) = wanted {
                     Some(Value::Number(number))
                 } else if wants("boolean") && text.eq_ignore_ascii_case("true") {
@@ -315,9 +320,11 @@ fn option_written_as<'a>(options: &'a [Value], value: &Value) -> Option<&'a Valu
     }) {
         return Some(option);
     }
-    let mut same_ignoring_case = options
-        .iter()
-        .filter(|option| option.as_str().is_some_and(|o| o.eq_ignore_ascii_case(&text)));
+    let mut same_ignoring_case = options.iter().filter(|option| {
+        option
+            .as_str()
+            .is_some_and(|o| o.eq_ignore_ascii_case(&text))
+    });
     match (same_ignoring_case.next(), same_ignoring_case.next()) {
         (Some(option), None) => Some(option),
         _ => None,
@@ -395,11 +402,16 @@ fn is_whole(number: &Number) -> bool {
 
 /// `3.0` → `3` (when it fits an integer exactly).
 fn whole_float_to_integer(value: &mut Value) {
-    let Some(float) = value.as_number().filter(|n| n.is_f64()).and_then(Number::as_f64) else {
+    let Some(float) = value
+        .as_number()
+        .filter(|n| n.is_f64())
+        .and_then(Number::as_f64)
+    else {
         return;
     };
     // The bounds are exact powers of two, so the casts below cannot saturate.
-    if float.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float)
+    if float.fract() == 0.0
+        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float)
     {
         *value = Value::Number(Number::from(float as i64));
     }

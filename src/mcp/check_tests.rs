@@ -44,25 +44,47 @@ fn the_brief_s_example_lists_every_problem_then_the_expected_arguments() {
 fn real_schemas_accept_good_calls_unchanged() {
     let time = time();
     let good = json!({"timezone": "Europe/London"});
-    assert_eq!(checked(schema_of(&time, "get_current_time"), good.clone(), true), Ok(good));
-    let convert = json!({"source_timezone": "UTC", "time": "14:30", "target_timezone": "Asia/Tokyo"});
-    assert_eq!(checked(schema_of(&time, "convert_time"), convert.clone(), false), Ok(convert));
+    assert_eq!(
+        checked(schema_of(&time, "get_current_time"), good.clone(), true),
+        Ok(good)
+    );
+    let convert =
+        json!({"source_timezone": "UTC", "time": "14:30", "target_timezone": "Asia/Tokyo"});
+    assert_eq!(
+        checked(schema_of(&time, "convert_time"), convert.clone(), false),
+        Ok(convert)
+    );
     let everything = everything();
-    assert_eq!(checked(schema_of(&everything, "get-env"), json!({}), false), Ok(json!({})));
+    assert_eq!(
+        checked(schema_of(&everything, "get-env"), json!({}), false),
+        Ok(json!({}))
+    );
 }
 
 #[test]
 fn get_sum_wants_numbers() {
     let everything = everything();
     let schema = schema_of(&everything, "get-sum");
-    assert_eq!(checked(schema, json!({"a": 1, "b": 2.5}), true), Ok(json!({"a": 1, "b": 2.5})));
+    assert_eq!(
+        checked(schema, json!({"a": 1, "b": 2.5}), true),
+        Ok(json!({"a": 1, "b": 2.5}))
+    );
     // From lines, `1e3` stays text until a number is wanted.
-    assert_eq!(checked(schema, json!({"a": "1e3", "b": " 2 "}), true), Ok(json!({"a": 1000.0, "b": 2})));
+    assert_eq!(
+        checked(schema, json!({"a": "1e3", "b": " 2 "}), true),
+        Ok(json!({"a": 1000.0, "b": 2}))
+    );
     // JSON arguments are taken as the model typed them.
     let error = checked(schema, json!({"a": "1", "b": 2}), false).unwrap_err();
-    assert!(error.contains("- `a` should be a number, got \"1\""), "{error}");
+    assert!(
+        error.contains("- `a` should be a number, got \"1\""),
+        "{error}"
+    );
     let error = checked(schema, json!({"a": "one"}), true).unwrap_err();
-    assert!(error.contains("`a` should be a number, got \"one\""), "{error}");
+    assert!(
+        error.contains("`a` should be a number, got \"one\""),
+        "{error}"
+    );
     assert!(error.contains("missing `b` (number)"), "{error}");
     assert!(error.ends_with("Expected arguments:\na: number (required) — First number\nb: number (required) — Second number"), "{error}");
 }
@@ -71,12 +93,27 @@ fn get_sum_wants_numbers() {
 fn a_string_wanted_gets_the_text_written_from_lines_only() {
     let everything = everything();
     let echo = schema_of(&everything, "echo");
-    assert_eq!(checked(echo, json!({"message": 42}), true), Ok(json!({"message": "42"})));
-    assert_eq!(checked(echo, json!({"message": 2.5}), true), Ok(json!({"message": "2.5"})));
-    assert_eq!(checked(echo, json!({"message": true}), true), Ok(json!({"message": "true"})));
-    assert_eq!(checked(echo, json!({"message": null}), true), Ok(json!({"message": "null"})));
+    assert_eq!(
+        checked(echo, json!({"message": 42}), true),
+        Ok(json!({"message": "42"}))
+    );
+    assert_eq!(
+        checked(echo, json!({"message": 2.5}), true),
+        Ok(json!({"message": "2.5"}))
+    );
+    assert_eq!(
+        checked(echo, json!({"message": true}), true),
+        Ok(json!({"message": "true"}))
+    );
+    assert_eq!(
+        checked(echo, json!({"message": null}), true),
+        Ok(json!({"message": "null"}))
+    );
     let error = checked(echo, json!({"message": 42}), false).unwrap_err();
-    assert!(error.contains("`message` should be a string, got 42"), "{error}");
+    assert!(
+        error.contains("`message` should be a string, got 42"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -86,32 +123,69 @@ fn enums_accept_their_values_and_lines_in_another_case() {
     let ok = json!({"messageType": "error", "includeImage": true});
     assert_eq!(checked(annotated, ok.clone(), false), Ok(ok));
     let error = checked(annotated, json!({"messageType": "warn"}), true).unwrap_err();
-    assert!(error.contains("`messageType` should be one of \"error\", \"success\", \"debug\", got \"warn\""), "{error}");
+    assert!(
+        error.contains(
+            "`messageType` should be one of \"error\", \"success\", \"debug\", got \"warn\""
+        ),
+        "{error}"
+    );
     let reference = schema_of(&everything, "get-resource-reference");
     assert_eq!(
-        checked(reference, json!({"resourceType": "blob", "resourceId": "2"}), true),
+        checked(
+            reference,
+            json!({"resourceType": "blob", "resourceId": "2"}),
+            true
+        ),
         Ok(json!({"resourceType": "Blob", "resourceId": 2}))
     );
     assert!(checked(reference, json!({"resourceType": "blob"}), false).is_err());
-    let includes = checked(annotated, json!({"messageType": "debug", "includeImage": "True"}), true);
-    assert_eq!(includes, Ok(json!({"messageType": "debug", "includeImage": true})));
+    let includes = checked(
+        annotated,
+        json!({"messageType": "debug", "includeImage": "True"}),
+        true,
+    );
+    assert_eq!(
+        includes,
+        Ok(json!({"messageType": "debug", "includeImage": true}))
+    );
 }
 
 #[test]
 fn an_enum_of_numbers_reads_the_number_written() {
     let schema = object(json!({"properties": {"level": {"enum": [1, 2, 3]}}}));
-    assert_eq!(checked(&schema, json!({"level": "2"}), true), Ok(json!({"level": 2})));
-    assert!(checked(&schema, json!({"level": 4}), true).unwrap_err().contains("one of 1, 2, 3, got 4"));
+    assert_eq!(
+        checked(&schema, json!({"level": "2"}), true),
+        Ok(json!({"level": 2}))
+    );
+    assert!(
+        checked(&schema, json!({"level": 4}), true)
+            .unwrap_err()
+            .contains("one of 1, 2, 3, got 4")
+    );
     let constant = object(json!({"properties": {"v": {"const": "x"}}}));
-    assert!(checked(&constant, json!({"v": "y"}), true).unwrap_err().contains("`v` should be \"x\", got \"y\""));
+    assert!(
+        checked(&constant, json!({"v": "y"}), true)
+            .unwrap_err()
+            .contains("`v` should be \"x\", got \"y\"")
+    );
 }
 
 #[test]
 fn integers_written_as_whole_floats_become_integers() {
     let schema = object(json!({"properties": {"n": {"type": "integer"}}}));
-    assert_eq!(checked(&schema, json!({"n": 3.0}), false), Ok(json!({"n": 3})));
-    assert_eq!(checked(&schema, json!({"n": "3.0"}), true), Ok(json!({"n": 3})));
-    assert!(checked(&schema, json!({"n": 3.5}), true).unwrap_err().contains("`n` should be an integer, got 3.5"));
+    assert_eq!(
+        checked(&schema, json!({"n": 3.0}), false),
+        Ok(json!({"n": 3}))
+    );
+    assert_eq!(
+        checked(&schema, json!({"n": "3.0"}), true),
+        Ok(json!({"n": 3}))
+    );
+    assert!(
+        checked(&schema, json!({"n": 3.5}), true)
+            .unwrap_err()
+            .contains("`n` should be an integer, got 3.5")
+    );
     assert!(checked(&schema, json!({"n": 1e300}), false).is_ok());
 }
 
@@ -125,9 +199,15 @@ fn an_array_wanted_splits_a_plain_string_at_commas() {
         checked(&schema, json!({"tags": "a, b ,c", "ids": "1, 2"}), true),
         Ok(json!({"tags": ["a", "b", "c"], "ids": [1, 2]}))
     );
-    assert_eq!(checked(&schema, json!({"ids": 7}), true), Ok(json!({"ids": [7]})));
+    assert_eq!(
+        checked(&schema, json!({"ids": 7}), true),
+        Ok(json!({"ids": [7]}))
+    );
     let error = checked(&schema, json!({"ids": [1, "x"]}), true).unwrap_err();
-    assert!(error.contains("`ids[1]` should be an integer, got \"x\""), "{error}");
+    assert!(
+        error.contains("`ids[1]` should be an integer, got \"x\""),
+        "{error}"
+    );
     assert!(checked(&schema, json!({"tags": "a, b"}), false).is_err());
 }
 
@@ -140,7 +220,11 @@ fn unions_and_nullable_types_accept_each_member() {
         "d": {"oneOf": [{"$ref": "#/$defs/X"}, {"type": "string"}]}
     }}));
     assert_eq!(
-        checked(&schema, json!({"a": null, "b": null, "c": null, "d": 5}), true),
+        checked(
+            &schema,
+            json!({"a": null, "b": null, "c": null, "d": 5}),
+            true
+        ),
         Ok(json!({"a": null, "b": null, "c": null, "d": 5}))
     );
     assert_eq!(
@@ -148,7 +232,10 @@ fn unions_and_nullable_types_accept_each_member() {
         Ok(json!({"a": "3", "b": 4, "c": [1, 2]}))
     );
     let error = checked(&schema, json!({"b": "x"}), true).unwrap_err();
-    assert!(error.contains("`b` should be an integer or null, got \"x\""), "{error}");
+    assert!(
+        error.contains("`b` should be an integer or null, got \"x\""),
+        "{error}"
+    );
 }
 
 #[test]
@@ -158,18 +245,33 @@ fn nested_objects_are_checked_with_paths() {
     }, "required": ["point"]}));
     let error = checked(&schema, json!({"point": {"x": "a", "z": 1}}), false).unwrap_err();
     assert!(error.contains("- missing `point.y` (number)"), "{error}");
-    assert!(error.contains("- `point.x` should be a number, got \"a\""), "{error}");
-    assert!(error.contains("- unknown argument `point.z` — did you mean `point.y`?") || error.contains("- unknown argument `point.z`"), "{error}");
-    assert!(error.contains("point: object {x: number, y: number} (required)"), "{error}");
+    assert!(
+        error.contains("- `point.x` should be a number, got \"a\""),
+        "{error}"
+    );
+    assert!(
+        error.contains("- unknown argument `point.z` — did you mean `point.y`?")
+            || error.contains("- unknown argument `point.z`"),
+        "{error}"
+    );
+    assert!(
+        error.contains("point: object {x: number, y: number} (required)"),
+        "{error}"
+    );
 }
 
 #[test]
 fn unknown_arguments_are_refused_unless_the_schema_allows_others() {
     let closed = object(json!({"properties": {"a": {"type": "string"}}}));
-    assert!(checked(&closed, json!({"b": "x"}), true).unwrap_err().contains("unknown argument `b`"));
+    assert!(
+        checked(&closed, json!({"b": "x"}), true)
+            .unwrap_err()
+            .contains("unknown argument `b`")
+    );
     let open = object(json!({"properties": {"a": {}}, "additionalProperties": true}));
     assert!(checked(&open, json!({"b": "x"}), true).is_ok());
-    let schema_for_others = object(json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}}));
+    let schema_for_others =
+        object(json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}}));
     assert!(checked(&schema_for_others, json!({"b": "x"}), true).is_ok());
     let silent = object(json!({"type": "object"}));
     assert!(checked(&silent, json!({"anything": 1}), true).is_ok());
@@ -185,7 +287,10 @@ fn arguments_wrapped_in_an_arguments_key_are_unwrapped() {
     );
     // Not when the tool has an argument of that name.
     let own = object(json!({"properties": {"input": {"type": "object"}}, "required": ["input"]}));
-    assert_eq!(checked(&own, json!({"input": {"a": 1}}), false), Ok(json!({"input": {"a": 1}})));
+    assert_eq!(
+        checked(&own, json!({"input": {"a": 1}}), false),
+        Ok(json!({"input": {"a": 1}}))
+    );
 }
 
 #[test]
@@ -198,7 +303,10 @@ fn defaults_are_not_filled_in() {
 #[test]
 fn describe_and_signature_of_real_tools() {
     let time = time();
-    assert_eq!(signature(schema_of(&time, "get_current_time")), "timezone: string");
+    assert_eq!(
+        signature(schema_of(&time, "get_current_time")),
+        "timezone: string"
+    );
     assert_eq!(
         signature(schema_of(&time, "convert_time")),
         "source_timezone: string, time: string, target_timezone: string"
@@ -210,13 +318,19 @@ fn describe_and_signature_of_real_tools() {
          target_timezone: string (required) — Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'Etc/UTC' as local timezone if no target…"
     );
     let everything = everything();
-    assert_eq!(signature(schema_of(&everything, "get-sum")), "a: number, b: number");
+    assert_eq!(
+        signature(schema_of(&everything, "get-sum")),
+        "a: number, b: number"
+    );
     assert_eq!(
         signature(schema_of(&everything, "get-resource-reference")),
         "resourceId?: number, resourceType?: \"Text\" | \"Blob\""
     );
     assert_eq!(signature(schema_of(&everything, "get-env")), "");
-    assert_eq!(describe_arguments(schema_of(&everything, "get-env")), "(no arguments)");
+    assert_eq!(
+        describe_arguments(schema_of(&everything, "get-env")),
+        "(no arguments)"
+    );
     assert_eq!(
         describe_arguments(schema_of(&everything, "get-resource-links")),
         "count: number (default 3) — Number of resource links to return (1-10)"
@@ -234,7 +348,10 @@ fn server_text_in_descriptions_cannot_break_lines() {
         "a\nb": {"type": "string", "description": "line one\n- fake: line\u{1b}[2J\u{202e}"}
     }, "required": ["a\nb"]}));
     let described = describe_arguments(&schema);
-    assert_eq!(described, "a b: string (required) — line one - fake: line [2J");
+    assert_eq!(
+        described,
+        "a b: string (required) — line one - fake: line [2J"
+    );
     assert_eq!(signature(&schema), "a b: string");
 }
 
@@ -246,10 +363,15 @@ fn many_arguments_and_long_enums_are_summarised() {
     let schema = object(json!({"properties": properties}));
     let described = describe_arguments(&schema);
     assert_eq!(described.lines().count(), 41);
-    assert!(described.ends_with("… and 60 more arguments"), "{described}");
+    assert!(
+        described.ends_with("… and 60 more arguments"),
+        "{described}"
+    );
     let line = signature(&schema);
     assert!(line.len() <= 240 && line.ends_with(", …"), "{line}");
-    let long_enum = object(json!({"properties": {"c": {"type": "string", "enum": (0..50).collect::<Vec<_>>()}}}));
+    let long_enum = object(
+        json!({"properties": {"c": {"type": "string", "enum": (0..50).collect::<Vec<_>>()}}}),
+    );
     assert_eq!(signature(&long_enum), "c?: string, one of 50 values");
 }
 
@@ -267,17 +389,23 @@ fn hostile_schemas_cost_little_and_let_through_what_is_not_understood() {
     let _ = describe_arguments(&schema);
     let _ = signature(&schema);
     // A reference loop is never followed.
-    let looped = object(json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}}));
+    let looped = object(
+        json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}}),
+    );
     assert!(checked(&looped, json!({"x": 1}), true).is_ok());
     assert_eq!(signature(&looped), "x?: object");
     // A huge enum and many items.
-    let huge = object(json!({"properties": {"e": {"enum": (0..100_000).collect::<Vec<_>>()}, "l": {"type": "array", "items": {"type": "integer"}}}}));
+    let huge = object(
+        json!({"properties": {"e": {"enum": (0..100_000).collect::<Vec<_>>()}, "l": {"type": "array", "items": {"type": "integer"}}}}),
+    );
     let started = std::time::Instant::now();
     let many: Vec<i64> = (0..200_000).collect();
     assert!(checked(&huge, json!({"e": 99_999, "l": many}), true).is_ok());
     assert!(started.elapsed().as_secs() < 5);
     // Unknown types and non-object schemas.
-    let odd = object(json!({"properties": {"a": {"type": "thing"}, "b": true, "c": 3}, "required": [1, "a"]}));
+    let odd = object(
+        json!({"properties": {"a": {"type": "thing"}, "b": true, "c": 3}, "required": [1, "a"]}),
+    );
     assert!(checked(&odd, json!({"a": 1, "b": 2, "c": 3}), true).is_ok());
 }
 
@@ -292,16 +420,22 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(4, 32, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            proptest::collection::btree_map("[a-z]{0,3}|type|items|enum|anyOf|properties|required|const", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            proptest::collection::btree_map(
+                "[a-z]{0,3}|type|items|enum|anyOf|properties|required|const",
+                inner,
+                0..4
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
 
 fn schema_like() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
-        prop_oneof!["string", "number", "integer", "boolean", "array", "object", "null", "x"]
-            .prop_map(|t| json!({"type": t})),
+        prop_oneof![
+            "string", "number", "integer", "boolean", "array", "object", "null", "x"
+        ]
+        .prop_map(|t| json!({"type": t})),
         json_value().prop_map(|v| json!({"enum": [v]})),
         json_value().prop_map(|v| json!({"const": v})),
         Just(json!({"$ref": "#"})),
@@ -309,7 +443,9 @@ fn schema_like() -> impl Strategy<Value = Value> {
     ];
     leaf.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
-            inner.clone().prop_map(|items| json!({"type": "array", "items": items})),
+            inner
+                .clone()
+                .prop_map(|items| json!({"type": "array", "items": items})),
             proptest::collection::btree_map("[a-c]", inner.clone(), 0..3).prop_map(|p| {
                 let required: Vec<&String> = p.keys().collect();
                 json!({"type": "object", "properties": p, "required": required})

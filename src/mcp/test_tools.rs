@@ -9,7 +9,10 @@ use crate::mcp::ToolInfo;
 
 /// `python3 -m mcp_server_time`'s tools, as server `time`.
 pub fn time() -> Vec<ToolInfo> {
-    tools(include_str!("../../tests/fixtures/mcp/tools-time.json"), "time")
+    tools(
+        include_str!("../../tests/fixtures/mcp/tools-time.json"),
+        "time",
+    )
 }
 
 /// `mcp-server-everything stdio`'s tools, as server `everything`.

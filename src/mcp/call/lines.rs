@@ -58,9 +58,8 @@ fn key_and_value(line: &str) -> Result<(String, &str), CallParseError> {
         return Err(neither());
     };
     let raw_key = line[..at].trim();
-    let quoted_key = raw_key.len() >= 2
-        && raw_key.starts_with(['"', '\''])
-        && raw_key.ends_with(['"', '\'']);
+    let quoted_key =
+        raw_key.len() >= 2 && raw_key.starts_with(['"', '\'']) && raw_key.ends_with(['"', '\'']);
     let key = if quoted_key {
         &raw_key[1..raw_key.len() - 1]
     } else {

@@ -78,7 +78,11 @@ fn unknown(written: &str, name: &str, tools: &[ToolInfo]) -> String {
         let own: Vec<&ToolInfo> = tools.iter().filter(|t| t.server == server).collect();
         let near = closest(tool, own.iter().map(|t| t.name.as_str()), MAX_SUGGESTIONS);
         let hint = match near.first() {
-            Some(near) => format!(" Did you mean `{}.{}`?", one_line(&server, 64), one_line(near, 64)),
+            Some(near) => format!(
+                " Did you mean `{}.{}`?",
+                one_line(&server, 64),
+                one_line(near, 64)
+            ),
             None => String::new(),
         };
         return format!(
