@@ -57,7 +57,11 @@ pub fn parse_call(code: &str) -> Result<CallRequest, CallParseError> {
         return whole_json(body);
     }
     let (first, rest) = body.split_once('\n').unwrap_or((body, ""));
-    let line = name_line(first)?;
+    let (first, rest) = match server_then_tool(first, rest) {
+        Some((joined, rest)) => (std::borrow::Cow::Owned(joined), rest),
+        None => (std::borrow::Cow::Borrowed(first), rest),
+    };
+    let line = name_line(&first)?;
     let (arguments, from_lines) = match line.after {
         After::Nothing => arguments_from_text(rest)?,
         After::Arguments(text) => arguments_from_text(&format!("{text}\n{rest}"))?,
@@ -144,6 +148,23 @@ fn name_line(line: &str) -> Result<NameLine, CallParseError> {
         name: name.to_owned(),
         after,
     })
+}
+
+/// `server: time` then `tool: get_current_time` on the next line → `time.get_current_time`,
+/// and the lines after those.
+fn server_then_tool<'a>(first: &str, rest: &'a str) -> Option<(String, &'a str)> {
+    let labelled = |line: &str, labels: &[&str]| -> Option<String> {
+        let (label, value) = line.trim().split_once([':', '='])?;
+        let value = value.trim().trim_matches(is_quote).trim();
+        let known = labels.iter().any(|l| label.trim().eq_ignore_ascii_case(l));
+        (known && !value.is_empty() && !value.contains(char::is_whitespace))
+            .then(|| value.to_owned())
+    };
+    let server = labelled(first, &["server", "server_name", "mcp_server"])?;
+    let rest = rest.trim_start();
+    let (second, after) = rest.split_once('\n').unwrap_or((rest, ""));
+    let tool = labelled(second, &["tool", "tool_name", "name"])?;
+    Some((format!("{server}.{tool}"), after))
 }
 
 fn is_quote(c: char) -> bool {

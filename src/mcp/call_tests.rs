@@ -80,6 +80,17 @@ fn the_name_line_tolerates_what_small_models_write() {
 }
 
 #[test]
+fn a_server_line_then_a_tool_line_name_the_tool() {
+    let request = call("server: time\ntool: \"get_current_time\"\ntimezone: UTC");
+    assert_eq!(request.name, "time.get_current_time");
+    assert_eq!(Value::Object(request.arguments), json!({"timezone": "UTC"}));
+    let no_arguments = call("server = everything\nname: get-env");
+    assert_eq!(no_arguments.name, "everything.get-env");
+    assert!(no_arguments.arguments.is_empty());
+    assert!(refused("server: time\ntimezone: UTC").contains("looks like an argument"));
+}
+
+#[test]
 fn names_keep_the_characters_tool_names_hold() {
     for name in [
         "everything.get-sum",

@@ -13,8 +13,9 @@
 
 mod describe;
 mod near;
+mod types;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 pub(in crate::mcp) use describe::{
     arguments_in_order, clean_name, one_line, type_text, value_text,
@@ -23,6 +24,10 @@ pub use describe::{describe_arguments, signature};
 pub(in crate::mcp) use near::closest;
 
 use describe::{declared_types, required_names};
+use types::{
+    has_type, is_whole, number_in, option_written_as, refuses_unknown, simple_union,
+    types_in_words, whole_float_to_integer,
+};
 
 /// How deep nested values are checked; deeper ones are let through.
 const MAX_DEPTH: usize = 16;
@@ -82,16 +87,23 @@ pub fn check_arguments(
     Err(text)
 }
 
-/// `{"arguments": {…}}` → `{…}`, when that key is the only one and no argument of the tool.
+/// `{"arguments": {…}}` → `{…}`, when that key is the only one and no argument of the tool;
+/// and an empty `arguments:` line above the real ones (YAML-style nesting) is dropped.
 fn unwrap_wrapper(schema: &Map<String, Value>, arguments: &mut Map<String, Value>) {
     let declared = schema.get("properties").and_then(Value::as_object);
+    let is_declared = |key: &str| declared.is_some_and(|properties| properties.contains_key(key));
+    for key in WRAPPER_KEYS {
+        if arguments.get(key) == Some(&Value::String(String::new())) && !is_declared(key) {
+            arguments.remove(key);
+        }
+    }
     let Some((key, inner)) = arguments.iter().next() else {
         return;
     };
     let wraps = arguments.len() == 1
         && inner.is_object()
         && WRAPPER_KEYS.contains(&key.as_str())
-        && !declared.is_some_and(|properties| properties.contains_key(key));
+        && !is_declared(key);
     if wraps {
         let key = key.clone();
         if let Some(Value::Object(inner)) = arguments.remove(&key) {
@@ -149,7 +161,13 @@ impl Checker {
                         .flatten()
                         .map(|(name, _)| name.as_str())
                         .filter(|name| !map.contains_key(*name));
-                    let hint = match closest(&key, missing, 1).first() {
+                    // Only listed problems get a suggestion: each costs a search.
+                    let near = if self.problems.len() < MAX_LISTED {
+                        closest(&key, missing, 1)
+                    } else {
+                        Vec::new()
+                    };
+                    let hint = match near.first() {
                         Some(near) => format!(" — did you mean `{}`?", clean_name(near)),
                         None => String::new(),
                     };
@@ -303,140 +321,6 @@ impl Checker {
             None => false,
         }
     }
-}
-
-/// The option of an enum a `key: value` argument means: its text (`3` for `"3"`), a number for
-/// its text, or a string option in another case when only one matches.
-fn option_written_as<'a>(options: &'a [Value], value: &Value) -> Option<&'a Value> {
-    let text = match value {
-        Value::String(text) => text.trim().to_owned(),
-        other => other.to_string(),
-    };
-    if let Some(option) = options.iter().find(|option| match option {
-        Value::String(option) => *option == text,
-        Value::Number(option) => number_in(&text).is_some_and(|n| n.as_f64() == option.as_f64()),
-        Value::Bool(option) => text.eq_ignore_ascii_case(&option.to_string()),
-        _ => false,
-    }) {
-        return Some(option);
-    }
-    let mut same_ignoring_case = options.iter().filter(|option| {
-        option
-            .as_str()
-            .is_some_and(|o| o.eq_ignore_ascii_case(&text))
-    });
-    match (same_ignoring_case.next(), same_ignoring_case.next()) {
-        (Some(option), None) => Some(option),
-        _ => None,
-    }
-}
-
-/// `anyOf`/`oneOf` whose branches are all plain types (`{"type": "string"}`,
-/// `{"type": "array", "items": …}`); anything richer is not understood and let through.
-struct SimpleUnion<'a> {
-    types: Vec<&'a str>,
-    branches: Vec<(&'a str, &'a Map<String, Value>)>,
-}
-
-impl<'a> SimpleUnion<'a> {
-    fn branch_for(&self, type_name: &str) -> Option<&'a Map<String, Value>> {
-        self.branches
-            .iter()
-            .find(|(name, _)| *name == type_name)
-            .map(|(_, branch)| *branch)
-    }
-}
-
-fn simple_union(schema: &Map<String, Value>) -> Option<SimpleUnion<'_>> {
-    const RICHER: [&str; 8] = [
-        "anyOf", "oneOf", "allOf", "not", "$ref", "enum", "const", "if",
-    ];
-    let branches = ["anyOf", "oneOf"]
-        .iter()
-        .find_map(|key| schema.get(*key).and_then(Value::as_array))?;
-    let mut union = SimpleUnion {
-        types: Vec::new(),
-        branches: Vec::new(),
-    };
-    for branch in branches.iter().take(MAX_LISTED) {
-        let branch = branch.as_object()?;
-        if RICHER.iter().any(|key| branch.contains_key(*key)) {
-            return None;
-        }
-        for name in declared_types(branch)? {
-            if !union.types.contains(&name) {
-                union.types.push(name);
-            }
-            union.branches.push((name, branch));
-        }
-    }
-    (branches.len() <= MAX_LISTED && !union.types.is_empty()).then_some(union)
-}
-
-fn refuses_unknown(schema: &Map<String, Value>, properties: Option<&Map<String, Value>>) -> bool {
-    match schema.get("additionalProperties") {
-        Some(Value::Bool(false)) => true,
-        Some(_) => false,
-        None => {
-            properties.is_some_and(|p| !p.is_empty()) && !schema.contains_key("patternProperties")
-        }
-    }
-}
-
-fn has_type(value: &Value, name: &str) -> bool {
-    match name {
-        "string" => value.is_string(),
-        "number" => value.is_number(),
-        "integer" => value.as_number().is_some_and(is_whole),
-        "boolean" => value.is_boolean(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        "null" => value.is_null(),
-        _ => true,
-    }
-}
-
-fn is_whole(number: &Number) -> bool {
-    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.fract() == 0.0)
-}
-
-/// `3.0` → `3` (when it fits an integer exactly).
-fn whole_float_to_integer(value: &mut Value) {
-    let Some(float) = value
-        .as_number()
-        .filter(|n| n.is_f64())
-        .and_then(Number::as_f64)
-    else {
-        return;
-    };
-    // The bounds are exact powers of two, so the casts below cannot saturate.
-    if float.fract() == 0.0
-        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float)
-    {
-        *value = Value::Number(Number::from(float as i64));
-    }
-}
-
-/// A JSON number written as text (`3`, `-1.5`, `1e3`); `None` for anything else.
-fn number_in(text: &str) -> Option<Number> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Number(number)) => Some(number),
-        _ => None,
-    }
-}
-
-fn types_in_words(types: &[&str]) -> String {
-    let words: Vec<String> = types
-        .iter()
-        .map(|name| match *name {
-            "integer" => "an integer".to_owned(),
-            "array" => "an array".to_owned(),
-            "object" => "an object".to_owned(),
-            "string" | "number" | "boolean" => format!("a {name}"),
-            other => other.to_owned(),
-        })
-        .collect();
-    words.join(" or ")
 }
 
 fn joined(path: &str, name: &str) -> String {

@@ -285,6 +285,12 @@ fn arguments_wrapped_in_an_arguments_key_are_unwrapped() {
         checked(schema, json!({"arguments": {"timezone": "UTC"}}), true),
         Ok(json!({"timezone": "UTC"}))
     );
+    // `arguments:` written above indented lines, YAML-style.
+    let request =
+        crate::mcp::call::parse_call("time.get_current_time\narguments:\n  timezone: UTC").unwrap();
+    let mut arguments = request.arguments;
+    assert_eq!(check_arguments(schema, &mut arguments, true), Ok(()));
+    assert_eq!(Value::Object(arguments), json!({"timezone": "UTC"}));
     // Not when the tool has an argument of that name.
     let own = object(json!({"properties": {"input": {"type": "object"}}, "required": ["input"]}));
     assert_eq!(
@@ -402,6 +408,21 @@ fn hostile_schemas_cost_little_and_let_through_what_is_not_understood() {
     let many: Vec<i64> = (0..200_000).collect();
     assert!(checked(&huge, json!({"e": 99_999, "l": many}), true).is_ok());
     assert!(started.elapsed().as_secs() < 5);
+    // Many properties, all required, and many unknown arguments.
+    let names: Vec<String> = (0..50_000).map(|i| format!("property_{i}")).collect();
+    let properties: Map<String, Value> = names
+        .iter()
+        .map(|n| (n.clone(), json!({"type": "string"})))
+        .collect();
+    let wide = object(json!({"properties": properties, "required": names}));
+    let unknown: Map<String, Value> = (0..50_000)
+        .map(|i| (format!("prop_{i}"), json!(i)))
+        .collect();
+    let started = std::time::Instant::now();
+    let error = checked(&wide, Value::Object(unknown), true).unwrap_err();
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    assert!(error.len() < 20_000, "{}", error.len());
+    assert!(signature(&wide).len() <= 240);
     // Unknown types and non-object schemas.
     let odd = object(
         json!({"properties": {"a": {"type": "thing"}, "b": true, "c": 3}, "required": [1, "a"]}),

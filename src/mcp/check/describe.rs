@@ -7,6 +7,8 @@
 //! capped, so a hostile schema cannot break the format or flood a prompt. It must not check
 //! values (`check` does) or follow `$ref`.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 /// Characters of an argument's description in `describe_arguments`.
@@ -76,16 +78,17 @@ pub(in crate::mcp) fn clean_name(name: &str) -> String {
 pub(in crate::mcp) fn arguments_in_order(schema: &Map<String, Value>) -> Vec<(&str, &Value, bool)> {
     static NO_SCHEMA: Value = Value::Null;
     let properties = schema.get("properties").and_then(Value::as_object);
-    let required = required_names(schema);
+    // Sets, not list searches: a hostile schema may list many thousands of names.
+    let mut required = HashSet::new();
     let mut ordered: Vec<(&str, &Value, bool)> = Vec::new();
-    for name in &required {
-        if ordered.iter().all(|(seen, _, _)| seen != name) {
-            let property = properties.and_then(|p| p.get(*name)).unwrap_or(&NO_SCHEMA);
+    for name in required_names(schema) {
+        if required.insert(name) {
+            let property = properties.and_then(|p| p.get(name)).unwrap_or(&NO_SCHEMA);
             ordered.push((name, property, true));
         }
     }
     for (name, property) in properties.into_iter().flatten() {
-        if !required.contains(&name.as_str()) {
+        if !required.contains(name.as_str()) {
             ordered.push((name, property, false));
         }
     }

@@ -6,6 +6,8 @@
 
 /// Characters of each name the comparisons look at.
 const MAX_COMPARED_CHARS: usize = 64;
+/// Candidates compared at most (the first ones), so a hostile list costs little.
+const MAX_CANDIDATES: usize = 2_000;
 
 /// How close a candidate is; lower is closer. Candidates that are not close at all get none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,6 +31,7 @@ pub(in crate::mcp) fn closest<'a>(
     let name: String = name.chars().take(MAX_COMPARED_CHARS).collect();
     let mut ranked: Vec<(Closeness, usize, &str)> = candidates
         .into_iter()
+        .take(MAX_CANDIDATES)
         .enumerate()
         .filter_map(|(order, candidate)| {
             closeness(&name, candidate).map(|rank| (rank, order, candidate))
