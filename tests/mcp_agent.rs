@@ -159,6 +159,7 @@ fn a_server_that_cannot_start_is_named_and_the_others_work() {
         time_server()
     ));
     let server = FakeModel::start(vec![
+        Reply::text("```mcp\nbroken.anything\n```\n"),
         Reply::text("```mcp\ntime.get_current_time\ntimezone: UTC\n```\n"),
         Reply::text("Done."),
     ]);
@@ -167,6 +168,13 @@ fn a_server_that_cannot_start_is_named_and_the_others_work() {
         BOUND,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let down = server.chat_requests()[1].last_user_message();
+    assert!(
+        down.starts_with("[failure]")
+            && down.contains("the MCP server `broken` is not running")
+            && down.contains("seek-test-no-such-mcp-server"),
+        "a call to the failed server says why it cannot be made: {down}"
+    );
     let err = stderr(&out);
     assert!(
         err.contains("MCP server `broken` failed to start")

@@ -53,7 +53,11 @@ impl McpTool {
         }
         let tool = match call::resolve(&request, &tools) {
             Ok(tool) => tool.clone(),
-            Err(why) => return ToolOutcome::failed_without_process(why),
+            Err(why) => {
+                return ToolOutcome::failed_without_process(
+                    self.server_down(&request.name).unwrap_or(why),
+                );
+            }
         };
         let from_lines = request.from_lines;
         if let Err(why) =
@@ -92,6 +96,30 @@ impl McpTool {
         };
         outcome.duration = started.elapsed();
         outcome
+    }
+
+    /// When `name` is `server.tool` of a server that is not running, why it is not: a clearer
+    /// answer than "no such tool".
+    fn server_down(&self, name: &str) -> Option<String> {
+        let statuses = self.hub.statuses();
+        let status = statuses.iter().find(|status| {
+            name.strip_prefix(status.name.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+        })?;
+        let why = match &status.state {
+            ServerState::Failed(why) | ServerState::Exited(why) => why.clone(),
+            ServerState::Disabled => "it is disabled in the configuration".to_owned(),
+            ServerState::Starting => "it is still starting".to_owned(),
+            ServerState::Ready => return None,
+        };
+        Some(
+            McpError::NotRunning {
+                server: status.name.clone(),
+                why,
+            }
+            .to_string()
+                + ". Do the task without it.",
+        )
     }
 
     /// Why no tool can be called: every server's state, in one message.
