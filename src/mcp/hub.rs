@@ -166,7 +166,10 @@ impl Hub {
                 secs: timeout.as_secs_f64().ceil() as u64,
             }),
             Ok(Ok(result)) => Ok(convert::call_output(result)),
-            Ok(Err(rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_))) => {
+            // A stdio server's stream ended: it died, and how is worth the wait to say.
+            Ok(Err(rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)))
+                if slot.is_stdio() =>
+            {
                 let why = slot.wait_gone(cancel).await;
                 Err(call_error(format!("it stopped during the call: {why}")))
             }
@@ -275,6 +278,13 @@ impl Slot {
             server_info: inner.handshake.server_info.clone(),
             startup_ms: inner.startup_ms,
         }
+    }
+
+    fn is_stdio(&self) -> bool {
+        matches!(
+            self.config.transport,
+            crate::config::McpTransport::Stdio { .. }
+        )
     }
 
     /// The session to call through: waits for a server still starting (bounded by its startup

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use reqwest013 as reqwest;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 
 /// How long a TCP (and TLS) connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,7 +28,9 @@ pub(super) fn transport(
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("its url `{url}` is not http:// or https://"));
     }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(url));
+    // A server restarted behind the same url forgets the session: start a new one then.
+    let mut config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(url))
+        .reinit_on_expired_session(true);
     if let Some(var) = bearer_token_env_var {
         match std::env::var(var) {
             Ok(token) if !token.trim().is_empty() => {
@@ -81,4 +85,15 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 /// https connection. Installing twice is harmless (the first one stays).
 fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The cause rmcp's HTTP error wraps without exposing it as a `source` (the client's own error,
+/// which says "connection refused" or "dns error").
+pub(super) fn hidden_cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+        StreamableHttpError::Client(inner) => Some(inner),
+        _ => None,
+    }
 }

@@ -274,7 +274,13 @@ async fn explain(slot: &Slot, base: String, wait_for_exit: bool) -> String {
 
 /// Failures that only say the other side went away: the exit status says it better.
 fn closed_by_exit(base: &str) -> bool {
-    base.starts_with("it closed the connection") || base.starts_with("initialize failed")
+    [
+        "it closed the connection",
+        "initialize failed",
+        "could not send",
+    ]
+    .iter()
+    .any(|start| base.starts_with(start))
 }
 
 fn kill_process(slot: &Slot) {

@@ -99,9 +99,16 @@ fn describe_init_error(error: &rmcp::service::ClientInitializeError) -> String {
     use rmcp::service::ClientInitializeError as E;
     match error {
         E::ConnectionClosed(_) => "it closed the connection during initialize".to_owned(),
+        E::TransportError { error, context } => {
+            let text = error_chain(error.error.as_ref());
+            format!(
+                "could not {context}: {}",
+                super::stderr::shorten(&crate::terminal_safe::terminal_safe(&text), 300)
+            )
+        }
         E::JsonRpcError(data) => format!("it refused initialize: {}", data.message),
         other => {
-            let text = other.to_string();
+            let text = error_chain(other);
             format!(
                 "initialize failed: {}",
                 super::stderr::shorten(&crate::terminal_safe::terminal_safe(&text), 300)
@@ -170,7 +177,32 @@ pub(super) fn describe_service_error(error: &rmcp::ServiceError) -> String {
         rmcp::ServiceError::McpError(data) => data.message.to_string(),
         rmcp::ServiceError::TransportClosed => "the connection closed".to_owned(),
         rmcp::ServiceError::UnexpectedResponse => "it answered with something else".to_owned(),
-        other => other.to_string(),
+        rmcp::ServiceError::TransportSend(sent) => {
+            format!("could not reach it: {}", error_chain(sent.error.as_ref()))
+        }
+        other => error_chain(other),
     };
     super::stderr::shorten(&crate::terminal_safe::terminal_safe(&text), 2000)
+}
+
+fn next_cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    error.source().or_else(|| super::http::hidden_cause(error))
+}
+
+/// An error and its sources, each once: "error sending request: connection refused".
+pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = next_cause(error);
+    // Bounded: a cyclic chain (a broken Error impl) must not loop forever.
+    for _ in 0..16 {
+        let Some(current) = cause else { break };
+        let cause_text = current.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        cause = next_cause(current);
+    }
+    text
 }
