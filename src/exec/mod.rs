@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use capture::Output;
 pub use capture::{HeadTail, Utf8Stream};
-pub use reaper::TOKEN_VAR;
+pub use reaper::{TOKEN_VAR, hold_group_apart, release_group};
 
 /// How long processes get between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_millis(300);

@@ -24,6 +24,31 @@ pub const TOKEN_VAR: &str = "SEEK_BLOCK_ID";
 /// attributed to a block only if they are not one of these.
 static LIVE_CHILDREN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Process groups seek runs beside blocks (the MCP servers'): their processes are never a
+/// block's, even when one is re-parented to seek after a block started.
+static APART_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Keeps the processes of group `pgid` out of every block's sweep until `release_group`.
+pub fn hold_group_apart(pgid: i32) {
+    let mut groups = APART_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    groups.push(pgid);
+}
+
+/// Ends `hold_group_apart(pgid)` (the group is gone).
+pub fn release_group(pgid: i32) {
+    let mut groups = APART_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(at) = groups.iter().position(|&g| g == pgid) {
+        groups.swap_remove(at);
+    }
+}
+
+fn held_apart() -> Vec<i32> {
+    APART_GROUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 /// Holds the registry while a child is spawned and registered, or while a sweep decides.
 pub fn registry() -> MutexGuard<'static, Vec<i32>> {
     // A panic while holding this lock leaves a plain Vec<i32> intact: recover it.
@@ -108,6 +133,7 @@ impl BlockTree {
             return Vec::new();
         };
         let group: Vec<i32> = self.group.as_ref().map(|g| g.members()).unwrap_or_default();
+        let apart = held_apart();
         let live = registry();
         let mut found: Vec<i32> = group
             .iter()
@@ -119,6 +145,11 @@ impl BlockTree {
                 continue;
             }
             let Some(info) = read_stat(pid) else { continue };
+            // An MCP server (or its child) is never a block's; a block's own group always is,
+            // even if an ended server's group id was reused for it.
+            if info.pgrp != self.leader && apart.contains(&info.pgrp) {
+                continue;
+            }
             let ours = info.pgrp == self.leader
                 || info.session == self.leader
                 || (info.start_ticks >= self.start_ticks

@@ -155,8 +155,17 @@ pub(super) struct Group {
     ended: AtomicBool,
 }
 
+impl Drop for Group {
+    fn drop(&mut self) {
+        crate::exec::release_group(self.pgid);
+    }
+}
+
 impl Group {
     fn new(pgid: i32) -> Self {
+        // A block's sweep takes orphans re-parented to seek for the block's own: a server's
+        // processes must never be swept with a block (seek is a child subreaper).
+        crate::exec::hold_group_apart(pgid);
         Self {
             pgid,
             ended: AtomicBool::new(false),
