@@ -181,7 +181,7 @@ fn a_server_that_cannot_start_is_named_and_the_others_work() {
             && err.contains("seek-test-no-such-mcp-server"),
         "{err}"
     );
-    let feedback = server.chat_requests()[1].last_user_message();
+    let feedback = server.chat_requests()[2].last_user_message();
     assert!(feedback.starts_with("[success]"), "{feedback}");
     let prompt = system_prompt(&server.chat_requests()[0]);
     assert!(
@@ -277,4 +277,53 @@ async fn stop_during_a_slow_call_ends_it_at_once() {
     );
     runtime::send(&handle, Command::Shutdown);
     let _ = handle.task.await;
+}
+
+#[test]
+fn an_mcp_block_obeys_the_approval_policy() {
+    let sb = Sandbox::new();
+    let trace = sb.path("work").join("..").join("edge-trace");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/edge_server.py");
+    sb.write_config(&format!(
+        "[mcp_servers.edge]\ncommand = {:?}\nargs = [{:?}]\nenv = {{ EDGE_TRACE_FILE = {:?} }}\nstartup_timeout_secs = 60\n",
+        python(),
+        script.display().to_string(),
+        trace.display().to_string()
+    ));
+    let server = FakeModel::start(vec![Reply::text("```mcp\nedge.slow\nseconds: 0\n```\n")]);
+    let out = run_within(
+        &mut sb.seek_at(
+            &server.url(),
+            &["--approval", "never", "--json", "-p", "sleep"],
+        ),
+        BOUND,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let blocks = finished_blocks(&lines);
+    assert_eq!(blocks.len(), 1, "{lines:?}");
+    assert_eq!(blocks[0]["not_run"], "shown_only", "{}", blocks[0]);
+    assert!(
+        !std::fs::read_to_string(&trace)
+            .unwrap_or_default()
+            .contains("started"),
+        "the server was never called"
+    );
+    // The same block under `auto` reaches the server: the check above can fail.
+    server.push(Reply::text("```mcp\nedge.slow\nseconds: 0\n```\n"));
+    server.push(Reply::text("Slept."));
+    let out = run_within(
+        &mut sb.seek_at(
+            &server.url(),
+            &["--approval", "auto", "--json", "-p", "sleep"],
+        ),
+        BOUND,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::read_to_string(&trace)
+            .unwrap_or_default()
+            .contains("started")
+    );
 }
