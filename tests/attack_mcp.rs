@@ -1,0 +1,39 @@
+//! Attacks on the MCP support through the real binary.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Sandbox, run_within, stderr, stdout};
+
+const BOUND: Duration = Duration::from_secs(60);
+
+/// `seek config` and the transport field show the url with `token=***`: the query token is a
+/// credential. The start-up failure text quotes reqwest's error, which carries the url with the
+/// query whole, so the token reaches `seek mcp`'s output (text and --json) — and, through the
+/// same failure text, the headless stderr, the TUI, the session file and the model's feedback
+/// ("server `web` is not running: …").
+#[test]
+fn a_url_query_token_is_not_printed_in_a_start_up_failure() {
+    let sb = Sandbox::new();
+    // Port 9 (discard) on loopback: connection refused.
+    sb.write_config(
+        r#"
+[mcp_servers.web]
+url = "http://alice:pw-s3cret@127.0.0.1:9/mcp?token=qtok-s3cret"
+startup_timeout_secs = 5
+"#,
+    );
+    for json in [false, true] {
+        let mut cmd = sb.seek();
+        cmd.arg("mcp");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = run_within(&mut cmd, BOUND);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(all.contains("web"), "{all}");
+        assert!(!all.contains("pw-s3cret"), "password printed: {all}");
+        assert!(!all.contains("qtok-s3cret"), "query token printed: {all}");
+    }
+}
