@@ -37,3 +37,37 @@ startup_timeout_secs = 5
         assert!(!all.contains("qtok-s3cret"), "query token printed: {all}");
     }
 }
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
+/// `api_key_env` names a variable blocks never get, whatever its name; the variable an MCP
+/// server's `bearer_token_env_var` names is not treated the same: unless its name happens to
+/// look like a credential's, every block the model writes (and every stdio server) inherits the
+/// bearer token.
+#[test]
+fn the_bearer_token_variable_is_kept_from_blocks() {
+    use fake_model::{FakeModel, Reply};
+    let sb = Sandbox::new();
+    sb.write_config(
+        r#"
+[mcp_servers.remote]
+url = "http://127.0.0.1:9/mcp"
+bearer_token_env_var = "ACME_MCP"
+startup_timeout_secs = 3
+"#,
+    );
+    let server = FakeModel::start(vec![
+        Reply::text("```bash\necho \"seen=[$ACME_MCP]\"\n```\n"),
+        Reply::text("done"),
+    ]);
+    let mut cmd = sb.seek_at(&server.url(), &["--json", "-p", "print it"]);
+    cmd.env("ACME_MCP", "tok-hunter2");
+    let out = run_within(&mut cmd, Duration::from_secs(120));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(all.contains("seen=["), "the block did not run: {all}");
+    assert!(
+        !all.contains("seen=[tok-hunter2]"),
+        "the block read the bearer token: {all}"
+    );
+}
