@@ -46,6 +46,12 @@ pub async fn run(
     } = task;
     // Listen for Ctrl+C before the task starts, so an early interrupt is never lost.
     let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    // SIGTERM (`timeout`, `kill`, a cancelled CI job) and SIGHUP (the terminal went away) end seek
+    // cleanly instead of by the default action: the task is stopped, its processes killed, the
+    // MCP servers ended and the session file synced.
+    let mut terminations =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     let mut handle = agent::spawn_with(Arc::clone(&config), model, sessions);
     if let Some(resume) = resume
         && let Some(exit) = resume_session(&mut handle, resume, json).await?
@@ -62,6 +68,17 @@ pub async fn run(
     let mut stderr = std::io::stderr();
     let exit = loop {
         let event = tokio::select! {
+            _ = terminations.recv() => {
+                let _ = writeln!(stderr, "seek: terminated");
+                let _ = handle.commands.send(Command::Shutdown);
+                let _ = handle.task.await;
+                return Ok(Exit::Interrupted);
+            }
+            _ = hangups.recv() => {
+                let _ = handle.commands.send(Command::Shutdown);
+                let _ = handle.task.await;
+                return Ok(Exit::Interrupted);
+            }
             _ = interrupts.recv() => {
                 if interrupted {
                     // A second Ctrl+C: the user does not want to wait for a clean stop.

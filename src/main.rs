@@ -220,7 +220,7 @@ fn interactive(
 fn masker(config: &Config, env: &Env) -> Arc<Masker> {
     Arc::new(Masker::for_environment(
         env,
-        config.api_key_env.value.as_deref(),
+        &config.credential_vars(),
         &config.base_url.value,
     ))
 }
@@ -390,16 +390,30 @@ fn mcp_servers(config: &Config, json: bool) -> anyhow::Result<Exit> {
     // Servers inherit what blocks inherit: the environment without credentials.
     let env_remove = seek::secrets::withheld_names(
         std::env::vars_os(),
-        config.api_key_env.value.as_deref(),
+        &config.credential_vars(),
         &config.safety.pass_env.value,
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Ctrl+C, SIGTERM and SIGHUP all end the servers before seek exits.
     let interrupt = async {
-        // Without a signal handler there is no Ctrl+C to wait for.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            // Without signal handlers there is nothing to wait for.
+            return std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => {
+                if r.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
         }
     };
     let listing = runtime.block_on(seek::mcp_command::run(config, env_remove, json, interrupt));

@@ -91,7 +91,7 @@ pub fn spawn_with(
         || {
             Arc::new(Masker::for_environment(
                 &crate::config::Env::from_process(),
-                config.api_key_env.value.as_deref(),
+                &config.credential_vars(),
                 &config.base_url.value,
             ))
         },
@@ -99,7 +99,7 @@ pub fn spawn_with(
     );
     let env_remove = crate::secrets::withheld_names(
         std::env::vars_os(),
-        config.api_key_env.value.as_deref(),
+        &config.credential_vars(),
         &safety.pass_env.value,
     );
     let env_remove = Arc::new(env_remove);

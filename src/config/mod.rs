@@ -203,6 +203,26 @@ impl Config {
         resolver.resolve(file, dirs)
     }
 
+    /// The variables the configuration names as holding credentials: `api_key_env` and every MCP
+    /// server's `bearer_token_env_var`. Blocks and servers never inherit them (unless `pass_env`
+    /// lists them) and their values are masked like other secrets.
+    pub fn credential_vars(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.api_key_env.value.as_deref().into_iter().collect();
+        names.extend(
+            self.mcp
+                .servers
+                .iter()
+                .filter_map(|server| match &server.transport {
+                    McpTransport::Http {
+                        bearer_token_env_var,
+                        ..
+                    } => bearer_token_env_var.as_deref(),
+                    McpTransport::Stdio { .. } => None,
+                }),
+        );
+        names
+    }
+
     /// The settings of one tool, as configured (`ToolConfig::of` fills in the defaults).
     pub fn tool(&self, kind: crate::tool_kind::ToolKind) -> Option<&ToolConfig> {
         self.tools.iter().find(|t| t.kind == kind)

@@ -29,6 +29,8 @@ use super::{CallOutput, McpError, ServerState, ServerStatus, ToolInfo};
 use crate::config::McpServer;
 
 /// How long shutdown waits for servers to exit after SIGTERM before SIGKILL.
+/// A failure's reason is cut to this many bytes (a server's message may be megabytes).
+const MAX_REASON: usize = 1000;
 const TERM_GRACE: Duration = Duration::from_secs(2);
 /// How long a call that lost its server waits to learn how the server ended.
 const EXIT_REPORT_WAIT: Duration = Duration::from_secs(2);
@@ -157,7 +159,7 @@ impl Hub {
         };
         let call_error = |message: String| McpError::Call {
             server: server.to_owned(),
-            message,
+            message: slot.clean(message),
         };
         match outcome {
             Err(_elapsed) => Err(McpError::Timeout {
@@ -233,6 +235,21 @@ impl Slot {
 
     fn state(&self) -> ServerState {
         self.lock().state.clone().unwrap_or(ServerState::Starting)
+    }
+
+    /// A reason as the hub keeps, shows and hands to the model: terminal-safe, bounded, and
+    /// with the secrets of an HTTP server's URL masked (HTTP clients quote the URL, query
+    /// tokens included, in their errors; servers' own messages may be anything).
+    fn clean(&self, why: String) -> String {
+        let mut why = crate::terminal_safe::terminal_safe(&why).into_owned();
+        if let crate::config::McpTransport::Http { url, .. } = &self.config.transport {
+            for secret in crate::secrets::url_secrets(url) {
+                if !secret.is_empty() {
+                    why = why.replace(&secret, "***");
+                }
+            }
+        }
+        stderr::shorten(&why, MAX_REASON)
     }
 
     /// Leaves `Starting` for `state`.

@@ -52,19 +52,15 @@ pub const SESSION_HANDLES: &[&str] = &[
     "SEEK_BASE_URL",
 ];
 
-/// Whether a block must not inherit `name=value`: its name looks like a credential's or is the
-/// configured `api_key_env`, its value holds a URL with a password, or it is a session handle.
-/// `pass_env` (`[exec] pass_env`, exact names) lets any variable through.
-pub fn is_withheld(
-    name: &str,
-    value: &str,
-    api_key_env: Option<&str>,
-    pass_env: &[String],
-) -> bool {
+/// Whether a block must not inherit `name=value`: its name looks like a credential's or is one of
+/// the `configured` credential variables (`api_key_env`, the MCP servers'
+/// `bearer_token_env_var`s: `Config::credential_vars`), its value holds a URL with a password, or
+/// it is a session handle. `pass_env` (`[exec] pass_env`, exact names) lets any variable through.
+pub fn is_withheld(name: &str, value: &str, configured: &[&str], pass_env: &[String]) -> bool {
     !pass_env.iter().any(|p| p == name)
         && (SESSION_HANDLES.contains(&name)
             || is_credential_name(name)
-            || api_key_env == Some(name)
+            || configured.contains(&name)
             || url::has_password(value))
 }
 
@@ -72,11 +68,11 @@ pub fn is_withheld(
 /// (normally `std::env::vars_os()`).
 pub fn withheld_names(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
-    api_key_env: Option<&str>,
+    configured: &[&str],
     pass_env: &[String],
 ) -> Vec<OsString> {
     vars.into_iter()
-        .filter(|(name, value)| is_withheld(&lossy(name), &lossy(value), api_key_env, pass_env))
+        .filter(|(name, value)| is_withheld(&lossy(name), &lossy(value), configured, pass_env))
         .map(|(name, _)| name)
         .collect()
 }
@@ -94,7 +90,7 @@ mod tests {
         let vars = pairs
             .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        withheld_names(vars, api_key_env, &pass)
+        withheld_names(vars, api_key_env.as_slice(), &pass)
             .into_iter()
             .map(|n| n.to_string_lossy().into_owned())
             .collect()
@@ -146,7 +142,7 @@ mod tests {
     #[test]
     fn every_handle_is_withheld_whatever_its_value() {
         for name in SESSION_HANDLES {
-            assert!(is_withheld(name, "", None, &[]), "{name}");
+            assert!(is_withheld(name, "", &[], &[]), "{name}");
         }
     }
 
@@ -154,7 +150,7 @@ mod tests {
     fn names_that_are_not_utf8_are_returned_as_they_are() {
         use std::os::unix::ffi::OsStringExt;
         let name = OsString::from_vec(b"BAD_\xffTOKEN".to_vec());
-        let got = withheld_names([(name.clone(), OsString::from("v"))], None, &[]);
+        let got = withheld_names([(name.clone(), OsString::from("v"))], &[], &[]);
         assert_eq!(got, [name]);
     }
 }

@@ -67,17 +67,17 @@ impl Masker {
     }
 
     /// The secrets of seek's environment and configuration: the value of every credential-like
-    /// variable and of `api_key_env`, the password of every URL held in any variable, and the
+    /// variable and of the `configured` credential variables (`Config::credential_vars`), the password of every URL held in any variable, and the
     /// password and secret query values of the model server's `base_url`.
-    pub fn for_environment(env: &Env, api_key_env: Option<&str>, base_url: &str) -> Self {
+    pub fn for_environment(env: &Env, configured: &[&str], base_url: &str) -> Self {
         let mut values = Vec::new();
         for (name, value) in env.iter() {
-            if is_credential_name(name) || api_key_env == Some(name) {
+            if is_credential_name(name) || configured.contains(&name) {
                 values.push(value.to_owned());
             }
             values.extend(url::passwords(value));
         }
-        values.extend(base_url_secrets(base_url));
+        values.extend(url_secrets(base_url));
         Self::new(values)
     }
 
@@ -197,9 +197,9 @@ fn json_escaped(value: &str) -> String {
         .to_owned()
 }
 
-/// The password of the model server's URL (also when written without a scheme, which seek
-/// adds) and the values of query parameters named like credentials (`?api_key=…`).
-fn base_url_secrets(base_url: &str) -> Vec<String> {
+/// The password of a server's URL (also when written without a scheme, which seek adds) and
+/// the values of query parameters named like credentials (`?api_key=…`, `?token=…`).
+pub fn url_secrets(base_url: &str) -> Vec<String> {
     let with_scheme = if base_url.contains("://") {
         base_url.to_owned()
     } else {
@@ -271,7 +271,7 @@ mod tests {
         ]);
         let masker = Masker::for_environment(
             &env,
-            Some("MY_LLM"),
+            &["MY_LLM"],
             "bob:base-pw-99@gpu-box:8080/v1?api_key=query-key-1",
         );
         let text = "wJalrXUtnFEMI/K7MDENG db-pass-77 llm-key-0001 base-pw-99 query-key-1 /home/someone wayland";

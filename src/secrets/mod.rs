@@ -10,5 +10,5 @@ mod names;
 mod url;
 
 pub use inherit::{SESSION_HANDLES, withheld_names};
-pub use masker::{MASK, MIN_SECRET_LEN, Masker, URL_MASK};
+pub use masker::{MASK, MIN_SECRET_LEN, Masker, URL_MASK, url_secrets};
 pub use names::is_credential_name;

@@ -97,7 +97,6 @@ pub(super) async fn run(context: Context) {
         Some(Ok(Err(why))) => {
             let why = explain(slot, why, true).await;
             kill_process(slot);
-            log_failure(slot, &why);
             finish(slot, why);
             return;
         }
@@ -106,7 +105,6 @@ pub(super) async fn run(context: Context) {
             let what = Phase::load(&phase).what();
             let why = explain(slot, format!("it did not {what} within {secs} s"), false).await;
             kill_process(slot);
-            log_failure(slot, &why);
             finish(slot, why);
             return;
         }
@@ -211,6 +209,7 @@ async fn watch_session(context: &Context, session: Session) {
         }
     };
     kill_process(slot);
+    let why = slot.clean(why);
     crate::log::write("WARN", &format!("mcp[{}] {why}", slot.config.name));
     let mut inner = slot.lock();
     inner.peer = None;
@@ -289,15 +288,13 @@ fn kill_process(slot: &Slot) {
     }
 }
 
-fn log_failure(slot: &Slot, why: &str) {
+/// Ends the start as a failure, logged.
+fn finish(slot: &Slot, why: String) {
+    let why = slot.clean(why);
     crate::log::write(
         "WARN",
         &format!("mcp[{}] failed to start: {why}", slot.config.name),
     );
-}
-
-/// Ends the start as a failure.
-fn finish(slot: &Slot, why: String) {
     slot.settle(ServerState::Failed(why));
     slot.finished.send_replace(true);
 }
