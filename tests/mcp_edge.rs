@@ -9,25 +9,8 @@ use std::time::{Duration, Instant};
 
 use mcp_support::*;
 use seek::mcp::{CallOutput, Hub, McpError, Part, ServerState};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn args(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-async fn call(
-    hub: &Hub,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-) -> Result<CallOutput, McpError> {
-    hub.call(server, tool, args(arguments), &CancellationToken::new())
-        .await
-}
 
 /// Waits (bounded) until the edge server's trace file has `event`.
 async fn wait_for_trace(trace: &std::path::Path, event: &str) {

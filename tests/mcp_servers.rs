@@ -6,38 +6,8 @@
 mod mcp_support;
 
 use mcp_support::*;
-use seek::mcp::{CallOutput, Hub, McpError, Part, ServerState};
-use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
-
-fn args(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-fn texts(output: &CallOutput) -> String {
-    output
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-async fn call(
-    hub: &Hub,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-) -> Result<CallOutput, McpError> {
-    hub.call(server, tool, args(arguments), &CancellationToken::new())
-        .await
-}
+use seek::mcp::{Hub, McpError, Part, ServerState};
+use serde_json::json;
 
 fn this_year() -> String {
     let out = std::process::Command::new("date")

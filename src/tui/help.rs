@@ -21,6 +21,24 @@ pub struct HelpView {
     pub page: usize,
 }
 
+/// A scrollable overlay's keys (help, `/mcp`): arrows and pages move `top` (`page` rows a
+/// page), Esc/q/Enter close, other keys pass on to the input box.
+pub fn scroll_key(top: &mut usize, page: usize, code: crossterm::event::KeyCode) -> Outcome {
+    use crossterm::event::KeyCode;
+    let page = page.max(1);
+    match code {
+        KeyCode::Up => *top = top.saturating_sub(1),
+        KeyCode::Down => *top += 1,
+        KeyCode::PageUp => *top = top.saturating_sub(page),
+        KeyCode::PageDown | KeyCode::Char(' ') => *top += page,
+        KeyCode::Home => *top = 0,
+        KeyCode::End => *top = usize::MAX,
+        KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => return Outcome::Close,
+        _ => return Outcome::Pass,
+    }
+    Outcome::Stay
+}
+
 /// What a key did to the overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -34,19 +52,7 @@ pub enum Outcome {
 
 impl HelpView {
     pub fn key(&mut self, code: crossterm::event::KeyCode) -> Outcome {
-        use crossterm::event::KeyCode;
-        let page = self.page.max(1);
-        match code {
-            KeyCode::Up => self.top = self.top.saturating_sub(1),
-            KeyCode::Down => self.top += 1,
-            KeyCode::PageUp => self.top = self.top.saturating_sub(page),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.top += page,
-            KeyCode::Home => self.top = 0,
-            KeyCode::End => self.top = usize::MAX,
-            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => return Outcome::Close,
-            _ => return Outcome::Pass,
-        }
-        Outcome::Stay
+        scroll_key(&mut self.top, self.page, code)
     }
 
     /// Draws the help over `area`; the scroll is clamped to the text here, where the height is

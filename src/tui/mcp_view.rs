@@ -31,21 +31,9 @@ pub struct McpView {
 }
 
 impl McpView {
-    /// The help overlay's keys: arrows and pages scroll, Esc/q/Enter close, others pass on.
+    /// `help::scroll_key`: arrows and pages scroll, Esc/q/Enter close, others pass on.
     pub fn key(&mut self, code: crossterm::event::KeyCode) -> Outcome {
-        use crossterm::event::KeyCode;
-        let page = self.page.max(1);
-        match code {
-            KeyCode::Up => self.top = self.top.saturating_sub(1),
-            KeyCode::Down => self.top += 1,
-            KeyCode::PageUp => self.top = self.top.saturating_sub(page),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.top += page,
-            KeyCode::Home => self.top = 0,
-            KeyCode::End => self.top = usize::MAX,
-            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => return Outcome::Close,
-            _ => return Outcome::Pass,
-        }
-        Outcome::Stay
+        crate::tui::help::scroll_key(&mut self.top, self.page, code)
     }
 
     /// Draws the servers over `area`; the scroll is clamped here, where the height is known.

@@ -10,7 +10,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use seek::config::{McpServer, McpTransport};
-use seek::mcp::{Hub, ServerState, ServerStatus};
+use seek::mcp::{CallOutput, Hub, McpError, Part, ServerState, ServerStatus};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 /// The Python with the `mcp` and `mcp-server-time` packages; fails (does not skip) without them.
 pub fn python() -> String {
@@ -233,4 +235,36 @@ impl Drop for EverythingHttp {
         }
         let _ = self.child.wait();
     }
+}
+
+/// `value`, a JSON object, as a call's arguments.
+pub fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// Calls `server.tool` with `arguments` (a JSON object), never cancelled.
+pub async fn call(
+    hub: &Hub,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallOutput, McpError> {
+    hub.call(server, tool, args(arguments), &CancellationToken::new())
+        .await
+}
+
+/// The text parts of a result, one per line.
+pub fn texts(output: &CallOutput) -> String {
+    output
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
