@@ -39,6 +39,41 @@ pub fn scroll_key(top: &mut usize, page: usize, code: crossterm::event::KeyCode)
     Outcome::Stay
 }
 
+/// A scrollable overlay's first row — `title`, the lines shown of `total`, the keys — drawn over
+/// `area` (at least 2 rows high) once `top` is clamped and `page` set to what fits below it.
+/// Returns the end of the lines shown (`top..end`).
+pub fn scrolled_header(
+    title: &str,
+    top: &mut usize,
+    page: &mut usize,
+    total: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) -> usize {
+    let height = usize::from(area.height).saturating_sub(1);
+    *page = height.saturating_sub(1).max(1);
+    *top = (*top).min(total.saturating_sub(height));
+    let last = (*top + height).min(total);
+    let more = if last < total { "PageDown more" } else { "end" };
+    let heading = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    buf.set_line(
+        area.x,
+        area.y,
+        &Line::from(vec![
+            Span::styled(title.to_owned(), heading),
+            Span::styled(
+                format!(
+                    " · lines {}-{last} of {total} · ↑↓ PageUp PageDown · {more} · Esc closes",
+                    (*top + 1).min(last)
+                ),
+                Style::new().fg(Color::DarkGray),
+            ),
+        ]),
+        area.width,
+    );
+    last
+}
+
 /// What a key did to the overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -64,31 +99,14 @@ impl HelpView {
         clear(area, buf);
         let help = help_text();
         let lines: Vec<&str> = help.lines().collect();
-        let height = usize::from(area.height) - 1;
-        self.page = height.saturating_sub(1).max(1);
-        self.top = self.top.min(lines.len().saturating_sub(height));
-        let last = (self.top + height).min(lines.len());
         let heading = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-        let more = if last < lines.len() {
-            "PageDown more"
-        } else {
-            "end"
-        };
-        buf.set_line(
-            area.x,
-            area.y,
-            &Line::from(vec![
-                Span::styled(" help", heading),
-                Span::styled(
-                    format!(
-                        " · lines {}-{last} of {} · ↑↓ PageUp PageDown · {more} · Esc closes",
-                        self.top + 1,
-                        lines.len()
-                    ),
-                    Style::new().fg(Color::DarkGray),
-                ),
-            ]),
-            area.width,
+        let last = scrolled_header(
+            " help",
+            &mut self.top,
+            &mut self.page,
+            lines.len(),
+            area,
+            buf,
         );
         for (i, line) in lines[self.top..last].iter().enumerate() {
             let style = if line.starts_with(' ') {

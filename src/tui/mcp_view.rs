@@ -52,31 +52,13 @@ impl McpView {
                     .to_owned(),
             )],
         };
-        let height = usize::from(area.height) - 1;
-        self.page = height.saturating_sub(1).max(1);
-        self.top = self.top.min(lines.len().saturating_sub(height));
-        let last = (self.top + height).min(lines.len());
-        let more = if last < lines.len() {
-            "PageDown more"
-        } else {
-            "end"
-        };
-        let heading = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-        buf.set_line(
-            area.x,
-            area.y,
-            &Line::from(vec![
-                Span::styled(" MCP servers", heading),
-                Span::styled(
-                    format!(
-                        " · lines {}-{last} of {} · ↑↓ PageUp PageDown · {more} · Esc closes",
-                        (self.top + 1).min(last),
-                        lines.len()
-                    ),
-                    dim(),
-                ),
-            ]),
-            area.width,
+        let last = crate::tui::help::scrolled_header(
+            " MCP servers",
+            &mut self.top,
+            &mut self.page,
+            lines.len(),
+            area,
+            buf,
         );
         for (i, line) in lines[self.top..last].iter().enumerate() {
             buf.set_line(area.x, area.y + 1 + i as u16, line, area.width);
