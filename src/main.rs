@@ -396,27 +396,28 @@ fn mcp_servers(config: &Config, json: bool) -> anyhow::Result<Exit> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    // Ctrl+C, SIGTERM and SIGHUP all end the servers before seek exits.
-    let interrupt = async {
+    // Ctrl+C, SIGTERM and SIGHUP all end the servers before seek exits. The handlers are in
+    // place before any server starts, so no signal takes the default action meanwhile.
+    let listing = runtime.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
+        let signals = (
+            signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
             signal(SignalKind::hangup()),
-        ) else {
-            // Without signal handlers there is nothing to wait for.
-            return std::future::pending::<()>().await;
-        };
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => {
-                if r.is_err() {
-                    std::future::pending::<()>().await;
-                }
+        );
+        let interrupt = async move {
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = signals else {
+                // Without signal handlers there is nothing to wait for.
+                return std::future::pending::<()>().await;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
             }
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
-    };
-    let listing = runtime.block_on(seek::mcp_command::run(config, env_remove, json, interrupt));
+        };
+        seek::mcp_command::run(config, env_remove, json, interrupt).await
+    });
     std::io::stdout()
         .lock()
         .write_all(listing.stdout.as_bytes())?;

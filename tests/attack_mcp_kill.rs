@@ -53,7 +53,14 @@ fn attack_sigterm_to_headless_seek_or_seek_mcp_ends_every_server_process() {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        std::thread::sleep(Duration::from_millis(500));
+        // The helper `sleep` runs beside the server: wait for the group to hold it.
+        while live_group_members(group).len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{mode}: the helper never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(child.id() as i32),
             nix::sys::signal::Signal::SIGTERM,
