@@ -125,7 +125,8 @@ fn models_dir(r: &Resolver<'_>, file: Option<&LocalFile>) -> Result<Sourced<Path
     Ok(Sourced::new(cache.join("models"), Origin::Default))
 }
 
-fn expand_home(raw: &str) -> PathBuf {
+/// `~` and `~/…` are the home folder.
+pub(super) fn expand_home(raw: &str) -> PathBuf {
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
     match (raw.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {

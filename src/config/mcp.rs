@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -293,7 +293,7 @@ fn transport(
                 Some(cwd) if cwd.value.trim().is_empty() || cwd.value.contains('\0') => {
                     return Err(invalid(&cwd, &key("cwd"), "expected a directory path"));
                 }
-                Some(cwd) => Some(work_dir.join(expand_home(&cwd.value))),
+                Some(cwd) => Some(work_dir.join(super::local::expand_home(&cwd.value))),
                 None => None,
             };
             Ok(McpTransport::Stdio {
@@ -375,17 +375,6 @@ fn check_url(url: &Sourced<String>, key: &str) -> Result<(), ConfigError> {
         key,
         "expected an http(s) URL with a host, such as http://127.0.0.1:8931/mcp",
     ))
-}
-
-/// `~` and `~/…` are the home folder.
-fn expand_home(raw: &str) -> PathBuf {
-    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
-    match (raw.strip_prefix('~'), home) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            home.join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(raw),
-    }
 }
 
 /// The `[mcp_servers.NAME]` tables of `seek config`: every setting, with where it came from;
