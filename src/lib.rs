@@ -21,6 +21,7 @@ pub mod terminal_safe;
 pub mod tool_kind;
 pub mod tools;
 pub mod tui;
+pub mod web;
 pub mod wire;
 
 /// A boxed future, so async methods can live behind trait objects.

@@ -21,11 +21,13 @@ pub enum ToolKind {
     FileFinder,
     /// Calls a tool of a configured MCP server (`server.tool` then its arguments).
     Mcp,
+    /// Searches the web (SearxNG): the query on the block's first line.
+    WebSearch,
 }
 
 impl ToolKind {
     /// Every built-in tool, in the order they are listed and taught.
-    pub const ALL: [ToolKind; 7] = [
+    pub const ALL: [ToolKind; 8] = [
         ToolKind::Bash,
         ToolKind::Python,
         ToolKind::C,
@@ -33,6 +35,7 @@ impl ToolKind {
         ToolKind::Java,
         ToolKind::FileFinder,
         ToolKind::Mcp,
+        ToolKind::WebSearch,
     ];
 
     /// The canonical fence tag, lower case.
@@ -45,6 +48,7 @@ impl ToolKind {
             ToolKind::Java => "java",
             ToolKind::FileFinder => "file_finder",
             ToolKind::Mcp => "mcp",
+            ToolKind::WebSearch => "web_search",
         }
     }
 
@@ -55,6 +59,7 @@ impl ToolKind {
             ToolKind::Bash => &["sh", "shell"],
             ToolKind::Python => &["py", "python3"],
             ToolKind::Go => &["golang"],
+            ToolKind::WebSearch => &["search", "websearch"],
             ToolKind::C | ToolKind::Java | ToolKind::FileFinder | ToolKind::Mcp => &[],
         }
     }
@@ -79,7 +84,7 @@ impl ToolKind {
             ToolKind::C => "c",
             ToolKind::Go => "go",
             ToolKind::Java => "java",
-            ToolKind::FileFinder | ToolKind::Mcp => "txt",
+            ToolKind::FileFinder | ToolKind::Mcp | ToolKind::WebSearch => "txt",
         }
     }
 
@@ -103,20 +108,26 @@ impl ToolKind {
             ToolKind::Mcp => {
                 "```mcp\nserver.tool\nkey: value\n```  calls a tool of an MCP server (the tools are listed below): its name on the first line, then one `key: value` line per argument (or a JSON object)."
             }
+            ToolKind::WebSearch => {
+                "```web_search\nrust async tutorial\n```  searches the web; the results are titles, snippets and links."
+            }
         }
     }
 
     /// Whether a `:path` after the tag saves the block's code there once it ran. file_finder's
     /// suffix is an action (`:read`), not a path.
     pub const fn saves_code(self) -> bool {
-        !matches!(self, ToolKind::FileFinder | ToolKind::Mcp)
+        !matches!(
+            self,
+            ToolKind::FileFinder | ToolKind::Mcp | ToolKind::WebSearch
+        )
     }
 
     /// Whether the coder, after a round whose blocks all succeeded and ended with this tool,
     /// gets another turn to read the output (AgenticSeek's rule: a shell command inspects
     /// something the model has yet to see; a program's successful run is the answer).
     pub const fn coder_reads_output(self) -> bool {
-        matches!(self, ToolKind::Bash | ToolKind::Mcp)
+        matches!(self, ToolKind::Bash | ToolKind::Mcp | ToolKind::WebSearch)
     }
 }
 
@@ -165,7 +176,16 @@ mod tests {
         let tags: Vec<&str> = ToolKind::ALL.iter().map(|k| k.tag()).collect();
         assert_eq!(
             tags,
-            ["bash", "python", "c", "go", "java", "file_finder", "mcp"]
+            [
+                "bash",
+                "python",
+                "c",
+                "go",
+                "java",
+                "file_finder",
+                "mcp",
+                "web_search"
+            ]
         );
         assert_eq!(ToolKind::FileFinder.to_string(), "file_finder");
     }

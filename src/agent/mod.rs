@@ -513,6 +513,7 @@ impl Runtime {
                 Event::TurnFinished {
                     usage: None,
                     plan: None,
+                    web: None,
                     turn: self.turn,
                     outcome: Outcome::GaveUp,
                     answer: String::new(),

@@ -111,6 +111,7 @@ impl Progress {
             blocks: self.records,
             message,
             plan: None,
+            web: None,
         }
     }
 

@@ -45,6 +45,8 @@ pub struct FileConfig {
     pub local: super::local::LocalFile,
     #[serde(default)]
     pub tui: super::tui::TuiFile,
+    #[serde(default)]
+    pub web: super::web::WebFile,
     /// `[mcp_servers.NAME]` tables (`mcp::resolve` keeps the file's order).
     #[serde(default)]
     pub mcp_servers: super::mcp::McpServersFile,
@@ -77,6 +79,8 @@ pub struct ToolsFile {
     pub file_finder: ToolFile,
     #[serde(default)]
     pub mcp: ToolFile,
+    #[serde(default)]
+    pub web_search: ToolFile,
 }
 
 /// `[tools.<tag>]`. One shape for every tool keeps the file simple; keys a tool does not use are

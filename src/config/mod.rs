@@ -14,6 +14,7 @@ mod safety;
 mod show;
 mod tools;
 mod tui;
+mod web;
 mod work_dir;
 
 use std::fmt;
@@ -29,6 +30,10 @@ pub use safety::{Approval, Safety};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
 pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
+pub use web::{
+    BrowserChoice, DEFAULT_MAX_PAGE_BYTES, DEFAULT_WEB_MAX_STEPS, DEFAULT_WEB_TIMEOUT_SECS,
+    WebSettings,
+};
 pub use work_dir::{RefusedStart, abbreviate_home};
 
 /// Where a setting's value came from.
@@ -173,6 +178,8 @@ pub struct Config {
     pub tui: TuiSettings,
     /// `[mcp_servers.NAME]` and `[tools.mcp]`.
     pub mcp: McpSettings,
+    /// The `[web]` section: search, page reading, the web agent's caps.
+    pub web: WebSettings,
     /// The user's home directory (`HOME`), which a work dir should not be.
     pub home: Option<PathBuf>,
 }
@@ -332,6 +339,7 @@ impl Resolver<'_> {
         let safety = safety::resolve(self, cfg)?;
         let local = local::resolve(self, cfg)?;
         let tui = tui::resolve(self, cfg)?;
+        let web = web::resolve(self, cfg)?;
         let mcp_agents = tools
             .iter()
             .find_map(|t| t.agents.as_ref())
@@ -357,6 +365,7 @@ impl Resolver<'_> {
             local,
             tui,
             mcp,
+            web,
             home: self.home(),
         })
     }

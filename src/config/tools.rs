@@ -104,6 +104,8 @@ impl Spec {
                 agents: Some(&super::mcp::DEFAULT_MCP_AGENTS),
                 ..bare(kind)
             },
+            // Its settings are the `[web]` section's (the SearxNG URL, the timeout).
+            ToolKind::WebSearch => bare(kind),
         }
     }
 
@@ -245,6 +247,7 @@ pub fn resolve(
                 ToolKind::Java => &f.java,
                 ToolKind::FileFinder => &f.file_finder,
                 ToolKind::Mcp => &f.mcp,
+                ToolKind::WebSearch => &f.web_search,
             });
             resolve_one(&Spec::of(kind), table, origin)
         })

@@ -278,6 +278,7 @@ fn for_replay(recorded: Vec<(u64, Event)>) -> Vec<(u64, Event)> {
                 blocks: Vec::new(),
                 message: Some("interrupted: seek stopped during this task".into()),
                 plan: None,
+                web: None,
             },
         ));
     }

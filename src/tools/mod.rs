@@ -15,6 +15,7 @@ mod python;
 mod rerun;
 mod save;
 mod shell;
+mod web_search;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,6 +33,7 @@ pub use file_finder::FileFinder;
 pub use mcp::McpTool;
 pub use own_files::{OwnFile, OwnFiles};
 pub use python::Python;
+pub use web_search::{SEARCH_LIMIT, WebSearchTool, query_of};
 
 pub use save::{SaveError, save_block};
 
@@ -216,7 +218,7 @@ impl Toolbox {
         Self {
             tools: ToolKind::ALL
                 .into_iter()
-                .filter_map(|kind| build(kind, ToolConfig::of(config, kind).into_owned()))
+                .filter_map(|kind| build(kind, ToolConfig::of(config, kind).into_owned(), config))
                 .collect(),
         }
     }
@@ -251,7 +253,7 @@ impl Toolbox {
 
 /// The tool of `kind`, configured with `settings`; `None` for the `mcp` tool, which needs the
 /// running servers (`Toolbox::with_mcp`).
-fn build(kind: ToolKind, settings: ToolConfig) -> Option<Box<dyn Tool>> {
+fn build(kind: ToolKind, settings: ToolConfig, config: &Config) -> Option<Box<dyn Tool>> {
     Some(match kind {
         ToolKind::Bash => Box::new(Bash::new(settings)),
         ToolKind::Python => Box::new(Python::new(settings)),
@@ -260,6 +262,7 @@ fn build(kind: ToolKind, settings: ToolConfig) -> Option<Box<dyn Tool>> {
         ToolKind::Java => Box::new(Compiled::java(settings)),
         ToolKind::FileFinder => Box::new(FileFinder::new(settings)),
         ToolKind::Mcp => return None,
+        ToolKind::WebSearch => Box::new(WebSearchTool::new(&config.web)),
     })
 }
 

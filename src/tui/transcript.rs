@@ -242,6 +242,12 @@ impl Transcript {
             | Event::SessionList { .. }
             | Event::ModelList { .. }
             | Event::McpServers { .. }
+            // The web agent's steps: shown as panes once the web view lands.
+            | Event::BrowserStarted { .. }
+            | Event::WebSearch { .. }
+            | Event::PageRead { .. }
+            | Event::FormSubmitted { .. }
+            | Event::Note { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AgentName, ApprovalId, Attachment, BlockRecord, ModelEntry, PlanStep, RoundUsage, Route,
-    SessionEntry, TurnUsage,
+    AgentName, ApprovalId, Attachment, BlockRecord, ModelEntry, PageKind, PlanStep, RoundUsage,
+    Route, SessionEntry, TurnUsage, WebField, WebHit, WebTrail,
 };
 
 /// What the agent is doing, for status lines.
@@ -247,6 +247,61 @@ pub enum Event {
     Attached {
         files: Vec<Attachment>,
     },
+    /// The web agent's page reader is ready: `engine` is `http` or `chromium`; `detail` says
+    /// why it was picked (`auto`) and, for Chromium, its version; `elapsed_ms` is its start time.
+    BrowserStarted {
+        engine: String,
+        detail: String,
+        elapsed_ms: u64,
+    },
+    /// The web agent searched (step `step` of its loop). `error` when the search failed (then
+    /// `results` is empty).
+    WebSearch {
+        step: u32,
+        query: String,
+        backend: String,
+        results: Vec<WebHit>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        elapsed_ms: u64,
+    },
+    /// The web agent opened a page. `url` is the one asked for, `final_url` where redirects
+    /// ended; `text` is what the model was given (cut to its budget: `cut`); `chars` the whole
+    /// extracted text's length. `error` when the page could not be read (then `text` is empty).
+    PageRead {
+        step: u32,
+        url: String,
+        final_url: String,
+        title: String,
+        engine: String,
+        kind: PageKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        text: String,
+        chars: usize,
+        cut: bool,
+        links: usize,
+        forms: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        elapsed_ms: u64,
+    },
+    /// The web agent filled a form on `url` and submitted it; the page it led to follows as a
+    /// `PageRead`. `error` when no form matched or the submission failed.
+    FormSubmitted {
+        step: u32,
+        url: String,
+        fields: Vec<WebField>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The web agent took a note on `url` (`None`: on the search results).
+    Note {
+        step: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        text: String,
+    },
     /// A round's token counts (after its `AnswerComplete`).
     Usage {
         round: u32,
@@ -295,6 +350,9 @@ pub enum Event {
         /// The planner's steps with their final status (`None` for other agents).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         plan: Option<Vec<PlanStep>>,
+        /// The web agent's searches, visited URLs and notes (`None` for other agents).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        web: Option<WebTrail>,
     },
 }
 

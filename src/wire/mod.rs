@@ -12,6 +12,7 @@ mod mcp;
 mod names;
 mod plan;
 mod records;
+mod web;
 
 pub use command::{ApprovalDecision, ApprovalId, Command};
 pub use event::{AnswerFinish, Event, Outcome, Status};
@@ -22,3 +23,4 @@ pub use plan::{PlanStep, Route, StepStatus};
 pub use records::{
     Attachment, BlockRecord, ModelEntry, NotRun, RoundUsage, SessionEntry, TurnUsage,
 };
+pub use web::{PageKind, WebField, WebHit, WebTrail};

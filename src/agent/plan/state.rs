@@ -97,6 +97,7 @@ impl PlanState {
             message,
             usage: self.usage,
             plan: (!self.steps.is_empty()).then_some(self.steps),
+            web: None,
         }
     }
 

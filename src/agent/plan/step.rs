@@ -55,6 +55,7 @@ pub(super) async fn run_step(
         agent,
         turn,
         plan,
+        web,
     } = finished
     else {
         // run_turn returns nothing else; a different event would be a bug, reported as a failed
@@ -82,6 +83,7 @@ pub(super) async fn run_step(
         message: message.clone(),
         usage,
         plan,
+        web,
     });
     StepRun {
         outcome,

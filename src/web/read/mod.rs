@@ -1,0 +1,160 @@
+//! Reading pages: the `PageReader` trait, what a read page is (`Page`), and the two engines
+//! behind it, chosen by `[web] browser`: plain HTTP (`http.rs`: reqwest, no scripts) and a real
+//! headless Chromium over WebDriver (`chromium.rs`: scripts run). `open_reader` starts the one
+//! the settings ask for (`auto`: Chromium where it and its driver are installed, else HTTP).
+//!
+//! A reader is one task's browser: a fresh profile, its processes killed when it is closed or
+//! dropped. It must not know the agent loop or cut text to a model's budget (the agent does).
+
+mod chromium;
+mod http;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+
+use super::policy::{UrlPolicy, UrlRefused};
+use crate::BoxFuture;
+use crate::config::WebSettings;
+use crate::wire::{PageKind, WebField};
+
+pub use chromium::ChromiumReader;
+pub use http::HttpReader;
+
+/// Which engine reads pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Http,
+    Chromium,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Http => "http",
+            Engine::Chromium => "chromium",
+        }
+    }
+}
+
+/// A link on a page: its text and its absolute URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub text: String,
+    pub url: String,
+}
+
+/// A field of a form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FormField {
+    /// The `name` attribute (fields without one are not listed).
+    pub name: String,
+    /// `text`, `password`, `email`, `hidden`, `checkbox`, `radio`, `select`, `textarea`,
+    /// `submit`, …
+    pub kind: String,
+    /// Its current or default value.
+    pub value: String,
+    /// A select's options (their values).
+    pub options: Vec<String>,
+    /// A checkbox's or radio's state.
+    pub checked: bool,
+    pub required: bool,
+}
+
+/// A form: where it goes and its fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Form {
+    /// The absolute URL it submits to (the page's own when it names none).
+    pub action: String,
+    /// `get` or `post`.
+    pub method: String,
+    pub fields: Vec<FormField>,
+}
+
+/// A page as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Where it was read from, after redirects.
+    pub url: String,
+    /// The HTTP status, when the engine knows it.
+    pub status: Option<u16>,
+    pub title: String,
+    /// The whole extracted text (the agent cuts it to the model's budget).
+    pub text: String,
+    pub links: Vec<Link>,
+    pub forms: Vec<Form>,
+    pub kind: PageKind,
+    /// The body's size as read, in bytes.
+    pub bytes: usize,
+    /// The body was larger than `[web] max_page_bytes` and only its start was read.
+    pub truncated: bool,
+}
+
+/// Why a page could not be read. The texts are what the model and the user read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Refused(#[from] UrlRefused),
+    #[error("{url} could not be reached: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} did not load within {secs} s ([web] timeout_secs)")]
+    Timeout { url: String, secs: u64 },
+    #[error("{url} redirected more than {limit} times")]
+    TooManyRedirects { url: String, limit: usize },
+    #[error("{url} is not a web page ({content_type}): it cannot be read as text")]
+    NotText { url: String, content_type: String },
+    #[error("no page is open: open one before filling a form")]
+    NoPage,
+    #[error("no form on {url} has a field named {names}: the fields are {available}")]
+    NoMatchingForm {
+        url: String,
+        names: String,
+        available: String,
+    },
+    /// Chromium or chromedriver is not installed where looked for.
+    #[error("{what} was not found: {how}")]
+    BrowserMissing { what: String, how: String },
+    /// The browser failed (it crashed, the driver refused a command, …).
+    #[error("the browser failed: {reason}")]
+    Browser { reason: String },
+}
+
+/// One task's browser.
+pub trait PageReader: Send {
+    fn engine(&self) -> Engine;
+
+    /// Opens `url` (already checked by the policy; redirects are checked again) and reads it.
+    fn open<'a>(&'a mut self, url: &'a Url) -> BoxFuture<'a, Result<Page, ReadError>>;
+
+    /// Fills the open page's form that best matches `fields` (by name: exact, case-insensitive,
+    /// then contained), submits it, and reads where it led. Fields not given keep their values;
+    /// checkboxes are ticked only when named with a true-ish value (`checked`, `true`, `on`,
+    /// `yes`, `1`).
+    fn submit<'a>(&'a mut self, fields: &'a [WebField]) -> BoxFuture<'a, Result<Page, ReadError>>;
+
+    /// Ends the browser: its processes killed and waited for, its profile removed. Dropping a
+    /// reader does the same without waiting.
+    fn close(&mut self) -> BoxFuture<'_, ()>;
+}
+
+/// A started reader, why it was picked, and how long it took to start.
+pub struct ReaderStart {
+    pub reader: Box<dyn PageReader>,
+    /// For the user: `chromium 148.0… (auto: found /usr/bin/chromium)`, `http (auto: no
+    /// chromium on PATH)`, …
+    pub detail: String,
+    pub elapsed: Duration,
+}
+
+/// Starts the reader `settings.browser` asks for. `auto` falls back to HTTP (saying why) when
+/// Chromium or chromedriver is missing or fails to start; `chromium` fails instead.
+pub async fn open_reader(
+    settings: &WebSettings,
+    policy: Arc<UrlPolicy>,
+) -> Result<ReaderStart, ReadError> {
+    let _ = (settings, policy);
+    Err(ReadError::Browser {
+        reason: "not built yet".into(),
+    })
+}
