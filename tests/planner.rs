@@ -419,7 +419,7 @@ async fn until_finished_any(handle: &mut AgentHandle) -> Vec<Event> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_web_step_fails_as_unavailable_and_is_replanned() {
+async fn a_web_step_without_a_search_engine_fails_and_is_replanned() {
     let work = tempfile::tempdir().expect("tempdir");
     let server = FakeModel::start(vec![
         Reply::text(plan_reply(&[
@@ -440,22 +440,23 @@ async fn a_web_step_fails_as_unavailable_and_is_replanned() {
     let (outcome, _, plan, message) = ending(&events);
     assert_eq!(outcome, Outcome::Done, "{message:?}");
     assert!(events.iter().any(|e| matches!(e,
-        Event::StepFinished { id, success: false, summary } if id == "1" && summary.contains("web agent is not available"))));
+        Event::StepFinished { id, success: false, summary } if id == "1" && summary.contains("no search engine is configured"))));
     assert!(events.iter().any(|e| matches!(e,
         Event::Replanned { reason, .. } if reason.contains("step 1 (web) failed"))));
     assert_eq!(statuses(&plan), [StepStatus::Failed, StepStatus::Done]);
-    // The web step asked no model: the plan, the replan, the new step.
+    // The web step asked no model (there is no search engine to search with): the plan, the
+    // replan, the new step.
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 3);
     let asked = requests[1].last_user_message();
-    assert!(asked.contains("not available"), "{asked}");
+    assert!(asked.contains("no search engine is configured"), "{asked}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agenticseeks_canned_plan_with_null_needs_runs_end_to_end() {
     let work = tempfile::tempdir().expect("tempdir");
     // AgenticSeek's `test` provider's plan: need null, null, ["1","2"] (its web steps are
-    // casual here: the web agent is not in this build).
+    // casual here: these tests configure no search engine).
     let server = FakeModel::start(vec![
         Reply::text(plan_reply(&[
             ("casual", "1", "null", "find the first fact"),
@@ -585,7 +586,7 @@ async fn after_two_replans_a_failed_step_ends_the_task_naming_it() {
     assert_eq!(outcome, Outcome::GaveUp);
     let message = message.expect("why");
     assert!(
-        message.starts_with("step 3 (web) failed: the web agent is not available"),
+        message.starts_with("step 3 (web) failed: no search engine is configured"),
         "{message}"
     );
     assert!(message.contains("rewritten 2 times"), "{message}");

@@ -19,6 +19,7 @@ mod shell;
 mod temp;
 mod turn;
 mod usage;
+mod web;
 mod window;
 
 use std::sync::Arc;

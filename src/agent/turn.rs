@@ -212,21 +212,18 @@ pub async fn run_turn(
     agent: AgentName,
     cancel: CancellationToken,
 ) -> Event {
+    let agent = resolve_agent(agent);
+    if crate::agents::spec(agent).runs == crate::agents::Runs::Web {
+        return super::web::run_web(ctx, memory, turn, task, cancel).await;
+    }
     let config = &ctx.config;
     let events = &ctx.events;
-    let agent = resolve_agent(agent);
     let tools = Tools::for_agent(ctx, agent, &cancel);
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;
 
     memory.begin_turn(announce(events, turn, agent, task));
     let mut progress = Progress::new(turn, agent);
-    if let crate::agents::Runs::Unavailable(why) = crate::agents::spec(agent).runs {
-        events.emit(Event::Error {
-            message: why.to_owned(),
-        });
-        return progress.finish(Outcome::GaveUp, Some(why.to_owned()));
-    }
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
     let window = tokio::select! {

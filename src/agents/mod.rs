@@ -12,7 +12,7 @@ mod file;
 pub mod planner;
 pub mod router;
 mod spec;
-mod web;
+pub mod web;
 
 pub use spec::{AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Runs, common_rules};
 

@@ -42,8 +42,8 @@ pub enum Runs {
     Blocks,
     /// The planner: a plan of steps, each done by another agent.
     Plan,
-    /// Not available in this build; the text says why and what to use instead.
-    Unavailable(&'static str),
+    /// The web agent: search, read pages, follow links, fill forms, conclude from notes.
+    Web,
 }
 
 /// What one round produced.

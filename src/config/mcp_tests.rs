@@ -282,7 +282,10 @@ fn tools_mcp_agents_takes_only_agents_that_have_the_tool() {
             "the planner's steps run the coder and file agents, which have the tool",
         ),
         ("[tools.mcp]\nagents = [\"auto\"]\n", "auto is not an agent"),
-        ("[tools.mcp]\nagents = [\"web\"]\n", "not available"),
+        (
+            "[tools.mcp]\nagents = [\"web\"]\n",
+            "the web agent runs no code blocks",
+        ),
         (
             "[tools.mcp]\nagents = [\"wizard\"]\n",
             "expected agents that can call MCP tools: coder, file",

@@ -439,7 +439,10 @@ fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
         (_, Runs::Plan) => {
             Err("the planner's steps run the coder and file agents, which have the tool".to_owned())
         }
-        (_, Runs::Unavailable(why)) => Err(why.to_owned()),
+        (_, Runs::Web) => Err(
+            "the web agent runs no code blocks; agents that can call MCP tools: ".to_owned()
+                + &with_mcp(),
+        ),
         (_, Runs::Blocks) if spec.tools.contains(&ToolKind::Mcp) => Ok(agent),
         (_, Runs::Blocks) => Err(format!(
             "the {agent} agent runs no tools; agents that can call MCP tools: {}",

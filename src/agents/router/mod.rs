@@ -4,8 +4,7 @@
 //! `assets/router/train.tsv` (compiled in).
 //!
 //! On top of the classifier: a prompt it is unsure of goes to the coder (the agent that can do
-//! the most alone), or to casual when it is a very short one ("hi"); an agent that is not
-//! available in this build (the web agent) is replaced by the coder, and the reason says so.
+//! the most alone), or to casual when it is a very short one ("hi").
 //!
 //! Pure (no I/O, no clock, no randomness); it must not run agents or know the terminal.
 
@@ -16,7 +15,6 @@ mod reason;
 
 use std::sync::OnceLock;
 
-use crate::agents::{Runs, spec};
 use crate::wire::{AgentName, Route};
 use data::{DataError, LABELS};
 use model::{Model, argmax};
@@ -72,13 +70,6 @@ pub fn route(prompt: &str) -> Route {
             agent,
             confidence,
             reason: format!("{why} ({label} {confidence:.2}): {agent}"),
-        };
-    }
-    if let Runs::Unavailable(_) = spec(label).runs {
-        return Route {
-            agent: AgentName::Coder,
-            confidence,
-            reason: format!("{label} agent not available: coder"),
         };
     }
     Route {

@@ -1,5 +1,5 @@
 //! The router's unit tests: typical prompts per agent in several languages, the fallbacks
-//! (unsure, very short, unavailable web agent), reasons, determinism.
+//! (unsure, very short), reasons, determinism.
 
 use super::*;
 
@@ -111,14 +111,13 @@ fn very_short_prompts_go_to_casual() {
 }
 
 #[test]
-fn the_web_agent_is_unavailable_so_web_prompts_go_to_the_coder_and_say_so() {
+fn web_prompts_go_to_the_web_agent() {
     let prompt = "search the web for the latest news on rust";
     let classification = classify(prompt);
     assert_eq!(classification.agent, AgentName::Web);
     let routed = route(prompt);
-    assert!(matches!(spec(AgentName::Web).runs, Runs::Unavailable(_)));
-    assert_eq!(routed.agent, AgentName::Coder);
-    assert_eq!(routed.reason, "web agent not available: coder");
+    assert_eq!(spec(AgentName::Web).runs, Runs::Web);
+    assert_eq!(routed.agent, AgentName::Web);
     assert_eq!(routed.confidence, classification.confidence);
 }
 
