@@ -11,6 +11,7 @@ pub mod prompt;
 mod conformance_tests;
 
 use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use crate::tool_kind::ToolKind;
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -21,7 +22,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "web.md",
         text: include_str!("../../../prompts/web.md"),
     },
-    tools: &[],
+    tools: &[ToolKind::WebSearch],
     runs: Runs::Web,
     policy,
 };
