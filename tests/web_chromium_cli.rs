@@ -53,13 +53,19 @@ fn chromium_reads_text_written_by_javascript_and_leaves_no_process() {
     let site = WebSite::start();
     let js = site.url("/js.html");
     let server = FakeModel::start(vec![
-        Reply::text(format!("Note: the secret number is {}.\nREQUEST_EXIT", web_site::JS_TEXT)),
+        Reply::text(format!(
+            "Note: the secret number is {}.\nREQUEST_EXIT",
+            web_site::JS_TEXT
+        )),
         Reply::text(format!("The number is {}.", web_site::JS_TEXT)),
     ]);
     let (sb, marker) = setup(&site);
     let out = run_within(
-        sb.seek_at(&server.url(), &["--agent", "web", "--json", "-p", &format!("read {js}")])
-            .env("TMPDIR", &marker),
+        sb.seek_at(
+            &server.url(),
+            &["--agent", "web", "--json", "-p", &format!("read {js}")],
+        )
+        .env("TMPDIR", &marker),
         BOUND,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -77,7 +83,9 @@ fn chromium_reads_text_written_by_javascript_and_leaves_no_process() {
         .find(|l| l["type"] == "page_read")
         .expect("the page was read");
     assert!(
-        page["text"].as_str().is_some_and(|t| t.contains(web_site::JS_TEXT)),
+        page["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(web_site::JS_TEXT)),
         "{page}"
     );
     let asked = server.chat_requests()[0].last_user_message();
@@ -95,7 +103,10 @@ fn stopping_seek_during_a_page_load_kills_the_browser() {
     let server = FakeModel::start(vec![]);
     let (sb, marker) = setup(&site);
     let child = sb
-        .seek_at(&server.url(), &["--agent", "web", "--json", "-p", &format!("read {slow}")])
+        .seek_at(
+            &server.url(),
+            &["--agent", "web", "--json", "-p", &format!("read {slow}")],
+        )
         .env("TMPDIR", &marker)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -288,14 +288,21 @@ impl Runtime {
                 let chosen = if mode == AgentName::Auto {
                     // Off the async threads: the first call trains the classifier (~10 ms).
                     let prompt = task.prompt.clone();
-                    let route =
-                        tokio::task::spawn_blocking(move || crate::agents::router::route(&prompt))
-                            .await
-                            .unwrap_or_else(|e| crate::wire::Route {
-                                agent: AgentName::Coder,
-                                confidence: 0.0,
-                                reason: format!("the router failed ({e}): coder"),
-                            });
+                    let search_ready = self.ctx.config.web.searxng_url.value.is_some();
+                    let route = tokio::task::spawn_blocking(move || {
+                        let route = crate::agents::router::route(&prompt);
+                        crate::agents::router::unless_web_cannot_search(
+                            route,
+                            search_ready,
+                            &prompt,
+                        )
+                    })
+                    .await
+                    .unwrap_or_else(|e| crate::wire::Route {
+                        agent: AgentName::Coder,
+                        confidence: 0.0,
+                        reason: format!("the router failed ({e}): coder"),
+                    });
                     let agent = route.agent;
                     task.route = Some(route);
                     agent

@@ -79,6 +79,21 @@ pub fn route(prompt: &str) -> Route {
     }
 }
 
+/// A web task needs a search engine unless it names the page to read: without one
+/// (`[web] searxng_url` unset) the task goes to the coder, which can fetch a known URL, and the
+/// reason says why.
+pub fn unless_web_cannot_search(route: Route, search_ready: bool, prompt: &str) -> Route {
+    let names_a_page = prompt.contains("http://") || prompt.contains("https://");
+    if route.agent != AgentName::Web || search_ready || names_a_page {
+        return route;
+    }
+    Route {
+        agent: AgentName::Coder,
+        confidence: route.confidence,
+        reason: "web, but no search engine is configured ([web] searxng_url): coder".into(),
+    }
+}
+
 /// What the classifier says about `prompt`, before the fallbacks `route` applies (an
 /// unavailable agent stays; a low confidence stays). A broken training set classifies every
 /// prompt as the coder with confidence 0.

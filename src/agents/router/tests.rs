@@ -2,6 +2,7 @@
 //! (unsure, very short), reasons, determinism.
 
 use super::*;
+use crate::agents::{Runs, spec};
 
 fn assert_label(agent: AgentName, prompts: &[&str]) {
     for prompt in prompts {
@@ -119,6 +120,27 @@ fn web_prompts_go_to_the_web_agent() {
     assert_eq!(spec(AgentName::Web).runs, Runs::Web);
     assert_eq!(routed.agent, AgentName::Web);
     assert_eq!(routed.confidence, classification.confidence);
+}
+
+#[test]
+fn a_web_task_without_a_search_engine_goes_to_the_coder_unless_it_names_a_page() {
+    let prompt = "search the web for the latest news on rust";
+    let routed = super::unless_web_cannot_search(route(prompt), false, prompt);
+    assert_eq!(routed.agent, AgentName::Coder);
+    assert!(routed.reason.contains("searxng_url"), "{}", routed.reason);
+    let kept = super::unless_web_cannot_search(route(prompt), true, prompt);
+    assert_eq!(kept.agent, AgentName::Web);
+    let named = "search the web page https://example.org for the latest news";
+    let routed = super::unless_web_cannot_search(route(named), false, named);
+    assert_ne!(
+        routed.reason,
+        "web, but no search engine is configured ([web] searxng_url): coder"
+    );
+    let coder = route("write a python script that sorts a list");
+    assert_eq!(
+        super::unless_web_cannot_search(coder.clone(), false, "x"),
+        coder
+    );
 }
 
 #[test]
