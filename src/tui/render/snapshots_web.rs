@@ -1,0 +1,1 @@
+//! Snapshot tests of the web agent panes.
