@@ -20,10 +20,13 @@ impl Transcript {
                 detail,
                 elapsed_ms,
             } => {
-                let detail = detail.trim();
-                let sep = if detail.is_empty() { "" } else { " " };
-                let line = format!("browser: {engine}{sep}{detail} started in {elapsed_ms} ms");
-                self.push(Item::Notice(web_safe(&line).into_owned()));
+                // The driver's words: one line, however they came.
+                let line = format!("browser: {engine} {detail}");
+                let line = web_safe(&line)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                self.push(Item::Notice(format!("{line} started in {elapsed_ms} ms")));
                 return;
             }
             Event::Note { url, text, .. } => {

@@ -88,9 +88,7 @@ impl WebPane {
     /// The pane's text for the clipboard (what the model was given), and how to name it.
     pub fn copy_text(&self) -> (String, &'static str) {
         let mut text = match &self.body {
-            WebBody::Search {
-                results, error, ..
-            } => match error {
+            WebBody::Search { results, error, .. } => match error {
                 Some(error) => error.clone(),
                 None => results
                     .iter()
@@ -150,10 +148,16 @@ mod tests {
     #[test]
     fn password_fields_are_masked_and_others_shown() {
         assert_eq!(shown_field(&field("user", "ada")), "user = ada");
-        assert_eq!(shown_field(&field("Password", "hunter2")), "Password = ••••");
+        assert_eq!(
+            shown_field(&field("Password", "hunter2")),
+            "Password = ••••"
+        );
         assert_eq!(shown_field(&field("passwd", "x")), "passwd = ••••");
         assert_eq!(shown_field(&field("new_pwd", "x")), "new_pwd = ••••");
-        assert_eq!(shown_field(&field("client_secret", "x")), "client_secret = ••••");
+        assert_eq!(
+            shown_field(&field("client_secret", "x")),
+            "client_secret = ••••"
+        );
     }
 
     #[test]

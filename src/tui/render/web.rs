@@ -176,13 +176,21 @@ fn search_body(results: &[WebHit], error: Option<&str>, width: usize) -> Vec<Lin
         ));
         let snippet = one_line(&web_safe(&hit.snippet));
         if !snippet.is_empty() {
-            rows.extend(wrap(&[Span::styled(snippet, dim())], width, &indent, &indent));
+            rows.extend(wrap(
+                &[Span::styled(snippet, dim())],
+                width,
+                &indent,
+                &indent,
+            ));
         }
     }
     if results.len() > MOST_RESULTS {
         rows.push(Line::from(vec![
             gutter[0].clone(),
-            Span::styled(format!("… {} more results", results.len() - MOST_RESULTS), dim()),
+            Span::styled(
+                format!("… {} more results", results.len() - MOST_RESULTS),
+                dim(),
+            ),
         ]));
     }
     rows
@@ -313,7 +321,10 @@ fn failure(error: &str, width: usize) -> Vec<Line<'static>> {
 
 /// `note: …` lines: one line each when folded, in full when unfolded.
 fn notes(notes: &[String], expanded: bool, width: usize) -> Vec<Line<'static>> {
-    let label = vec![Span::styled("   note: ", note_style().add_modifier(Modifier::BOLD))];
+    let label = vec![Span::styled(
+        "   note: ",
+        note_style().add_modifier(Modifier::BOLD),
+    )];
     let indent = vec![Span::raw("         ")];
     let mut rows = Vec::new();
     for note in notes {
