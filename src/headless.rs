@@ -22,6 +22,7 @@ use crate::session::Sessions;
 use crate::terminal_safe::{json_line, terminal_safe};
 
 mod plan;
+mod web;
 
 /// What a headless run is given besides the configuration and the model.
 pub struct Task {
@@ -401,7 +402,9 @@ impl Progress {
                 self.last_step.saw(inner);
                 self.line(inner).map(|line| format!("  {line}"))
             }
-            _ => plan::plan_line(event).or_else(|| progress_line(event)),
+            _ => plan::plan_line(event)
+                .or_else(|| web::web_line(event))
+                .or_else(|| progress_line(event)),
         }
     }
 

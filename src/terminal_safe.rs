@@ -99,6 +99,23 @@ fn skip_string(chars: &mut Peekable<Chars<'_>>, out: &mut String, unterminated: 
     }
 }
 
+/// Whether `c` is a bidirectional formatting character (the marks, embeddings, overrides and
+/// isolates): invisible, but a terminal that does bidi would reorder the text around it, so a
+/// link or a name could read as something it is not.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `terminal_safe(text)` without bidirectional formatting characters too: for untrusted text
+/// from the web (pages, search results), which may use them to disguise what it shows.
+pub fn web_safe(text: &str) -> Cow<'_, str> {
+    let safe = terminal_safe(text);
+    if !safe.chars().any(is_bidi_control) {
+        return safe;
+    }
+    Cow::Owned(safe.chars().filter(|&c| !is_bidi_control(c)).collect())
+}
+
 /// JSON text whose strings escape DEL and the C1 controls (`U+007F`–`U+009F`) as `\u00XX` too:
 /// serde_json escapes only what JSON requires (C0, `"` and `\`), and some terminals act on C1
 /// characters. The value parses back exactly the same.
@@ -136,6 +153,16 @@ mod tests {
 
     fn safe(text: &str) -> String {
         terminal_safe(text).into_owned()
+    }
+
+    #[test]
+    fn web_text_loses_bidi_controls_as_well_as_escapes() {
+        assert_eq!(
+            web_safe("pay\u{202e}lmth.exe\u{2066}x\u{2069}\x1b[2J\u{200f}!"),
+            "paylmth.exex!"
+        );
+        assert_eq!(web_safe("שלום plain"), "שלום plain");
+        assert!(matches!(web_safe("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -231,6 +231,7 @@ mod tests {
                     message: None,
                     usage: None,
                     plan: None,
+                    web: None,
                 },
             ),
         ] {

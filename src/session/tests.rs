@@ -37,6 +37,7 @@ fn finished(turn: u64) -> Event {
         blocks: Vec::new(),
         message: None,
         plan: None,
+        web: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn ctrl_c_stops_then_clears_then_quits_on_a_second_press_within_two_seconds() {
             blocks: Vec::new(),
             message: None,
             plan: None,
+            web: None,
         },
         t,
     );
@@ -255,6 +256,7 @@ fn finish(app: &mut App, now: Instant) {
             blocks: Vec::new(),
             message: None,
             plan: None,
+            web: None,
         },
         now,
     );

@@ -62,6 +62,10 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
             "the message".to_owned(),
         ),
         Item::Step(header) => (header.task.clone(), "the step's task".to_owned()),
+        Item::Web(pane) => {
+            let (text, what) = pane.copy_text();
+            (text, what.to_owned())
+        }
     };
     // Whatever is copied may be pasted into a shell: no escape sequence from the model, a block
     // or a file reaches the clipboard (an `ESC [ 201 ~` would end a bracketed paste early and

@@ -27,6 +27,7 @@ pub mod slash;
 pub mod status;
 pub mod terminal;
 pub mod transcript;
+pub mod web_pane;
 pub mod workfiles;
 
 use std::io::Write;

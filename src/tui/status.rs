@@ -367,6 +367,7 @@ mod tests {
             blocks: Vec::new(),
             message: None,
             plan: None,
+            web: None,
         }
     }
 

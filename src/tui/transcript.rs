@@ -27,7 +27,11 @@ mod pane;
 #[path = "transcript_steps.rs"]
 mod steps;
 
+#[path = "transcript_web.rs"]
+mod web;
+
 pub use crate::tui::plan_pane::{PlanPane, StepHeader};
+pub use crate::tui::web_pane::WebPane;
 #[cfg(test)]
 use pane::LIVE_OUTPUT_LIMIT;
 pub use pane::{Pane, PaneState};
@@ -64,12 +68,17 @@ pub enum Item {
     Plan(PlanPane),
     /// Where a plan step's own section begins.
     Step(StepHeader),
+    /// A search, page read or form of the web agent.
+    Web(WebPane),
 }
 
 impl Item {
     /// Panes and reasoning panels can be folded and focused.
     pub fn is_foldable(&self) -> bool {
-        matches!(self, Item::Pane(_) | Item::Reasoning(_) | Item::Plan(_))
+        matches!(
+            self,
+            Item::Pane(_) | Item::Reasoning(_) | Item::Plan(_) | Item::Web(_)
+        )
     }
 }
 
@@ -233,6 +242,11 @@ impl Transcript {
                 reason,
             } => self.replanned(steps, *replans, reason),
             Event::Step { step, event } => self.apply_step(step, event, now),
+            Event::BrowserStarted { .. }
+            | Event::WebSearch { .. }
+            | Event::PageRead { .. }
+            | Event::FormSubmitted { .. }
+            | Event::Note { .. } => self.web_event(event),
             // Resuming replaces the transcript (the app replays it); the others are for the
             // status line.
             Event::Retrying { .. }
@@ -242,12 +256,6 @@ impl Transcript {
             | Event::SessionList { .. }
             | Event::ModelList { .. }
             | Event::McpServers { .. }
-            // The web agent's steps: shown as panes once the web view lands.
-            | Event::BrowserStarted { .. }
-            | Event::WebSearch { .. }
-            | Event::PageRead { .. }
-            | Event::FormSubmitted { .. }
-            | Event::Note { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}
@@ -365,6 +373,7 @@ impl Transcript {
             Some(Item::Pane(pane)) => pane.expanded = !pane.expanded,
             Some(Item::Reasoning(r)) => r.expanded = !r.expanded,
             Some(Item::Plan(plan)) => plan.expanded = !plan.expanded,
+            Some(Item::Web(web)) => web.expanded = !web.expanded,
             _ => return,
         }
         self.touch(index);
@@ -380,12 +389,13 @@ impl Transcript {
         });
     }
 
-    /// Collapses or expands every execution pane (Ctrl+O).
+    /// Collapses or expands every execution and web pane (Ctrl+O).
     pub fn toggle_all_panes(&mut self) {
         self.panes_expanded = !self.panes_expanded;
         let expanded = self.panes_expanded;
         self.set_expanded(expanded, |item| match item {
             Item::Pane(p) => Some(&mut p.expanded),
+            Item::Web(w) => Some(&mut w.expanded),
             _ => None,
         });
     }

@@ -47,6 +47,7 @@ fn finished(agent: AgentName, outcome: Outcome) -> Event {
         message: Some("it went as it went".into()),
         usage: None,
         plan: None,
+        web: None,
     }
 }
 

@@ -122,6 +122,7 @@ fn a_failed_pane_stays_open_and_a_bad_end_leaves_a_notice() {
             blocks: Vec::new(),
             message: Some("gave up after 5 failed attempts".into()),
             plan: None,
+            web: None,
         },
         t0(),
     );
@@ -225,6 +226,7 @@ fn finished(outcome: Outcome) -> Event {
         blocks: Vec::new(),
         message: None,
         plan: None,
+        web: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! text dimmed), answers (markdown), execution panes (header, live tail, or code and full
 //! output; a block that never ran folds to its header, which says why), errors, notices, the
 //! model's questions and the rules between rounds (the planner's and router's items are drawn
-//! by `plan`).
+//! by `plan`, the web agent's by `web`).
 //!
 //! Owns how each item looks at a given width and time. It must not decide what is visible or
 //! scroll; column 0 of every item's first row is left blank for the focus marker.
@@ -78,6 +78,7 @@ pub fn render(
         Item::Routed(route) => super::plan::routed(route, width),
         Item::Plan(plan) => super::plan::plan(plan, width),
         Item::Step(header) => super::plan::step_header(header, width),
+        Item::Web(pane) => super::web::web(pane, width),
     }
 }
 

@@ -135,6 +135,7 @@ fn random_event(rng: &mut Lcg) -> Event {
             message: Some("\x1b]9;fake\x07".into()),
             usage: None,
             plan: None,
+            web: None,
         },
         10 => Event::BlocksNotRun {
             round,

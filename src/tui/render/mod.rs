@@ -13,6 +13,7 @@ pub mod plan;
 pub mod screen;
 pub mod text;
 pub mod viewport;
+pub mod web;
 
 #[cfg(test)]
 mod snapshots;
@@ -25,3 +26,6 @@ mod snapshots_output;
 
 #[cfg(test)]
 mod snapshots_plan;
+
+#[cfg(test)]
+mod snapshots_web;

@@ -114,6 +114,7 @@ fn event() -> impl Strategy<Value = Event> {
             blocks: Vec::new(),
             message: Some("gave up".into()),
             plan: None,
+            web: None,
         }),
     ]
 }

@@ -131,6 +131,7 @@ impl Scene {
                 blocks: Vec::new(),
                 message: message.map(str::to_owned),
                 plan: None,
+                web: None,
             },
         )
     }

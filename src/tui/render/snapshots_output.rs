@@ -279,6 +279,7 @@ fn a_clarification_is_shown_once_as_a_question() {
                 blocks: Vec::new(),
                 message: Some("Which notes file do you mean, notes.txt or notes.md?".into()),
                 plan: None,
+                web: None,
             },
         );
     let screen = s.draw(80, 10, 1_000);

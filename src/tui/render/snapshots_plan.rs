@@ -70,6 +70,7 @@ fn finished(agent: AgentName, outcome: Outcome, plan: Option<Vec<PlanStep>>) -> 
         message: None,
         usage: None,
         plan,
+        web: None,
     }
 }
 
