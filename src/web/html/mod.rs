@@ -55,3 +55,23 @@ fn title(doc: &Html) -> String {
     };
     named("title").or_else(|| named("h1")).unwrap_or_default()
 }
+
+/// A `text/plain` body as page text: control and bidi characters removed, line breaks kept,
+/// spaces within a line collapsed, runs of blank lines cut to one.
+pub fn plain_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_run = 0;
+    for line in text.lines() {
+        let line = clean::one_line(line, usize::MAX);
+        if line.is_empty() {
+            blank_run += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
+        }
+        blank_run = 0;
+        out.push_str(&line);
+    }
+    out
+}
