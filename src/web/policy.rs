@@ -228,9 +228,8 @@ impl Resolve for PolicyResolver {
         let policy = Arc::clone(&self.policy);
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let allowed: Vec<SocketAddr> = found
                 .iter()
                 .copied()

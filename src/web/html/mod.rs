@@ -12,7 +12,6 @@ mod forms;
 mod links;
 mod text;
 
-
 use reqwest::Url;
 use scraper::Html;
 

@@ -7,8 +7,8 @@
 //! The walk is iterative (open/close edges of the tree), so a page nested a hundred thousand
 //! levels deep cannot overflow the stack. Pure; it must not know links' targets or forms.
 
-use ego_tree::iter::Edge;
 use ego_tree::NodeId;
+use ego_tree::iter::Edge;
 use scraper::node::Element;
 use scraper::{Html, Node};
 

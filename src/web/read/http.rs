@@ -89,7 +89,9 @@ impl HttpReader {
         let mut hops = 0;
         loop {
             let checked = self.policy.check(outgoing.url.as_str())?;
-            let mut request = self.client.request(outgoing.method.clone(), checked.clone());
+            let mut request = self
+                .client
+                .request(outgoing.method.clone(), checked.clone());
             if let Some(body) = &outgoing.body {
                 request = request
                     .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -128,7 +130,10 @@ impl HttpReader {
                 StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
             );
             outgoing = if keeps_method {
-                Outgoing { url: next, ..outgoing }
+                Outgoing {
+                    url: next,
+                    ..outgoing
+                }
             } else {
                 Outgoing {
                     method: Method::GET,
@@ -154,7 +159,8 @@ impl HttpReader {
             .unwrap_or_default();
         let plain = essence == "text/plain";
         // No Content-Type at all: read it as HTML, as browsers sniff it.
-        let is_html = essence.is_empty() || essence == "text/html" || essence == "application/xhtml+xml";
+        let is_html =
+            essence.is_empty() || essence == "text/html" || essence == "application/xhtml+xml";
         if !plain && !is_html {
             if status >= 400 {
                 return Ok(error_page(url, status));
@@ -181,7 +187,12 @@ impl HttpReader {
         }
         let text = charset::decode(&body, content_type.as_deref());
         let (title, text, links, forms) = if plain {
-            (String::new(), html::plain_text(&text), Vec::new(), Vec::new())
+            (
+                String::new(),
+                html::plain_text(&text),
+                Vec::new(),
+                Vec::new(),
+            )
         } else {
             let extracted = html::extract(&text, &url);
             (

@@ -67,7 +67,10 @@ mod tests {
 
     #[test]
     fn the_header_then_the_meta_then_utf8() {
-        assert_eq!(decode(b"caf\xe9", Some("text/html; charset=ISO-8859-1")), "café");
+        assert_eq!(
+            decode(b"caf\xe9", Some("text/html; charset=ISO-8859-1")),
+            "café"
+        );
         assert_eq!(
             decode(b"<meta charset=\"windows-1252\">caf\xe9", Some("text/html")),
             "<meta charset=\"windows-1252\">café"

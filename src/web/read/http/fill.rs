@@ -69,7 +69,8 @@ pub(super) fn pairs(form: &Form, given: &[WebField]) -> Vec<(String, String)> {
         .iter()
         .enumerate()
         .position(|(i, f)| f.kind == "submit" && assigned[i].is_some());
-    let chosen_submit = named_submit.or_else(|| form.fields.iter().position(|f| f.kind == "submit"));
+    let chosen_submit =
+        named_submit.or_else(|| form.fields.iter().position(|f| f.kind == "submit"));
     let radio_named: Vec<String> = form
         .fields
         .iter()
