@@ -54,7 +54,7 @@ impl UrlPolicy {
     /// Trusts the hosts of the URLs written in `prompt` (the user's own words): `http(s)://…`
     /// addresses, and bare `host:port` (`localhost:8080`, `192.168.1.5:3000`).
     pub fn trust_hosts_in(&mut self, prompt: &str) {
-        let separators = |c: char| c.is_whitespace() || "<>\"'`()[]{},;".contains(c);
+        let separators = |c: char| c.is_whitespace() || "<>\"'`(){},;".contains(c);
         for word in prompt.split(separators) {
             let word = word.trim_end_matches(['.', ':', '!', '?']);
             if let Some(host) = written_host(word) {
@@ -241,7 +241,7 @@ impl Resolve for PolicyResolver {
                     .map(|a| a.ip().to_string())
                     .collect::<Vec<_>>()
                     .join(", ");
-                return Err(Box::new(PrivateResolution { host, addresses }).into());
+                return Err(PrivateResolution { host, addresses }.into());
             }
             let addrs: Addrs = Box::new(allowed.into_iter());
             Ok(addrs)
