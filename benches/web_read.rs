@@ -2,6 +2,8 @@
 //! `HttpReader::open` of the article from the local test site (loopback, so mostly seek's own
 //! work). Prints the extracted text sizes. Run with `cargo bench --bench web_read`.
 
+// The test site's own unit tests and lints are its owner's; here it is only served.
+#[allow(unused_imports, clippy::unnecessary_to_owned)]
 #[path = "../tests/support/web_site.rs"]
 mod web_site;
 

@@ -57,10 +57,10 @@ impl UrlPolicy {
         let separators = |c: char| c.is_whitespace() || "<>\"'`(){},;".contains(c);
         for word in prompt.split(separators) {
             let word = word.trim_end_matches(['.', ':', '!', '?']);
-            if let Some(host) = written_host(word) {
-                if !self.trusted_hosts.contains(&host) {
-                    self.trusted_hosts.push(host);
-                }
+            if let Some(host) = written_host(word)
+                && !self.trusted_hosts.contains(&host)
+            {
+                self.trusted_hosts.push(host);
             }
         }
     }
@@ -72,7 +72,7 @@ impl UrlPolicy {
 
     fn trusts(&self, host: &str) -> bool {
         let host = normalise_host(host);
-        self.trusted_hosts.iter().any(|t| *t == host)
+        self.trusted_hosts.contains(&host)
     }
 
     /// The URL `raw` names, if it may be opened: scheme, and a literal address or `localhost`
