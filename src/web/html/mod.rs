@@ -8,6 +8,7 @@
 
 mod classify;
 mod clean;
+mod depth;
 mod forms;
 mod links;
 mod text;
@@ -33,7 +34,7 @@ pub struct Extracted {
 
 /// Reads `html`, resolving relative links against `base` (or the page's `<base href>`).
 pub fn extract(html: &str, base: &Url) -> Extracted {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&depth::cap_nesting(html));
     let link_base = links::document_base(&doc, base);
     Extracted {
         title: title(&doc),
