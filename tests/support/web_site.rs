@@ -331,7 +331,7 @@ fn serve(
             respond(&mut stream, 200, "text/html; charset=iso-8859-1", &body);
         }
         "/redirect" => {
-            let to = param(&request.target.split_once('?').map_or("", |(_, q)| q).to_owned(), "to")
+            let to = param(request.target.split_once('?').map_or("", |(_, q)| q), "to")
                 .unwrap_or_else(|| "/article.html".into());
             let head = format!(
                 "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
