@@ -83,8 +83,16 @@ fn group_members(pgid: i32) -> Vec<i32> {
 async fn close_and_check(mut started: Started) {
     started.reader.close().await;
     let marker = started.profile.display().to_string();
-    assert_eq!(procs::processes_with(&marker, false), vec![], "no Chromium process is left");
-    assert_eq!(group_members(started.group), Vec::<i32>::new(), "no process of the group is left");
+    assert_eq!(
+        procs::processes_with(&marker, false),
+        vec![],
+        "no Chromium process is left"
+    );
+    assert_eq!(
+        group_members(started.group),
+        Vec::<i32>::new(),
+        "no process of the group is left"
+    );
     assert!(!started.profile.exists(), "the profile is removed");
 }
 
@@ -98,7 +106,11 @@ async fn script_written_text_and_an_article_are_read() {
         .open(&url(&site, "/js.html"))
         .await
         .expect("the JS page reads");
-    assert!(page.text.contains(JS_TEXT), "script-written text is read: {}", page.text);
+    assert!(
+        page.text.contains(JS_TEXT),
+        "script-written text is read: {}",
+        page.text
+    );
     assert_eq!(page.kind, PageKind::Content);
     assert_eq!(page.status, None, "WebDriver does not tell the status");
     let article = started
@@ -146,13 +158,25 @@ async fn a_login_form_is_typed_into_and_submitted() {
             value: LOGIN_PASSWORD.into(),
         },
     ];
-    let page = started.reader.submit(&fields).await.expect("the form submits");
+    let page = started
+        .reader
+        .submit(&fields)
+        .await
+        .expect("the form submits");
     assert!(page.text.contains("Welcome back"), "{}", page.text);
     let posts = site.requests_for("/login");
     assert_eq!(posts.len(), 1, "{posts:?}");
     let body = &posts[0].body;
-    assert_eq!(web_site::param(body, "csrf").as_deref(), Some("token-123"), "{body}");
-    assert_eq!(web_site::param(body, "newsletter"), None, "no box is ticked unasked: {body}");
+    assert_eq!(
+        web_site::param(body, "csrf").as_deref(),
+        Some("token-123"),
+        "{body}"
+    );
+    assert_eq!(
+        web_site::param(body, "newsletter"),
+        None,
+        "no box is ticked unasked: {body}"
+    );
     assert_eq!(web_site::param(body, "remember"), None, "{body}");
     close_and_check(started).await;
 }
@@ -193,7 +217,11 @@ async fn a_redirect_into_a_refused_address_is_left() {
         "{refused:?}"
     );
     let submit = started.reader.submit(&[]).await;
-    assert_eq!(submit, Err(ReadError::NoPage), "the refused page is not kept open");
+    assert_eq!(
+        submit,
+        Err(ReadError::NoPage),
+        "the refused page is not kept open"
+    );
     close_and_check(started).await;
 }
 
@@ -240,7 +268,11 @@ async fn auto_picks_chromium_when_installed() {
         .map_err(|e| e.to_string())
         .expect("auto starts a reader");
     assert_eq!(start.reader.engine(), Engine::Chromium, "{}", start.detail);
-    assert!(start.detail.starts_with("chromium 148."), "{}", start.detail);
+    assert!(
+        start.detail.starts_with("chromium 148."),
+        "{}",
+        start.detail
+    );
     assert!(start.detail.ends_with("(auto)"), "{}", start.detail);
     assert!(start.elapsed > Duration::ZERO);
     start.reader.close().await;

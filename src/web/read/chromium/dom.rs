@@ -144,7 +144,10 @@ fn net_error(message: &str) -> String {
         .find(|word| word.starts_with("net::ERR_"))
         .map_or_else(
             || message.lines().next().unwrap_or("").to_owned(),
-            |code| code.trim_end_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_').to_owned(),
+            |code| {
+                code.trim_end_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .to_owned()
+            },
         )
 }
 

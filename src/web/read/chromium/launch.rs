@@ -141,7 +141,10 @@ pub async fn spawn_driver(binary: &Path) -> Result<Driver, ReadError> {
         .kill_on_drop(true);
     die_with_parent(&mut command);
     let mut child = command.spawn().map_err(|e| ReadError::Browser {
-        reason: format!("chromedriver ({}) could not be started: {e}", binary.display()),
+        reason: format!(
+            "chromedriver ({}) could not be started: {e}",
+            binary.display()
+        ),
     })?;
     let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
         return Err(ReadError::Browser {
@@ -371,6 +374,9 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("/nonexistent/chromium"), "{error}");
-        assert!(error.contains("apt install chromium chromium-driver"), "{error}");
+        assert!(
+            error.contains("apt install chromium chromium-driver"),
+            "{error}"
+        );
     }
 }
