@@ -7,7 +7,7 @@
 //! `chromium` and `chromium-driver`.
 
 #[path = "../tests/support/web_site.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod web_site;
 
 use std::sync::Arc;
