@@ -12,6 +12,9 @@ use crate::wire::Event;
 /// The format version written in every header.
 pub const VERSION: u32 = 1;
 
+// The `Event` variant is the big one and nearly every record is one: boxing it would add an
+// allocation per line and save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {

@@ -210,6 +210,8 @@ fn key() -> impl Strategy<Value = KeyEvent> {
 }
 
 #[derive(Debug, Clone)]
+// Test input, generated and dropped one at a time: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Agent(Event),
     Key(KeyEvent),

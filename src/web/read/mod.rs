@@ -10,13 +10,13 @@ mod chromium;
 mod http;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
 use super::policy::{UrlPolicy, UrlRefused};
 use crate::BoxFuture;
-use crate::config::WebSettings;
+use crate::config::{BrowserChoice, WebSettings};
 use crate::wire::{PageKind, WebField};
 
 pub use chromium::ChromiumReader;
@@ -153,8 +153,68 @@ pub async fn open_reader(
     settings: &WebSettings,
     policy: Arc<UrlPolicy>,
 ) -> Result<ReaderStart, ReadError> {
-    let _ = (settings, policy);
-    Err(ReadError::Browser {
-        reason: "not built yet".into(),
+    let started = Instant::now();
+    let (reader, detail): (Box<dyn PageReader>, String) = match settings.browser.value {
+        BrowserChoice::Http => (Box::new(HttpReader::new(settings, policy)?), "http".into()),
+        BrowserChoice::Chromium => {
+            let reader = ChromiumReader::start(settings, policy).await?;
+            let detail = format!("chromium {}", reader.version());
+            (Box::new(reader), detail)
+        }
+        BrowserChoice::Auto => {
+            let binaries = chromium::find_binaries(
+                settings.chromium.value.as_deref(),
+                settings.chromedriver.value.as_deref(),
+            );
+            let chromium = match binaries {
+                Ok(binaries) => {
+                    ChromiumReader::start_with(&binaries, settings, Arc::clone(&policy))
+                        .await
+                        .map_err(|e| format!("chromium failed to start: {}", browser_failure(&e)))
+                }
+                Err(missing) => Err(missing_reason(&missing)),
+            };
+            match chromium {
+                Ok(reader) => {
+                    let detail = format!("chromium {} (auto)", reader.version());
+                    (Box::new(reader), detail)
+                }
+                Err(why) => (
+                    Box::new(HttpReader::new(settings, policy)?),
+                    format!("http (auto: {why})"),
+                ),
+            }
+        }
+    };
+    Ok(ReaderStart {
+        reader,
+        detail,
+        elapsed: started.elapsed(),
     })
+}
+
+/// "chromedriver not found on PATH", "chromium not found at /opt/x (set in [web] chromium)".
+fn missing_reason(error: &ReadError) -> String {
+    match error {
+        ReadError::BrowserMissing { what, .. } => {
+            let (name, place) = what.split_once(" (").unwrap_or((what.as_str(), ""));
+            let place = place.trim_end_matches(')');
+            if let Some(path) = place.strip_prefix("at ") {
+                format!("{name} not found at {path}")
+            } else if place.is_empty() {
+                format!("{name} not found")
+            } else {
+                format!("{name} not found on PATH")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A start failure's reason without the "the browser failed:" prefix.
+fn browser_failure(error: &ReadError) -> String {
+    match error {
+        ReadError::Browser { reason } => reason.clone(),
+        other => other.to_string(),
+    }
 }

@@ -1,0 +1,382 @@
+//! Starting and ending the browser's processes: finding Chromium and chromedriver, spawning
+//! chromedriver on a free loopback port in a process group of its own (a parent-death signal so
+//! a killed seek leaves no driver behind), the Chromium arguments and profile, and killing the
+//! whole group when the reader ends.
+//!
+//! It must not speak WebDriver beyond building the session's capabilities.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, ChildStdout};
+
+use super::super::ReadError;
+
+/// How to install what is missing, in every `BrowserMissing` error.
+const INSTALL_HOW: &str = "install it (`apt install chromium chromium-driver`) or set [web] chromium and [web] chromedriver to the binaries";
+
+/// Names Chromium goes by on `PATH`, in the order they are tried.
+const CHROMIUM_NAMES: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
+
+/// How long chromedriver may take to say which port it listens on.
+const DRIVER_START_BOUND: Duration = Duration::from_secs(15);
+
+/// The binaries a reader runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binaries {
+    pub chromium: PathBuf,
+    pub chromedriver: PathBuf,
+}
+
+/// Finds Chromium (`configured`, else on `PATH`) and chromedriver (likewise).
+pub fn find_binaries(
+    chromium: Option<&Path>,
+    chromedriver: Option<&Path>,
+) -> Result<Binaries, ReadError> {
+    let chromium = match chromium {
+        Some(path) => executable(path).ok_or_else(|| missing_configured("chromium", path))?,
+        None => CHROMIUM_NAMES
+            .iter()
+            .find_map(|name| on_path(name))
+            .ok_or_else(|| ReadError::BrowserMissing {
+                what: "chromium (looked for chromium, chromium-browser and google-chrome on PATH)"
+                    .into(),
+                how: INSTALL_HOW.into(),
+            })?,
+    };
+    let chromedriver = match chromedriver {
+        Some(path) => executable(path).ok_or_else(|| missing_configured("chromedriver", path))?,
+        None => on_path("chromedriver").ok_or_else(|| ReadError::BrowserMissing {
+            what: "chromedriver (looked for it on PATH)".into(),
+            how: INSTALL_HOW.into(),
+        })?,
+    };
+    Ok(Binaries {
+        chromium,
+        chromedriver,
+    })
+}
+
+fn missing_configured(what: &str, path: &Path) -> ReadError {
+    ReadError::BrowserMissing {
+        what: format!("{what} (at {}, set in [web] {what})", path.display()),
+        how: INSTALL_HOW.into(),
+    }
+}
+
+/// `path` when it is an executable file.
+fn executable(path: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| path.to_path_buf())
+}
+
+/// The first executable `name` in `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| executable(&dir.join(name)))
+}
+
+/// The command-line switches Chromium runs with. `--no-sandbox` only as root, where Chromium
+/// refuses to start with its sandbox; everywhere else the sandbox stays on.
+pub fn chromium_args(profile: &Path, user_agent: &str, as_root: bool) -> Vec<String> {
+    let mut args = vec![
+        "--headless=new".to_owned(),
+        format!("--user-data-dir={}", profile.display()),
+        "--disable-gpu".to_owned(),
+        "--disable-dev-shm-usage".to_owned(),
+        "--no-first-run".to_owned(),
+        "--no-default-browser-check".to_owned(),
+        "--disable-extensions".to_owned(),
+        "--disable-background-networking".to_owned(),
+        "--disable-sync".to_owned(),
+        "--window-size=1280,1024".to_owned(),
+        format!("--user-agent={user_agent}"),
+    ];
+    if as_root {
+        args.push("--no-sandbox".to_owned());
+    }
+    args
+}
+
+/// A desktop Chrome's user agent for Chromium `major` (headless Chromium announces itself as
+/// `HeadlessChrome`, which many sites answer with a wall).
+pub fn user_agent(major: &str) -> String {
+    let major = if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) {
+        major
+    } else {
+        "148"
+    };
+    format!(
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"
+    )
+}
+
+/// A running chromedriver: its port, its version banner, its process group.
+pub struct Driver {
+    pub port: u16,
+    /// The driver's version (`148.0.7778.167`), which Debian ships equal to Chromium's.
+    pub version: String,
+    pub group: Group,
+}
+
+/// Spawns chromedriver on a free loopback port (it binds 127.0.0.1 and ::1 only when given no
+/// `--allowed-ips`) and waits (bounded) for the line naming the port. Must run on a runtime
+/// worker thread: the parent-death signal follows the thread that forked.
+pub async fn spawn_driver(binary: &Path) -> Result<Driver, ReadError> {
+    let mut command = tokio::process::Command::new(binary);
+    command
+        .arg("--port=0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        // Its own group: the driver, Chromium and all of Chromium's helpers end in one signal,
+        // and a Ctrl+C meant for seek's terminal does not reach them.
+        .process_group(0)
+        .kill_on_drop(true);
+    die_with_parent(&mut command);
+    let mut child = command.spawn().map_err(|e| ReadError::Browser {
+        reason: format!(
+            "chromedriver ({}) could not be started: {e}",
+            binary.display()
+        ),
+    })?;
+    let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+        return Err(ReadError::Browser {
+            reason: "chromedriver exited as soon as it started".into(),
+        });
+    };
+    let group = Group::new(pid);
+    let Some(stdout) = child.stdout.take() else {
+        // Asked for as a pipe just above.
+        return Err(ReadError::Browser {
+            reason: "chromedriver started without its output pipe".into(),
+        });
+    };
+    let mut lines = BufReader::new(stdout);
+    let banner = tokio::time::timeout(DRIVER_START_BOUND, read_banner(&mut lines)).await;
+    let (port, version) = match banner {
+        Ok(Ok(found)) => found,
+        Ok(Err(reason)) => return Err(ReadError::Browser { reason }),
+        Err(_) => {
+            return Err(ReadError::Browser {
+                reason: format!(
+                    "chromedriver did not say which port it listens on within {} s",
+                    DRIVER_START_BOUND.as_secs()
+                ),
+            });
+        }
+    };
+    // The rest of its output is drained so that it never blocks on a full pipe; the leader is
+    // reaped when it exits.
+    tokio::spawn(drain_and_reap(lines, child));
+    Ok(Driver {
+        port,
+        version,
+        group,
+    })
+}
+
+/// Reads "Starting ChromeDriver 148.0… on port 0" and "… started successfully on port 40077.".
+async fn read_banner(lines: &mut BufReader<ChildStdout>) -> Result<(u16, String), String> {
+    let mut version = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = lines
+            .read_line(&mut line)
+            .await
+            .map_err(|e| format!("chromedriver's output could not be read: {e}"))?;
+        if read == 0 {
+            return Err("chromedriver exited before it listened on a port".into());
+        }
+        if let Some(rest) = line.trim().strip_prefix("Starting ChromeDriver ") {
+            version = rest.split_whitespace().next().unwrap_or("").to_owned();
+        }
+        if let Some(port) = port_of(&line) {
+            return Ok((port, version));
+        }
+    }
+}
+
+/// The port in chromedriver's "started successfully on port N." line.
+fn port_of(line: &str) -> Option<u16> {
+    let rest = line.split("started successfully on port ").nth(1)?;
+    rest.trim().trim_end_matches('.').parse().ok()
+}
+
+async fn drain_and_reap(mut lines: BufReader<ChildStdout>, mut child: Child) {
+    let mut sink = [0u8; 4096];
+    while matches!(lines.read(&mut sink).await, Ok(n) if n > 0) {}
+    let _ = child.wait().await;
+}
+
+/// The driver gets SIGKILL when seek dies (Linux).
+fn die_with_parent(command: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the forked child before exec and makes only
+        // async-signal-safe system calls (prctl, getppid); it allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+                // seek may have died between the fork and the prctl: then no signal will come.
+                if std::os::unix::process::parent_id() != parent {
+                    return Err(std::io::Error::other(
+                        "seek exited while the browser started",
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
+
+/// The browser's process group (chromedriver's pid), killed exactly once.
+#[derive(Debug)]
+pub struct Group {
+    pgid: i32,
+    /// Set once the group was SIGKILLed: its id may be reused after that.
+    ended: AtomicBool,
+}
+
+impl Group {
+    fn new(pgid: i32) -> Self {
+        // seek is a child subreaper: Chromium's helpers re-parented to it must never be swept
+        // with a block that happens to run meanwhile.
+        crate::exec::hold_group_apart(pgid);
+        Self {
+            pgid,
+            ended: AtomicBool::new(false),
+        }
+    }
+
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Kills every process of the group now, once. Cheap and synchronous: `Drop` calls it.
+    pub fn kill(&self) {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        }
+    }
+
+    /// Kills the group and waits (bounded) until `/proc` shows none of its processes alive.
+    pub async fn kill_and_wait(&self, within: Duration) {
+        let first = !self.ended.load(Ordering::Acquire);
+        self.kill();
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if group_members(self.pgid).is_empty() || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            if first {
+                // A member forked after the first signal is still in the group.
+                let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+            }
+            // Polling /proc is the only way to see grandchildren go; the deadline bounds it.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+        crate::exec::release_group(self.pgid);
+    }
+}
+
+/// Live processes of group `pgid`; zombies re-parented to seek are reaped on the way.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let mut alive = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return alive;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Some((ppid, pgrp, zombie)) = stat_of(pid) else {
+            continue;
+        };
+        if pgrp != pgid {
+            continue;
+        }
+        if !zombie {
+            alive.push(pid);
+        } else if ppid == me && pid != pgid {
+            // The leader is tokio's to reap; an orphan that landed on seek is ours.
+            let _ = nix::sys::wait::waitpid(
+                Pid::from_raw(pid),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+        }
+    }
+    alive
+}
+
+/// `(ppid, pgrp, zombie)` from `/proc/PID/stat`.
+fn stat_of(pid: i32) -> Option<(i32, i32, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain anything; fields follow the last ')'.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((ppid, pgrp, state == "Z" || state == "X"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_is_read_from_the_driver_banner() {
+        assert_eq!(
+            port_of("ChromeDriver was started successfully on port 40077.\n"),
+            Some(40077)
+        );
+        assert_eq!(port_of("Only local connections are allowed."), None);
+        assert_eq!(port_of("started successfully on port 99999999."), None);
+    }
+
+    #[test]
+    fn no_sandbox_only_as_root() {
+        let profile = Path::new("/tmp/p");
+        assert!(!chromium_args(profile, "ua", false).contains(&"--no-sandbox".to_owned()));
+        assert!(chromium_args(profile, "ua", true).contains(&"--no-sandbox".to_owned()));
+        assert!(chromium_args(profile, "ua", false).contains(&"--user-data-dir=/tmp/p".to_owned()));
+    }
+
+    #[test]
+    fn the_user_agent_names_chrome_not_headless() {
+        let ua = user_agent("148");
+        assert!(ua.contains("Chrome/148.0.0.0") && !ua.contains("Headless"));
+        assert!(user_agent("1;drop").contains("Chrome/148.0.0.0"));
+    }
+
+    #[test]
+    fn a_configured_path_that_is_missing_is_named() {
+        let error = find_binaries(Some(Path::new("/nonexistent/chromium")), None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("/nonexistent/chromium"), "{error}");
+        assert!(
+            error.contains("apt install chromium chromium-driver"),
+            "{error}"
+        );
+    }
+}
