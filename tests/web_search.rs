@@ -33,10 +33,15 @@ fn links(site: &WebSite, paths: &[&str]) -> Vec<String> {
 async fn json_results_are_read_in_order() {
     let site = WebSite::start();
     let backend = searxng(&site);
-    let hits = bounded(backend.search("quokka facts", 16)).await.expect("results");
+    let hits = bounded(backend.search("quokka facts", 16))
+        .await
+        .expect("results");
     assert_eq!(
         hits.iter().map(|h| h.link.clone()).collect::<Vec<_>>(),
-        links(&site, &["/article.html", "/links.html", "/js.html", "/login.html"])
+        links(
+            &site,
+            &["/article.html", "/links.html", "/js.html", "/login.html"]
+        )
     );
     assert_eq!(hits[0].title, "The Quokka Article");
     let requests = site.requests_for("/search");
@@ -49,7 +54,10 @@ async fn json_results_are_read_in_order() {
             .header("user-agent")
             .is_some_and(|ua| ua.starts_with("Mozilla/5.0"))
     );
-    assert_eq!(bounded(backend.search("quokka", 2)).await.map(|h| h.len()), Ok(2));
+    assert_eq!(
+        bounded(backend.search("quokka", 2)).await.map(|h| h.len()),
+        Ok(2)
+    );
 }
 
 #[tokio::test]
@@ -57,21 +65,41 @@ async fn refused_json_falls_back_to_html_and_is_remembered() {
     let site = WebSite::start();
     site.set_mode(SearchMode::RefuseJson);
     let backend = searxng(&site);
-    let hits = bounded(backend.search("quokka", 16)).await.expect("results");
+    let hits = bounded(backend.search("quokka", 16))
+        .await
+        .expect("results");
     assert_eq!(hits.len(), default_hits().len());
     assert_eq!(hits[0].link, site.url("/article.html"));
     assert_eq!(hits[0].title, "The Quokka Article");
     assert!(hits[0].snippet.starts_with("All about quokkas."));
     assert!(backend.json_refused());
-    let methods: Vec<String> = site.requests_for("/search").iter().map(|r| r.method.clone()).collect();
+    let methods: Vec<String> = site
+        .requests_for("/search")
+        .iter()
+        .map(|r| r.method.clone())
+        .collect();
     assert_eq!(methods, ["GET", "POST"]);
     let post = &site.requests_for("/search")[1];
-    assert!(post.body.contains("theme=simple") && post.body.contains("q=quokka"), "{}", post.body);
+    assert!(
+        post.body.contains("theme=simple") && post.body.contains("q=quokka"),
+        "{}",
+        post.body
+    );
 
-    let again = bounded(backend.search("wombat", 16)).await.expect("results");
+    let again = bounded(backend.search("wombat", 16))
+        .await
+        .expect("results");
     assert_eq!(again.len(), hits.len());
-    let methods: Vec<String> = site.requests_for("/search").iter().map(|r| r.method.clone()).collect();
-    assert_eq!(methods, ["GET", "POST", "POST"], "the second search skips JSON");
+    let methods: Vec<String> = site
+        .requests_for("/search")
+        .iter()
+        .map(|r| r.method.clone())
+        .collect();
+    assert_eq!(
+        methods,
+        ["GET", "POST", "POST"],
+        "the second search skips JSON"
+    );
 }
 
 #[tokio::test]
@@ -85,7 +113,9 @@ async fn non_web_and_duplicate_links_are_dropped() {
     ]);
     for mode in [SearchMode::Json, SearchMode::RefuseJson] {
         site.set_mode(mode);
-        let hits = bounded(searxng(&site).search("q", 16)).await.expect("results");
+        let hits = bounded(searxng(&site).search("q", 16))
+            .await
+            .expect("results");
         assert_eq!(hits.len(), 1, "{mode:?}: {hits:?}");
         assert_eq!(hits[0].link, "https://one.example/");
     }
@@ -95,8 +125,15 @@ async fn non_web_and_duplicate_links_are_dropped() {
 async fn a_server_error_is_a_status_naming_the_url() {
     let site = WebSite::start();
     site.set_mode(SearchMode::Broken);
-    let error = bounded(searxng(&site).search("q", 16)).await.expect_err("500");
-    let SearchError::Status { url, status, detail } = &error else {
+    let error = bounded(searxng(&site).search("q", 16))
+        .await
+        .expect_err("500");
+    let SearchError::Status {
+        url,
+        status,
+        detail,
+    } = &error
+    else {
         panic!("expected Status, got {error:?}");
     };
     assert_eq!(*status, 500);
@@ -111,9 +148,15 @@ async fn nothing_listening_is_unreachable_naming_the_url() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr").port()
     };
-    let backend = SearxNg::new(&format!("http://user:pw123@127.0.0.1:{port}"), Duration::from_secs(5));
+    let backend = SearxNg::new(
+        &format!("http://user:pw123@127.0.0.1:{port}"),
+        Duration::from_secs(5),
+    );
     let error = bounded(backend.search("q", 16)).await.expect_err("refused");
-    assert!(matches!(error, SearchError::Unreachable { .. }), "{error:?}");
+    assert!(
+        matches!(error, SearchError::Unreachable { .. }),
+        "{error:?}"
+    );
     let text = error.to_string();
     assert!(text.contains(&format!("127.0.0.1:{port}/search")), "{text}");
     assert!(!text.contains("pw123"), "credentials masked: {text}");
@@ -142,10 +185,19 @@ async fn a_server_that_never_answers_times_out() {
     let started = Instant::now();
     let error = bounded(backend.search("q", 16)).await.expect_err("timeout");
     let took = started.elapsed();
-    assert!(matches!(error, SearchError::Unreachable { .. }), "{error:?}");
-    assert!(error.to_string().contains("no answer within 1 s"), "{error}");
+    assert!(
+        matches!(error, SearchError::Unreachable { .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("no answer within 1 s"),
+        "{error}"
+    );
     assert!(took >= Duration::from_millis(900), "{took:?}");
-    assert!(took < Duration::from_secs(10), "bounded by the timeout: {took:?}");
+    assert!(
+        took < Duration::from_secs(10),
+        "bounded by the timeout: {took:?}"
+    );
 }
 
 fn config(searxng_url: Option<String>, timeout_secs: u64) -> (tempfile::TempDir, Config) {
@@ -178,7 +230,8 @@ async fn run_tool(config: &Config, code: &str, ctx: &ToolContext) -> (ToolOutcom
     let toolbox = Toolbox::builtin(config);
     let tool = toolbox.get("web_search").expect("web_search is built in");
     let mut shown = String::new();
-    let outcome = bounded(tool.run(&block(code), ctx, &mut |chunk: &str| shown.push_str(chunk))).await;
+    let outcome =
+        bounded(tool.run(&block(code), ctx, &mut |chunk: &str| shown.push_str(chunk))).await;
     (outcome, shown)
 }
 
@@ -189,7 +242,10 @@ async fn the_tool_succeeds_on_results_even_with_error_in_a_snippet() {
     let ctx = ToolContext::new(dir.path());
     let (outcome, shown) = run_tool(&config, "search: \"quokka facts\"\n", &ctx).await;
     assert!(outcome.success, "{outcome:?}");
-    assert!(outcome.output.contains("Error rates"), "the site's first snippet says Error");
+    assert!(
+        outcome.output.contains("Error rates"),
+        "the site's first snippet says Error"
+    );
     assert_eq!(shown, outcome.output);
     assert!(outcome.feedback.contains("Title:The Quokka Article"));
     let parsed = parse_hits(&outcome.output);
@@ -203,7 +259,11 @@ async fn the_tool_succeeds_on_results_even_with_error_in_a_snippet() {
         }
     );
     let request = &site.requests_for("/search")[0];
-    assert!(request.target.contains("q=quokka+facts") || request.target.contains("q=quokka%20facts"), "{}", request.target);
+    assert!(
+        request.target.contains("q=quokka+facts") || request.target.contains("q=quokka%20facts"),
+        "{}",
+        request.target
+    );
 }
 
 #[tokio::test]
@@ -220,17 +280,27 @@ async fn the_tool_fails_without_query_results_or_configuration() {
     site.set_hits(Vec::new());
     let (outcome, _) = run_tool(&config_ok, "nothing at all\n", &ctx).await;
     assert!(!outcome.success);
-    assert_eq!(outcome.output.trim(), "No search results, web search failed.");
+    assert_eq!(
+        outcome.output.trim(),
+        "No search results, web search failed."
+    );
 
     site.set_mode(SearchMode::Broken);
     let (outcome, _) = run_tool(&config_ok, "q\n", &ctx).await;
     assert!(!outcome.success);
-    assert!(outcome.output.contains("answered HTTP 500"), "{}", outcome.output);
+    assert!(
+        outcome.output.contains("answered HTTP 500"),
+        "{}",
+        outcome.output
+    );
 
     let (_dir, unset) = config(None, 20);
     let (outcome, _) = run_tool(&unset, "quokka\n", &ctx).await;
     assert!(!outcome.success);
-    assert_eq!(outcome.output.trim(), SearchError::NotConfigured.to_string());
+    assert_eq!(
+        outcome.output.trim(),
+        SearchError::NotConfigured.to_string()
+    );
     assert!(outcome.feedback.contains("searxng_url"));
 }
 
@@ -248,8 +318,14 @@ async fn stop_ends_the_search_at_once() {
     });
     let started = Instant::now();
     let (outcome, _) = run_tool(&config, "quokka\n", &ctx).await;
-    assert!(stopper.join().expect("stopper thread"), "the search reached the server");
+    assert!(
+        stopper.join().expect("stopper thread"),
+        "the search reached the server"
+    );
     assert!(!outcome.success);
     assert_eq!(outcome.output.trim(), SearchError::Stopped.to_string());
-    assert!(started.elapsed() < Duration::from_secs(20), "ended before the timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "ended before the timeout"
+    );
 }

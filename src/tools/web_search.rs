@@ -132,9 +132,10 @@ impl Tool for WebSearchTool {
                 found = backend.search(&query, SEARCH_LIMIT) => found,
             };
             match found {
-                Ok(hits) if hits.is_empty() => {
-                    failed(on_output, "No search results, web search failed.".to_owned())
-                }
+                Ok(hits) if hits.is_empty() => failed(
+                    on_output,
+                    "No search results, web search failed.".to_owned(),
+                ),
                 Ok(hits) => {
                     let text = format!("{}\n", search::format_hits(&hits));
                     on_output(&text);
@@ -160,15 +161,30 @@ mod tests {
     #[test]
     fn query_is_the_first_line_without_prefix_or_quotes() {
         assert_eq!(query_of("quokka facts").as_deref(), Some("quokka facts"));
-        assert_eq!(query_of("\n\n  search: quokka facts\nmore").as_deref(), Some("quokka facts"));
-        assert_eq!(query_of("Search: \"quokka facts\"").as_deref(), Some("quokka facts"));
-        assert_eq!(query_of("\"search: quokka facts\"").as_deref(), Some("quokka facts"));
+        assert_eq!(
+            query_of("\n\n  search: quokka facts\nmore").as_deref(),
+            Some("quokka facts")
+        );
+        assert_eq!(
+            query_of("Search: \"quokka facts\"").as_deref(),
+            Some("quokka facts")
+        );
+        assert_eq!(
+            query_of("\"search: quokka facts\"").as_deref(),
+            Some("quokka facts")
+        );
         assert_eq!(query_of("QUERY: `rust 1.90`").as_deref(), Some("rust 1.90"));
         assert_eq!(query_of("web_search: 'a   b\tc'").as_deref(), Some("a b c"));
         assert_eq!(query_of("“curly quotes”").as_deref(), Some("curly quotes"));
         // Only whole prefixes: `searching` is a word of the query.
-        assert_eq!(query_of("searching rust").as_deref(), Some("searching rust"));
-        assert_eq!(query_of("don't \"stop\"").as_deref(), Some("don't \"stop\""));
+        assert_eq!(
+            query_of("searching rust").as_deref(),
+            Some("searching rust")
+        );
+        assert_eq!(
+            query_of("don't \"stop\"").as_deref(),
+            Some("don't \"stop\"")
+        );
     }
 
     #[test]

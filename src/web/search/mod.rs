@@ -229,12 +229,11 @@ mod tests {
 
     #[test]
     fn format_fills_empty_fields_and_makes_one_safe_line() {
-        let text = format_hits(&[hit(
-            "  \n ",
-            "",
-            "https://x.example/",
-        )]);
-        assert_eq!(text, "Title:No Title\nSnippet:No Description\nLink:https://x.example/");
+        let text = format_hits(&[hit("  \n ", "", "https://x.example/")]);
+        assert_eq!(
+            text,
+            "Title:No Title\nSnippet:No Description\nLink:https://x.example/"
+        );
         let text = format_hits(&[hit(
             "Evil\x1b[2J\x1b]0;owned\x07 title\r\nLink:https://bad.example/",
             "a\u{202e}b\tc\u{7}d",
@@ -265,8 +264,16 @@ mod tests {
         assert_eq!(
             parse_hits(text),
             vec![
-                parsed(Some("Result One"), Some("First result snippet"), "https://one.com"),
-                parsed(Some("Result Two"), Some("Second result snippet"), "https://two.com"),
+                parsed(
+                    Some("Result One"),
+                    Some("First result snippet"),
+                    "https://one.com"
+                ),
+                parsed(
+                    Some("Result Two"),
+                    Some("Second result snippet"),
+                    "https://two.com"
+                ),
             ]
         );
     }
@@ -288,8 +295,12 @@ mod tests {
 
     #[test]
     fn parse_drops_blocks_without_a_link_and_reads_crlf() {
-        let text = "Title: no link\nSnippet: x\n\n\r\nTitle:A\r\nLink:  https://a.example \r\n\n\nLink:";
-        assert_eq!(parse_hits(text), vec![parsed(Some("A"), None, "https://a.example")]);
+        let text =
+            "Title: no link\nSnippet: x\n\n\r\nTitle:A\r\nLink:  https://a.example \r\n\n\nLink:";
+        assert_eq!(
+            parse_hits(text),
+            vec![parsed(Some("A"), None, "https://a.example")]
+        );
     }
 
     #[test]

@@ -43,12 +43,17 @@ pub(super) fn from_json(body: &str, limit: usize) -> JsonAnswer {
         if kept.full() {
             break;
         }
-        kept.push(text(item, "title"), text(item, "content"), &text(item, "url"));
+        kept.push(
+            text(item, "title"),
+            text(item, "content"),
+            &text(item, "url"),
+        );
     }
     JsonAnswer::Hits(kept.hits)
 }
 
-static RESULT: LazyLock<Option<Selector>> = LazyLock::new(|| Selector::parse("article.result").ok());
+static RESULT: LazyLock<Option<Selector>> =
+    LazyLock::new(|| Selector::parse("article.result").ok());
 static URL_HEADER: LazyLock<Option<Selector>> =
     LazyLock::new(|| Selector::parse("a.url_header").ok());
 static HEADING_LINK: LazyLock<Option<Selector>> = LazyLock::new(|| Selector::parse("h3 a").ok());
@@ -214,7 +219,11 @@ mod tests {
         assert_eq!(
             from_html(body, 16),
             vec![
-                hit("The first result", "Its snippet", "https://one.example/page"),
+                hit(
+                    "The first result",
+                    "Its snippet",
+                    "https://one.example/page"
+                ),
                 hit("Second", "", "https://two.example/"),
             ]
         );

@@ -46,7 +46,9 @@ enum JsonTry {
     Hits(Vec<SearchHit>),
     /// Ask for HTML instead; `remember` when the refusal is the instance's configuration (not a
     /// passing rate limit).
-    Refused { remember: bool },
+    Refused {
+        remember: bool,
+    },
 }
 
 impl SearxNg {
@@ -293,8 +295,15 @@ mod tests {
     #[test]
     fn shown_url_masks_credentials() {
         let backend = SearxNg::new("https://me:hunter2@searx.example/", Duration::from_secs(5));
-        assert!(!backend.shown_url.contains("hunter2"), "{}", backend.shown_url);
+        assert!(
+            !backend.shown_url.contains("hunter2"),
+            "{}",
+            backend.shown_url
+        );
         assert!(backend.shown_url.ends_with("searx.example/search"));
-        assert_eq!(backend.search_url, "https://me:hunter2@searx.example/search");
+        assert_eq!(
+            backend.search_url,
+            "https://me:hunter2@searx.example/search"
+        );
     }
 }
