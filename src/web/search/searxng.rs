@@ -260,7 +260,7 @@ fn causes(error: &reqwest::Error) -> String {
 /// `1 s`, `2.5 s`.
 fn seconds(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         format!("{} s", millis / 1000)
     } else {
         format!("{:.1} s", duration.as_secs_f64())
