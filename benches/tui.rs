@@ -73,6 +73,7 @@ fn transcript(turns: usize) -> (App, Instant) {
             },
             Event::TurnFinished {
                 usage: None,
+                web: None,
                 turn: turn as u64,
                 outcome: Outcome::Done,
                 answer: String::new(),

@@ -489,14 +489,3 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
         headers,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn params_decode() {
-        assert_eq!(param("q=a+b%21&x=1", "q").as_deref(), Some("a b!"));
-        assert_eq!(param("q=%zz", "q").as_deref(), Some("%zz"));
-    }
-}
