@@ -85,6 +85,7 @@ fn write_session(path: &std::path::Path) -> SessionFile {
             blocks: vec![block(turn)],
             message: None,
             plan: None,
+            web: None,
         });
     }
     file

@@ -300,7 +300,7 @@ async fn go_back_returns_to_the_results_without_the_page_read() {
     let events = run_task(&mut setup, "find quokka facts").await;
     let (outcome, _, _, trail) = finished(&events);
     assert_eq!(outcome, Outcome::Done);
-    assert_eq!(trail.visited, [article.clone()], "read once");
+    assert_eq!(trail.visited, std::slice::from_ref(&article), "read once");
     let asked = asked(&server);
     assert!(asked[3].contains("Search results"), "{}", asked[3]);
     assert!(
