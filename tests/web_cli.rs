@@ -72,8 +72,10 @@ fn json_mode_carries_the_web_events_and_the_session_keeps_them() {
         .expect("page");
     assert_eq!(page["final_url"], site.url("/article.html"));
     assert_eq!(page["kind"], "content");
-    let end = lines.last().expect("the end");
-    assert_eq!(end["type"], "turn_finished");
+    let end = lines
+        .iter()
+        .find(|l| l["type"] == "turn_finished")
+        .expect("the end");
     assert_eq!(end["web"]["visited"][0], site.url("/article.html"));
     assert_eq!(
         end["web"]["notes"][0],

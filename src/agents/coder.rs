@@ -12,7 +12,16 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "coder.md",
         text: include_str!("../../prompts/coder.md"),
     },
-    tools: &ToolKind::ALL,
+    // Every tool but web_search: searching is the web agent's (a planner step names it).
+    tools: &[
+        ToolKind::Bash,
+        ToolKind::Python,
+        ToolKind::C,
+        ToolKind::Go,
+        ToolKind::Java,
+        ToolKind::FileFinder,
+        ToolKind::Mcp,
+    ],
     runs: Runs::Blocks,
     policy,
 };

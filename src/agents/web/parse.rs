@@ -71,7 +71,8 @@ fn notes_and_rest(text: &str) -> (Vec<String>, String) {
         let trimmed = line.trim();
         let ends_note = trimmed.is_empty()
             || trimmed.to_ascii_lowercase().starts_with("action:")
-            || is_note_start(trimmed);
+            || is_note_start(trimmed)
+            || is_action(trimmed);
         if ends_note && let Some(lines) = current.take() {
             push_note(&mut notes, &lines);
         }
@@ -88,6 +89,17 @@ fn notes_and_rest(text: &str) -> (Vec<String>, String) {
         push_note(&mut notes, &lines);
     }
     (notes, rest)
+}
+
+/// A line that acts rather than notes: it names a link, an action word or a form field, so a
+/// note without a blank line after it does not swallow the navigation that follows.
+fn is_action(line: &str) -> bool {
+    [REQUEST_EXIT, GO_BACK, FORM_FILLED]
+        .iter()
+        .any(|word| line.contains(word))
+        || LINK.as_ref().is_some_and(|re| re.is_match(line))
+        || FORM_FIELD.as_ref().is_some_and(|re| re.is_match(line))
+        || line.to_ascii_lowercase().contains("navigate to")
 }
 
 fn push_note(notes: &mut Vec<String>, lines: &[String]) {
@@ -219,6 +231,14 @@ mod tests {
             ["https://x.example/how-to-take-note-of-things"]
         );
         assert!(parsed.go_back && !parsed.exit);
+    }
+
+    #[test]
+    fn a_note_ends_where_the_navigation_starts() {
+        let parsed =
+            parse_answer("Note: 12,000 quokkas\nI will navigate to https://x.example/next");
+        assert_eq!(parsed.notes, ["Note: 12,000 quokkas"]);
+        assert_eq!(parsed.links, ["https://x.example/next"]);
     }
 
     #[test]
