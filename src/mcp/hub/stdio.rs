@@ -55,7 +55,7 @@ pub(super) fn spawn(launch: &Launch<'_>) -> Result<Spawned, String> {
         // Ctrl+C meant for seek's terminal does not reach it.
         .process_group(0)
         .kill_on_drop(true);
-    die_with_parent(&mut command);
+    crate::exec::die_with_parent(&mut command, "the server");
     let mut child = command.spawn().map_err(|e| spawn_error(launch, &e))?;
     let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
         // `id()` is `None` only once the child has been reaped, which cannot have happened yet.
@@ -96,30 +96,6 @@ fn spawn_error(launch: &Launch<'_>, error: &std::io::Error) -> String {
         }
         _ => format!("`{}` could not be started: {error}", launch.command),
     }
-}
-
-/// The child gets SIGKILL when seek dies (Linux), so a killed seek leaves no server behind.
-fn die_with_parent(command: &mut tokio::process::Command) {
-    #[cfg(target_os = "linux")]
-    {
-        let parent = std::process::id();
-        // SAFETY: the closure runs in the forked child before exec and makes only
-        // async-signal-safe system calls (prctl, getppid); it allocates nothing.
-        unsafe {
-            command.pre_exec(move || {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
-                // seek may have died between the fork and the prctl: then no signal will come.
-                if std::os::unix::process::parent_id() != parent {
-                    return Err(std::io::Error::other(
-                        "seek exited while the server started",
-                    ));
-                }
-                Ok(())
-            });
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = command;
 }
 
 /// Waits for the leader's exit (which reaps it) and announces it.

@@ -139,7 +139,7 @@ pub async fn spawn_driver(binary: &Path) -> Result<Driver, ReadError> {
         // and a Ctrl+C meant for seek's terminal does not reach them.
         .process_group(0)
         .kill_on_drop(true);
-    die_with_parent(&mut command);
+    crate::exec::die_with_parent(&mut command, "the browser");
     let mut child = command.spawn().map_err(|e| ReadError::Browser {
         reason: format!(
             "chromedriver ({}) could not be started: {e}",
@@ -214,30 +214,6 @@ async fn drain_and_reap(mut lines: BufReader<ChildStdout>, mut child: Child) {
     let mut sink = [0u8; 4096];
     while matches!(lines.read(&mut sink).await, Ok(n) if n > 0) {}
     let _ = child.wait().await;
-}
-
-/// The driver gets SIGKILL when seek dies (Linux).
-fn die_with_parent(command: &mut tokio::process::Command) {
-    #[cfg(target_os = "linux")]
-    {
-        let parent = std::process::id();
-        // SAFETY: the closure runs in the forked child before exec and makes only
-        // async-signal-safe system calls (prctl, getppid); it allocates nothing.
-        unsafe {
-            command.pre_exec(move || {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
-                // seek may have died between the fork and the prctl: then no signal will come.
-                if std::os::unix::process::parent_id() != parent {
-                    return Err(std::io::Error::other(
-                        "seek exited while the browser started",
-                    ));
-                }
-                Ok(())
-            });
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = command;
 }
 
 /// The browser's process group (chromedriver's pid), killed exactly once.
