@@ -97,6 +97,7 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
             message: attached.message,
             attached: attached.files,
             refused: attached.refused,
+            user_words: prompt.clone(),
             prompt,
             route: None,
         },

@@ -50,6 +50,9 @@ pub struct Task {
     pub refused: Vec<String>,
     /// The router's choice of agent, when the task was given to `auto` (sent as `Routed`).
     pub route: Option<crate::wire::Route>,
+    /// The words the user typed, whose hosts the web agent trusts (a plan step's prompt is the
+    /// planner's and earlier steps' words, not the user's: it carries the plan's goal here).
+    pub user_words: String,
 }
 
 impl Task {
@@ -58,6 +61,7 @@ impl Task {
         let prompt = prompt.into();
         Self {
             message: prompt.clone(),
+            user_words: prompt.clone(),
             prompt,
             attached: Vec::new(),
             refused: Vec::new(),

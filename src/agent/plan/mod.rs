@@ -112,7 +112,16 @@ async fn run(
             task: step.task.clone(),
         });
         let needed = state.needed(&step);
-        let run = step::run_step(ctx, prompts, state.turn, &step, &needed, cancel.clone()).await;
+        let run = step::run_step(
+            ctx,
+            prompts,
+            state.turn,
+            &step,
+            &needed,
+            goal,
+            cancel.clone(),
+        )
+        .await;
         let success = run.outcome == Outcome::Done;
         let failure = (!success).then(|| {
             run.message

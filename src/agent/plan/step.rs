@@ -34,6 +34,7 @@ pub(super) async fn run_step(
     turn: u64,
     step: &PlanStep,
     needed: &[(String, String)],
+    goal: &str,
     cancel: CancellationToken,
 ) -> StepRun {
     let step_ctx = TurnContext {
@@ -42,7 +43,10 @@ pub(super) async fn run_step(
     };
     // Each step starts clean: its agent sees its own prompt and the step, nothing else.
     let mut memory = Memory::new(prompts.of(step.agent));
-    let task = Task::plain(step_prompt(&step.task, needed));
+    let task = Task {
+        user_words: goal.to_owned(),
+        ..Task::plain(step_prompt(&step.task, needed))
+    };
     let finished = run_turn(&step_ctx, &mut memory, turn, task, step.agent, cancel).await;
     let Event::TurnFinished {
         outcome,

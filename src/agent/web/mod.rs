@@ -28,7 +28,7 @@ pub(super) async fn run_web(
     task: Task,
     cancel: CancellationToken,
 ) -> Event {
-    let prompt = task.prompt.clone();
+    let prompt = task.user_words.clone();
     let message = announce(&ctx.events, turn, AgentName::Web, task);
     memory.begin_turn(message.clone());
     let system = memory

@@ -7,6 +7,7 @@
 use reqwest::Url;
 use scraper::{ElementRef, Html};
 
+use super::clean::is_invisible_control;
 use crate::web::read::{Form, FormField};
 
 /// The forms of `doc`; actions resolve against `base`, a missing or empty one is `page`.
@@ -48,9 +49,33 @@ fn read_form(form: ElementRef<'_>, base: &Url, page: &Url) -> Form {
 /// The field `element` is, when it is a named form control.
 fn field(element: ElementRef<'_>) -> Option<FormField> {
     let name = element.attr("name")?.to_owned();
-    if name.is_empty() {
+    // A name is sent back as it is, so it cannot be cleaned: one with control or bidi
+    // characters (no real form has them) is not listed at all.
+    if name.is_empty()
+        || name
+            .chars()
+            .any(|c| c.is_control() || is_invisible_control(c))
+    {
         return None;
     }
+    let field = read_field(element, name)?;
+    Some(FormField {
+        value: clean_value(&field.value),
+        options: field.options.iter().map(|o| clean_value(o)).collect(),
+        ..field
+    })
+}
+
+/// A value without control or bidi characters (a textarea's line breaks kept).
+fn clean_value(value: &str) -> String {
+    value
+        .chars()
+        .filter(|c| !is_invisible_control(*c))
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .collect()
+}
+
+fn read_field(element: ElementRef<'_>, name: String) -> Option<FormField> {
     let required = element.attr("required").is_some();
     let field = if is(&element, "input") {
         let kind = element

@@ -232,6 +232,43 @@ impl Browse<'_> {
             .as_ref()
             .map(|c| c.page.url.clone())
             .unwrap_or_default();
+        // Masked by the field the name fills (the reader matches names by substring), not only
+        // by the name the model wrote: `[word](…)` fills `password`.
+        let secret_fields: Vec<String> = self
+            .current
+            .as_ref()
+            .map(|c| {
+                c.page
+                    .forms
+                    .iter()
+                    .flat_map(|f| f.fields.iter())
+                    .filter(|x| x.kind == "password" || prompt::mask_if_secret(&x.name, "x") != "x")
+                    .map(|x| x.name.to_lowercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let secret = |name: &str| {
+            let wanted = name.trim().to_lowercase();
+            prompt::mask_if_secret(name, "x") != "x"
+                || secret_fields.iter().any(|have| {
+                    have == &wanted || have.contains(&wanted) || wanted.contains(have.as_str())
+                })
+        };
+        let shown: Vec<WebField> = fields
+            .iter()
+            .map(|f| WebField {
+                name: f.name.clone(),
+                value: if secret(&f.name) {
+                    prompt::MASK.to_owned()
+                } else {
+                    f.value.clone()
+                },
+            })
+            .collect();
+        let pairs: Vec<(String, String)> = shown
+            .iter()
+            .map(|f| (f.name.clone(), f.value.clone()))
+            .collect();
         self.status("browser");
         let Some(reader) = self.reader.as_mut() else {
             return Ok(Next::Decide { before: None });
@@ -241,17 +278,6 @@ impl Browse<'_> {
             () = self.cancel.cancelled() => return Err(Ended::Stopped),
             submitted = reader.submit(&fields) => submitted,
         };
-        let shown: Vec<WebField> = fields
-            .iter()
-            .map(|f| WebField {
-                name: f.name.clone(),
-                value: prompt::mask_if_secret(&f.name, &f.value),
-            })
-            .collect();
-        let pairs: Vec<(String, String)> = fields
-            .iter()
-            .map(|f| (f.name.clone(), f.value.clone()))
-            .collect();
         match submitted {
             Ok(page) => {
                 self.ctx.events.emit(Event::FormSubmitted {
