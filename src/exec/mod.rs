@@ -9,7 +9,7 @@
 mod capture;
 mod carve;
 pub mod cgroup;
-mod die_with_parent;
+mod helper;
 pub mod idle;
 pub mod instance;
 mod reaper;
@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use capture::Output;
 pub use capture::{HeadTail, Utf8Stream};
-pub use die_with_parent::die_with_parent;
+pub use helper::{HelperGroup, die_with_parent};
 pub use reaper::{TOKEN_VAR, hold_group_apart, release_group};
 
 /// How long processes get between SIGTERM and SIGKILL.

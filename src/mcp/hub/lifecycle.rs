@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{self, Session};
 use super::stderr::Tail;
-use super::stdio::{self, Group};
+use super::stdio;
 use super::stdout::{self, Notes};
 use super::{ServerState, Slot};
 use crate::config::McpTransport;
+use crate::exec::HelperGroup as Group;
 
 /// How long a server that closed its side is given to exit, so the message can carry its status.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);

@@ -44,7 +44,7 @@ pub struct ChromiumReader {
     policy: Arc<UrlPolicy>,
     /// `None` once closed.
     client: Option<Client>,
-    group: launch::Group,
+    group: crate::exec::HelperGroup,
     /// Removed when closed (after the processes are gone) or dropped.
     profile: Option<tempfile::TempDir>,
     version: String,

@@ -7,11 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use crate::exec::HelperGroup;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdout};
 
@@ -122,7 +120,7 @@ pub struct Driver {
     pub port: u16,
     /// The driver's version (`148.0.7778.167`), which Debian ships equal to Chromium's.
     pub version: String,
-    pub group: Group,
+    pub group: HelperGroup,
 }
 
 /// Spawns chromedriver on a free loopback port (it binds 127.0.0.1 and ::1 only when given no
@@ -151,7 +149,7 @@ pub async fn spawn_driver(binary: &Path) -> Result<Driver, ReadError> {
             reason: "chromedriver exited as soon as it started".into(),
         });
     };
-    let group = Group::new(pid);
+    let group = HelperGroup::new(pid);
     let Some(stdout) = child.stdout.take() else {
         // Asked for as a pipe just above.
         return Err(ReadError::Browser {
@@ -214,104 +212,6 @@ async fn drain_and_reap(mut lines: BufReader<ChildStdout>, mut child: Child) {
     let mut sink = [0u8; 4096];
     while matches!(lines.read(&mut sink).await, Ok(n) if n > 0) {}
     let _ = child.wait().await;
-}
-
-/// The browser's process group (chromedriver's pid), killed exactly once.
-#[derive(Debug)]
-pub struct Group {
-    pgid: i32,
-    /// Set once the group was SIGKILLed: its id may be reused after that.
-    ended: AtomicBool,
-}
-
-impl Group {
-    fn new(pgid: i32) -> Self {
-        // seek is a child subreaper: Chromium's helpers re-parented to it must never be swept
-        // with a block that happens to run meanwhile.
-        crate::exec::hold_group_apart(pgid);
-        Self {
-            pgid,
-            ended: AtomicBool::new(false),
-        }
-    }
-
-    pub fn pgid(&self) -> i32 {
-        self.pgid
-    }
-
-    /// Kills every process of the group now, once. Cheap and synchronous: `Drop` calls it.
-    pub fn kill(&self) {
-        if !self.ended.swap(true, Ordering::AcqRel) {
-            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
-        }
-    }
-
-    /// Kills the group and waits (bounded) until `/proc` shows none of its processes alive.
-    pub async fn kill_and_wait(&self, within: Duration) {
-        let first = !self.ended.load(Ordering::Acquire);
-        self.kill();
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            if group_members(self.pgid).is_empty() || tokio::time::Instant::now() >= deadline {
-                return;
-            }
-            if first {
-                // A member forked after the first signal is still in the group.
-                let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
-            }
-            // Polling /proc is the only way to see grandchildren go; the deadline bounds it.
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
-        crate::exec::release_group(self.pgid);
-    }
-}
-
-/// Live processes of group `pgid`; zombies re-parented to seek are reaped on the way.
-pub fn group_members(pgid: i32) -> Vec<i32> {
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let mut alive = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return alive;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let Some((ppid, pgrp, zombie)) = stat_of(pid) else {
-            continue;
-        };
-        if pgrp != pgid {
-            continue;
-        }
-        if !zombie {
-            alive.push(pid);
-        } else if ppid == me && pid != pgid {
-            // The leader is tokio's to reap; an orphan that landed on seek is ours.
-            let _ = nix::sys::wait::waitpid(
-                Pid::from_raw(pid),
-                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
-            );
-        }
-    }
-    alive
-}
-
-/// `(ppid, pgrp, zombie)` from `/proc/PID/stat`.
-fn stat_of(pid: i32) -> Option<(i32, i32, bool)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may contain anything; fields follow the last ')'.
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((ppid, pgrp, state == "Z" || state == "X"))
 }
 
 #[cfg(test)]
