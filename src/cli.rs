@@ -42,7 +42,7 @@ defaults.
 Code runs in the current directory (started in / or your home folder: a scratch folder
 instead; --work-dir DIR names another). `seek "task"` opens the UI and sends the task;
 `seek -p "task"` runs it headless, and text piped on stdin joins it (`cat log | seek -p "why"`;
-alone, it is the task). A first word that is a subcommand (config, mcp, models, pull, sessions) runs
+alone, it is the task). A first word that is a subcommand (config, mcp, models, pull, serve, sessions) runs
 that subcommand: to send the word itself, use -p or the UI."#;
 
 /// seek: a terminal agent shell. The model answers with fenced code blocks; seek runs them.
@@ -144,6 +144,21 @@ pub enum Command {
         /// A catalog name (`seek models` lists them).
         name: String,
     },
+    /// Serve AgenticSeek's HTTP API (and seek's /events, /sessions) on loopback: a bearer token
+    /// is required (SEEK_API_TOKEN, or one made and printed at start-up). See docs/api.md.
+    Serve {
+        /// The address to listen on (default 127.0.0.1). Any other than loopback exposes seek:
+        /// a warning is printed, and --no-token is refused.
+        #[arg(long, value_name = "IP")]
+        host: Option<String>,
+        /// The port (default 7777, AgenticSeek's; 0 picks a free one).
+        #[arg(long, value_name = "PORT")]
+        port: Option<u16>,
+        /// Serve without a token, for AgenticSeek's front end: only on loopback, and only to
+        /// requests with a loopback Host and an Origin (if any) listed in [serve] allowed_origins.
+        #[arg(long)]
+        no_token: bool,
+    },
     /// List this work dir's saved sessions, the most recently active first (`--all`: every
     /// one); remove sessions (`rm`, `prune`).
     Sessions {
@@ -243,6 +258,7 @@ impl Command {
             Self::Models => "models",
             Self::Mcp { .. } => "mcp",
             Self::Pull { .. } => "pull",
+            Self::Serve { .. } => "serve",
             Self::Sessions { .. } => "sessions",
         }
     }

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod mcp_command;
 pub mod protocol;
 pub mod secrets;
+pub mod serve;
 pub mod session;
 pub mod terminal_safe;
 pub mod tool_kind;

@@ -57,6 +57,21 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         }
         Some(Command::Pull { name }) => seek::local::commands::pull(&config, name, &cwd),
         Some(Command::Sessions { all, action }) => sessions(&config, *all, action.as_ref()),
+        Some(Command::Serve {
+            host,
+            port,
+            no_token,
+        }) => {
+            if let Err(err) = config.ensure_work_dir() {
+                return Ok(config_error(&err));
+            }
+            let args = seek::serve::ServeArgs {
+                host: host.clone(),
+                port: *port,
+                no_token: *no_token,
+            };
+            serve(config, &env, &args)
+        }
         None => {
             if let Err(err) = config.ensure_work_dir() {
                 return Ok(config_error(&err));
@@ -177,6 +192,63 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
         model,
         task,
     ))?;
+    Ok(exit)
+}
+
+/// `seek serve`: the same checks as `-p` (no one to ask for approval), then the server.
+fn serve(config: Config, env: &Env, args: &seek::serve::ServeArgs) -> anyhow::Result<Exit> {
+    if config.safety.approval.value == seek::config::Approval::Ask {
+        eprintln!(
+            "seek: approval is ask ({}), and seek serve has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
+            config.safety.approval.origin
+        );
+        return Ok(Exit::Usage);
+    }
+    for warning in [
+        config.safety.warning(),
+        config.work_dir_warning(),
+        config.safety.socket_warning(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        eprintln!("seek: warning: {warning}");
+    }
+    if let Some(notice) = config.work_dir_notice() {
+        eprintln!("seek: {notice}");
+    }
+    if config
+        .model
+        .value
+        .as_deref()
+        .is_none_or(|m| m.trim().is_empty())
+    {
+        let err = LlmError::NoModel {
+            provider: config.provider.value.name.to_owned(),
+        };
+        eprintln!("seek: {err}");
+        return Ok(Exit::Usage);
+    }
+    let model = match llm::connect(&config, env) {
+        Ok(model) => model,
+        Err(err) => {
+            eprintln!("seek: {err}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let sessions = Sessions::for_config(&config, masker(&config, env), &model.describe());
+    let env_token = env.get(seek::serve::setup::TOKEN_VAR);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let exit = runtime.block_on(seek::serve::run(
+        Arc::new(config),
+        model,
+        Some(sessions),
+        args,
+        env_token,
+    ))?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     Ok(exit)
 }
 

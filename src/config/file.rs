@@ -47,6 +47,8 @@ pub struct FileConfig {
     pub tui: super::tui::TuiFile,
     #[serde(default)]
     pub web: super::web::WebFile,
+    #[serde(default)]
+    pub serve: super::serve::ServeFile,
     /// `[mcp_servers.NAME]` tables (`mcp::resolve` keeps the file's order).
     #[serde(default)]
     pub mcp_servers: super::mcp::McpServersFile,

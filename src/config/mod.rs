@@ -11,6 +11,7 @@ pub mod mcp;
 mod model;
 pub mod providers;
 mod safety;
+mod serve;
 mod show;
 mod tools;
 mod tui;
@@ -27,6 +28,7 @@ pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
+pub use serve::{DEFAULT_ALLOWED_ORIGIN, ServeSettings};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
 pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
@@ -180,6 +182,8 @@ pub struct Config {
     pub mcp: McpSettings,
     /// The `[web]` section: search, page reading, the web agent's caps.
     pub web: WebSettings,
+    /// The `[serve]` section: who may call `seek serve` from a browser page.
+    pub serve: ServeSettings,
     /// The user's home directory (`HOME`), which a work dir should not be.
     pub home: Option<PathBuf>,
 }
@@ -340,6 +344,7 @@ impl Resolver<'_> {
         let local = local::resolve(self, cfg)?;
         let tui = tui::resolve(self, cfg)?;
         let web = web::resolve(self, cfg)?;
+        let serve = serve::resolve(self, cfg)?;
         let mcp_agents = tools
             .iter()
             .find_map(|t| t.agents.as_ref())
@@ -366,6 +371,7 @@ impl Resolver<'_> {
             tui,
             mcp,
             web,
+            serve,
             home: self.home(),
         })
     }

@@ -273,6 +273,7 @@ pub fn render(config: &Config, env: &Env) -> String {
     super::local::render(&mut out, &config.local);
     super::tui::render(&mut out, &config.tui);
     super::web::render(&mut out, &config.web);
+    super::serve::render(&mut out, &config.serve);
     super::mcp::render(&mut out, &config.mcp, env);
     out
 }

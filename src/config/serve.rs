@@ -1,0 +1,127 @@
+//! The `[serve]` section: which web origins may call `seek serve` from a browser page
+//! (`allowed_origins`, default AgenticSeek's front end at `http://localhost:3000`).
+//!
+//! Owns the key, its default, its validation and its lines in `seek config`. It must not listen
+//! on anything.
+
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use super::file::{FileConfig, FileValue};
+use super::{ConfigError, Origin, Resolver, Sourced, invalid};
+
+/// `[serve]` as read from the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeFile {
+    pub allowed_origins: FileValue<Vec<String>>,
+}
+
+/// The origin of AgenticSeek's React front end (`npm start`).
+pub const DEFAULT_ALLOWED_ORIGIN: &str = "http://localhost:3000";
+
+/// The effective `[serve]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeSettings {
+    /// Origins (`scheme://host[:port]`) whose pages may call the API; requests carrying any other
+    /// `Origin` are refused, and CORS headers name only these.
+    pub allowed_origins: Sourced<Vec<String>>,
+}
+
+impl Default for ServeSettings {
+    fn default() -> Self {
+        Self {
+            allowed_origins: Sourced::new(vec![DEFAULT_ALLOWED_ORIGIN.to_owned()], Origin::Default),
+        }
+    }
+}
+
+pub(super) fn resolve(
+    r: &Resolver<'_>,
+    cfg: Option<&FileConfig>,
+) -> Result<ServeSettings, ConfigError> {
+    let Some(given) = r.file_value(cfg.and_then(|c| c.serve.allowed_origins.as_ref())) else {
+        return Ok(ServeSettings::default());
+    };
+    let mut origins = Vec::with_capacity(given.value.len());
+    for origin in &given.value {
+        let origin = origin.trim().trim_end_matches('/');
+        if !is_origin(origin) {
+            return Err(invalid(
+                &given,
+                "serve.allowed_origins",
+                "expected origins such as \"http://localhost:3000\" (scheme, host and port only; no path, no \"*\")",
+            ));
+        }
+        origins.push(origin.to_owned());
+    }
+    Ok(ServeSettings {
+        allowed_origins: Sourced::new(origins, given.origin),
+    })
+}
+
+/// `http(s)://host[:port]` and nothing more: a browser's `Origin` has no path, and a wildcard
+/// would let every page drive seek.
+fn is_origin(text: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(text) else {
+        return false;
+    };
+    matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some()
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && !text.ends_with('/')
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && !text.contains('*')
+}
+
+/// The `[serve]` lines of `seek config`.
+pub(super) fn render(out: &mut String, serve: &ServeSettings) {
+    use super::show::{line, toml_str};
+    let _ = writeln!(out, "\n[serve]");
+    let origins: Vec<String> = serve
+        .allowed_origins
+        .value
+        .iter()
+        .map(|o| toml_str(o))
+        .collect();
+    line(
+        out,
+        "allowed_origins",
+        &format!("[{}]", origins.join(", ")),
+        &serve.allowed_origins.origin,
+        None,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_scheme_host_and_port_only() {
+        for good in [
+            "http://localhost:3000",
+            "https://seek.example",
+            "http://127.0.0.1:8080",
+        ] {
+            assert!(is_origin(good), "{good}");
+        }
+        for bad in [
+            "*",
+            "http://*.example",
+            "localhost:3000",
+            "http://localhost:3000/app",
+            "http://localhost:3000/",
+            "file:///tmp",
+            "http://user:pw@host",
+            "http://host?x=1",
+            "",
+        ] {
+            assert!(!is_origin(bad), "{bad}");
+        }
+    }
+}

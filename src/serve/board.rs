@@ -1,0 +1,379 @@
+//! What the API shows of the latest task, kept up to date from the agent's events: its agent,
+//! its answer so far (with `block:N` placeholders, as AgenticSeek's `last_answer`), reasoning,
+//! blocks, AgenticSeek's status words, and whether it still runs.
+//!
+//! Pure state: it is fed events and asked for records; it must not send commands, wait, or
+//! know about HTTP.
+
+use serde_json::Map;
+
+use super::records::{LatestAnswer, QueryResponse, blocks_json, python_bool, status};
+use crate::wire::{BlockRecord, Event, Outcome, Status};
+
+/// The latest task as the API shows it.
+#[derive(Debug, Clone, Default)]
+struct TaskView {
+    agent: String,
+    answer: String,
+    reasoning: String,
+    blocks: Vec<BlockRecord>,
+    status: &'static str,
+    outcome: Option<Outcome>,
+    /// Why the task ended, in words (the model server's error, the question asked, …).
+    message: Option<String>,
+    /// Changes whenever the answer does, so a poller sees a new message.
+    uid: String,
+}
+
+/// The API's view of the agent: the latest task and the session it is saved in.
+#[derive(Debug, Default)]
+pub struct Board {
+    task: Option<TaskView>,
+    running: bool,
+    session: Option<String>,
+}
+
+impl Board {
+    pub fn running(&self) -> bool {
+        self.running
+    }
+
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// A task is about to be submitted: `false` (and nothing changes) when one still runs.
+    pub fn begin(&mut self) -> bool {
+        if self.running {
+            return false;
+        }
+        self.running = true;
+        self.task = Some(TaskView {
+            agent: "Unknown".into(),
+            status: status::THINKING,
+            uid: new_uid(),
+            ..TaskView::default()
+        });
+        true
+    }
+
+    /// The task could not be submitted after `begin` (its session could not be resumed): the
+    /// board is free again and says why.
+    pub fn abandon(&mut self, why: &str) {
+        self.running = false;
+        if let Some(task) = &mut self.task {
+            task.status = status::READY;
+            task.message = Some(why.to_owned());
+        }
+    }
+
+    /// Takes in one of the agent's events.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted { id, .. } | Event::Resumed { id, .. } => {
+                self.session = Some(id.clone());
+            }
+            Event::TurnFinished {
+                outcome,
+                answer,
+                reasoning,
+                agent,
+                blocks,
+                message,
+                ..
+            } => {
+                let task = self.task.get_or_insert_with(TaskView::default);
+                task.agent = agent.as_str().to_owned();
+                task.set_answer(answer, reasoning.as_deref());
+                task.blocks = blocks.clone();
+                task.outcome = Some(*outcome);
+                task.message = message.clone();
+                task.status = if *outcome == Outcome::Stopped {
+                    status::STOPPED
+                } else {
+                    status::READY
+                };
+                self.running = false;
+            }
+            other => {
+                if let Some(task) = &mut self.task {
+                    task.apply(other);
+                }
+            }
+        }
+    }
+
+    /// `/latest_answer`'s record; `None` before the first task.
+    pub fn latest(&self) -> Option<LatestAnswer> {
+        let task = self.task.as_ref()?;
+        Some(LatestAnswer {
+            done: if self.running { "false" } else { "true" }.into(),
+            answer: task.answer.clone(),
+            reasoning: task.reasoning.clone(),
+            agent_name: task.agent.clone(),
+            success: task.outcome.map_or_else(
+                || task.blocks.last().is_none_or(|b| b.success),
+                Outcome::success,
+            ),
+            blocks: blocks_json(&task.blocks),
+            status: task.status.into(),
+            uid: task.uid.clone(),
+            outcome: task.outcome,
+            session: self.session.clone(),
+        })
+    }
+
+    /// `/query`'s answer for the task that just ended.
+    pub fn finished(&self) -> QueryResponse {
+        let Some(task) = &self.task else {
+            return QueryResponse::refused(new_uid());
+        };
+        let answer = match (&task.outcome, &task.message) {
+            // AgenticSeek's words for a task that failed on an error.
+            (Some(Outcome::ModelError), Some(message)) if task.answer.trim().is_empty() => {
+                format!("An error occurred: {message}")
+            }
+            _ => task.answer.clone(),
+        };
+        QueryResponse {
+            done: "true".into(),
+            answer,
+            reasoning: task.reasoning.clone(),
+            agent_name: task.agent.clone(),
+            success: python_bool(task.outcome.is_some_and(Outcome::success)),
+            blocks: if task.blocks.is_empty() {
+                Map::new()
+            } else {
+                blocks_json(&task.blocks)
+            },
+            status: task.status.into(),
+            uid: task.uid.clone(),
+            outcome: task.outcome,
+            session: self.session.clone(),
+        }
+    }
+
+    /// How the latest task ended (`None` while it runs or before any).
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.task.as_ref().and_then(|t| t.outcome)
+    }
+
+    /// Why the latest task ended, in words.
+    pub fn message(&self) -> Option<&str> {
+        self.task.as_ref().and_then(|t| t.message.as_deref())
+    }
+}
+
+impl TaskView {
+    fn apply(&mut self, event: &Event) {
+        match event {
+            Event::TurnStarted { agent, .. } => {
+                self.agent = agent.as_str().to_owned();
+                if *agent == crate::wire::AgentName::Planner {
+                    self.status = status::PLANNING;
+                }
+            }
+            Event::Status { status: s, .. } => {
+                self.status = match s {
+                    Status::Thinking => status::THINKING,
+                    Status::Executing { .. } => status::EXECUTING,
+                    Status::Correcting => status::CORRECTING,
+                };
+            }
+            Event::AnswerComplete {
+                answer, reasoning, ..
+            } => self.set_answer(answer, reasoning.as_deref()),
+            Event::BlockFinished { record } => self.blocks.push(record.clone()),
+            Event::Plan { .. } | Event::StepStarted { .. } => {
+                self.status = status::STARTING_AGENTS;
+            }
+            Event::Replanned { .. } => self.status = status::UPDATING_PLAN,
+            Event::WebSearch { .. } => self.status = status::SEARCHING,
+            Event::PageRead { .. } => self.status = status::NAVIGATING,
+            Event::FormSubmitted { .. } => self.status = status::FILLING_FORM,
+            // A plan's step: the sub-agent's answers, blocks and status show as they come, as
+            // AgenticSeek's current agent is the step's while it runs; the step's agent is named.
+            Event::Step { event, .. } => {
+                if let Event::TurnStarted { agent, .. } = event.as_ref() {
+                    self.agent = agent.as_str().to_owned();
+                } else {
+                    self.apply(event);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set_answer(&mut self, answer: &str, reasoning: Option<&str>) {
+        if answer != self.answer {
+            self.answer = answer.to_owned();
+            self.uid = new_uid();
+        }
+        self.reasoning = reasoning.unwrap_or_default().to_owned();
+    }
+}
+
+fn new_uid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::AgentName;
+
+    fn block(success: bool) -> BlockRecord {
+        BlockRecord {
+            round: 1,
+            index: 0,
+            tool_type: "bash".into(),
+            block: "false\n".into(),
+            save_path: None,
+            feedback: String::new(),
+            success,
+            exit_code: Some(i32::from(!success)),
+            timed_out: false,
+            stopped: false,
+            skipped: false,
+            duration_ms: 1.0,
+            output: String::new(),
+            not_run: None,
+        }
+    }
+
+    fn finished(outcome: Outcome, answer: &str, message: Option<&str>) -> Event {
+        Event::TurnFinished {
+            turn: 1,
+            outcome,
+            answer: answer.into(),
+            reasoning: None,
+            agent: AgentName::Coder,
+            rounds: 1,
+            blocks: vec![block(true)],
+            message: message.map(str::to_owned),
+            usage: None,
+            plan: None,
+            web: None,
+        }
+    }
+
+    #[test]
+    fn nothing_is_shown_before_the_first_task() {
+        let board = Board::default();
+        assert!(board.latest().is_none());
+        assert!(!board.running());
+    }
+
+    #[test]
+    fn one_task_at_a_time() {
+        let mut board = Board::default();
+        assert!(board.begin());
+        assert!(!board.begin(), "a second task while one runs is refused");
+        board.apply(&finished(Outcome::Done, "done", None));
+        assert!(board.begin(), "the next task is accepted once it ended");
+    }
+
+    #[test]
+    fn the_record_follows_the_task_and_its_uid_the_answer() {
+        let mut board = Board::default();
+        board.begin();
+        board.apply(&Event::TurnStarted {
+            turn: 1,
+            prompt: "p".into(),
+            agent: AgentName::Coder,
+        });
+        board.apply(&Event::Status {
+            status: Status::Executing {
+                tool: "bash".into(),
+            },
+            round: 1,
+            attempt: 0,
+            max_attempts: 3,
+        });
+        let running = board.latest().expect("a record");
+        assert_eq!(running.done, "false");
+        assert_eq!(running.status, status::EXECUTING);
+        assert_eq!(running.agent_name, "coder");
+        board.apply(&Event::AnswerComplete {
+            round: 1,
+            answer: "block:0".into(),
+            reasoning: Some("why".into()),
+            blocks: 1,
+            finish: crate::wire::AnswerFinish::Stop,
+        });
+        let answered = board.latest().expect("a record");
+        assert_eq!(answered.answer, "block:0");
+        assert_eq!(answered.reasoning, "why");
+        assert_ne!(answered.uid, running.uid, "a new answer is a new record");
+        assert_eq!(board.latest().expect("again").uid, answered.uid);
+        board.apply(&Event::BlockFinished {
+            record: block(false),
+        });
+        assert!(!board.latest().expect("a record").success);
+        board.apply(&finished(Outcome::Done, "all done", None));
+        let done = board.latest().expect("a record");
+        assert_eq!(done.done, "true");
+        assert!(done.success);
+        assert_eq!(done.status, status::READY);
+        let response = board.finished();
+        assert_eq!(response.success, "True");
+        assert_eq!(response.answer, "all done");
+    }
+
+    #[test]
+    fn a_stopped_task_says_stopped_and_a_model_error_says_what_happened() {
+        let mut board = Board::default();
+        board.begin();
+        board.apply(&finished(Outcome::Stopped, "", None));
+        assert_eq!(board.latest().expect("record").status, status::STOPPED);
+        assert_eq!(board.finished().success, "False");
+        board.begin();
+        board.apply(&finished(
+            Outcome::ModelError,
+            "",
+            Some("the model server is unreachable"),
+        ));
+        assert_eq!(
+            board.finished().answer,
+            "An error occurred: the model server is unreachable"
+        );
+    }
+
+    #[test]
+    fn a_plan_steps_events_show_the_steps_agent_and_blocks() {
+        let mut board = Board::default();
+        board.begin();
+        board.apply(&Event::TurnStarted {
+            turn: 1,
+            prompt: "p".into(),
+            agent: AgentName::Planner,
+        });
+        assert_eq!(board.latest().expect("r").status, status::PLANNING);
+        board.apply(&Event::Step {
+            step: "1".into(),
+            event: Box::new(Event::TurnStarted {
+                turn: 1,
+                prompt: "s".into(),
+                agent: AgentName::Web,
+            }),
+        });
+        board.apply(&Event::Step {
+            step: "1".into(),
+            event: Box::new(Event::BlockFinished {
+                record: block(true),
+            }),
+        });
+        let record = board.latest().expect("r");
+        assert_eq!(record.agent_name, "web");
+        assert_eq!(record.blocks.len(), 1);
+    }
+
+    #[test]
+    fn an_abandoned_task_frees_the_board() {
+        let mut board = Board::default();
+        board.begin();
+        board.abandon("no session abc");
+        assert!(!board.running());
+        assert_eq!(board.message(), Some("no session abc"));
+    }
+}

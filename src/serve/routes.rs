@@ -1,0 +1,255 @@
+//! The endpoints: AgenticSeek's (`/health`, `/is_active`, `/query`, `/latest_answer`, `/stop`,
+//! `/screenshot`, `/screenshots/*`) and seek's own (`/events`, `/sessions`), each turning a
+//! request into a call on the bridge and its answer into JSON.
+//!
+//! Bodies are read as bytes and parsed here, so any malformed body is a 400 that says what is
+//! wrong, never a panic or an HTML page. It must not keep state of its own.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Router, middleware};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::access::{Access, guard};
+use super::bridge::{Bridge, Query, StartError};
+use super::records::QueryResponse;
+
+/// The largest request body read (a `/query` with a very long prompt is still far below it).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// AgenticSeek's version string, which its `/health` reports and clients may check.
+pub const API_VERSION: &str = "0.1.0";
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub bridge: Arc<Bridge>,
+    pub sessions: SessionsDir,
+    /// Cancelled at shutdown: `/events` streams end.
+    pub shutdown: CancellationToken,
+}
+
+/// Where `/sessions` lists from: the data dir and this work dir (canonical).
+#[derive(Clone)]
+pub struct SessionsDir {
+    pub data_dir: std::path::PathBuf,
+    pub work_dir: String,
+}
+
+/// The whole API, guarded by `access`.
+pub fn router(state: AppState, access: Access) -> Router {
+    Router::new()
+        .route("/health", get(health))
+        .route("/is_active", get(is_active))
+        .route("/query", post(query))
+        .route("/latest_answer", get(latest_answer))
+        .route("/stop", get(stop).post(stop))
+        .route("/screenshot", get(no_screenshot))
+        .route("/screenshots/{*path}", get(no_screenshot))
+        .route("/events", get(events))
+        .route("/sessions", get(sessions))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(access, guard))
+        .with_state(state)
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({"error": message.into()}))).into_response()
+}
+
+async fn health() -> Response {
+    Json(json!({"status": "healthy", "version": API_VERSION})).into_response()
+}
+
+async fn is_active(State(state): State<AppState>) -> Response {
+    Json(json!({"is_active": state.bridge.board().running()})).into_response()
+}
+
+/// `/query`'s body: AgenticSeek's `QueryRequest` and seek's own optional fields.
+#[derive(Debug, Deserialize)]
+struct QueryRequest {
+    query: String,
+    /// Accepted for AgenticSeek's clients; seek does not speak.
+    #[serde(default)]
+    #[allow(dead_code)]
+    tts_enabled: Option<bool>,
+    /// seek's own: the agent for this task (as `--agent` takes it).
+    #[serde(default)]
+    agent: Option<String>,
+    /// seek's own: continue this saved session (an id from `/sessions` or a prefix of one).
+    #[serde(default)]
+    session: Option<String>,
+}
+
+async fn query(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let status = rejection.status();
+            let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                format!("the request body is larger than {} KiB", BODY_LIMIT / 1024)
+            } else {
+                format!(
+                    "the request body could not be read: {}",
+                    rejection.body_text()
+                )
+            };
+            return error(status, message);
+        }
+    };
+    let request: QueryRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the body must be JSON like {{\"query\": \"your task\"}}: {e}"),
+            );
+        }
+    };
+    if request.query.trim().is_empty() {
+        return error(StatusCode::BAD_REQUEST, "the query is empty");
+    }
+    let agent = match request
+        .agent
+        .as_deref()
+        .map(crate::agents::parse)
+        .transpose()
+    {
+        Ok(agent) => agent,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("agent: {e}")),
+    };
+    let started = state
+        .bridge
+        .run(Query {
+            prompt: request.query,
+            agent,
+            session: request.session,
+        })
+        .await;
+    match started {
+        Ok(()) => {
+            let (response, outcome) = {
+                let board = state.bridge.board();
+                (board.finished(), board.outcome())
+            };
+            let status = if outcome == Some(crate::wire::Outcome::ModelError) {
+                StatusCode::BAD_GATEWAY
+            } else {
+                StatusCode::OK
+            };
+            (status, Json(response)).into_response()
+        }
+        Err(StartError::Busy) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            Json(QueryResponse::refused(uuid::Uuid::new_v4().to_string())),
+        )
+            .into_response(),
+        Err(StartError::Session(why)) => error(StatusCode::NOT_FOUND, why),
+        Err(StartError::Gone) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the agent runtime has ended; restart seek serve",
+        ),
+    }
+}
+
+async fn latest_answer(State(state): State<AppState>) -> Response {
+    match state.bridge.board().latest() {
+        Some(record) => Json(record).into_response(),
+        None => error(StatusCode::NOT_FOUND, "No agent available"),
+    }
+}
+
+async fn stop(State(state): State<AppState>) -> Response {
+    state.bridge.stop().await;
+    Json(json!({"status": "stopped"})).into_response()
+}
+
+async fn no_screenshot() -> Response {
+    // seek's browser keeps no screenshots (yet); AgenticSeek's answer when it has none.
+    error(StatusCode::NOT_FOUND, "No screenshot available")
+}
+
+async fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "no such endpoint")
+}
+
+async fn events(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<axum::response::sse::Event, Infallible>>> {
+    let mut receiver = state.bridge.subscribe();
+    let shutdown = state.shutdown.clone();
+    let stream = async_stream(move |out| async move {
+        loop {
+            let next = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                next = receiver.recv() => next,
+            };
+            let event = match next {
+                Ok(published) => axum::response::sse::Event::default()
+                    .id(published.seq.to_string())
+                    .event(published.kind.as_str())
+                    .data(published.json.as_str()),
+                Err(RecvError::Lagged(missed)) => axum::response::sse::Event::default()
+                    .event("lagged")
+                    .data(json!({"type": "lagged", "missed": missed}).to_string()),
+                Err(RecvError::Closed) => return,
+            };
+            if out.send(Ok(event)).await.is_err() {
+                return;
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// A stream fed by a task writing into a small channel; the task ends when the stream is
+/// dropped (the client went away).
+fn async_stream<T, F, Fut>(produce: F) -> impl Stream<Item = T>
+where
+    T: Send + 'static,
+    F: FnOnce(tokio::sync::mpsc::Sender<T>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(produce(tx));
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+async fn sessions(State(state): State<AppState>) -> Response {
+    let dir = state.sessions.clone();
+    let listed = tokio::task::spawn_blocking(move || {
+        crate::session::list(&dir.data_dir).map(|listing| {
+            listing
+                .only_in(&dir.work_dir)
+                .sessions
+                .iter()
+                .map(crate::session::Summary::entry)
+                .collect::<Vec<_>>()
+        })
+    })
+    .await;
+    let current = state.bridge.board().session().map(str::to_owned);
+    match listed {
+        Ok(Ok(sessions)) => Json(json!({"sessions": sessions, "current": current})).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("listing sessions failed: {e}"),
+        ),
+    }
+}
