@@ -152,9 +152,13 @@ pub async fn run(
         _ = interrupts.recv() => {}
         _ = terminations.recv() => {}
     }
-    eprintln!("seek: stopping the server…");
-    server.shutdown().await;
-    Ok(Exit::Success)
+    eprintln!("seek: stopping the server… (again to quit at once)");
+    tokio::select! {
+        () = server.shutdown() => Ok(Exit::Success),
+        // A second signal: the user does not want to wait for a clean stop.
+        _ = interrupts.recv() => Ok(Exit::Interrupted),
+        _ = terminations.recv() => Ok(Exit::Interrupted),
+    }
 }
 
 /// The first stdout line is `listening on http://ADDR` (scripts read the port from it); the
