@@ -96,6 +96,10 @@ pub struct WebSettings {
     pub chromium: Sourced<Option<PathBuf>>,
     /// chromedriver's binary (`None`: `chromedriver` on `PATH`).
     pub chromedriver: Sourced<Option<PathBuf>>,
+    /// Where the web agent keeps a screenshot of the latest page it read with a real browser
+    /// (`updated_screen.png`, AgenticSeek's name). Not a file key: `seek serve` sets it, for its
+    /// `/screenshot`; `None` takes none.
+    pub screenshots: Option<PathBuf>,
 }
 
 impl WebSettings {
@@ -119,6 +123,7 @@ impl Default for WebSettings {
             max_page_bytes: Sourced::new(DEFAULT_MAX_PAGE_BYTES, Origin::Default),
             chromium: Sourced::new(None, Origin::Default),
             chromedriver: Sourced::new(None, Origin::Default),
+            screenshots: None,
         }
     }
 }
@@ -199,6 +204,7 @@ pub(super) fn resolve(
         max_page_bytes,
         chromium,
         chromedriver,
+        screenshots: None,
     })
 }
 

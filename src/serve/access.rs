@@ -197,6 +197,16 @@ pub async fn guard(State(access): State<Access>, request: Request, next: Next) -
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let origin = match access.check(request.uri().path(), request.headers(), preflight) {
         Ok(origin) => origin,
+        Err(refusal @ Refusal::Token(_)) => {
+            // The origin passed (it is checked first): let its page read why, not a network
+            // error.
+            let origin = header_text(request.headers(), header::ORIGIN);
+            let mut response = refusal.into_response();
+            if let Some(origin) = origin {
+                add_cors(response.headers_mut(), &origin, false);
+            }
+            return response;
+        }
         Err(refusal) => return refusal.into_response(),
     };
     let mut response = if preflight {

@@ -10,7 +10,6 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -25,6 +24,7 @@ use crate::session::Sessions;
 pub mod access;
 pub mod board;
 pub mod bridge;
+pub mod listen;
 pub mod records;
 pub mod routes;
 pub mod setup;
@@ -32,8 +32,13 @@ pub mod setup;
 pub use access::Access;
 pub use setup::{ServeArgs, TokenChoice};
 
-/// How long shutdown waits for open connections to finish their answers.
-const DRAIN_WAIT: Duration = Duration::from_secs(5);
+/// Writes a line to stderr; a closed stderr is ignored (`eprintln!` would panic), so nothing a
+/// client of the process does to its pipes stops the server.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 /// A running server.
 pub struct Server {
@@ -41,7 +46,8 @@ pub struct Server {
     pub addr: SocketAddr,
     bridge: Arc<bridge::Bridge>,
     shutdown: CancellationToken,
-    serving: JoinHandle<std::io::Result<()>>,
+    serving: JoinHandle<()>,
+    _screenshots: tempfile::TempDir,
 }
 
 impl Server {
@@ -53,6 +59,25 @@ impl Server {
         listener: TcpListener,
         access: Access,
     ) -> std::io::Result<Self> {
+        Self::start_with(
+            config,
+            model,
+            sessions,
+            listener,
+            access,
+            listen::Limits::default(),
+        )
+    }
+
+    /// `start` with other connection limits (tests use short ones).
+    pub fn start_with(
+        config: Arc<Config>,
+        model: Arc<dyn ChatModel>,
+        sessions: Option<Sessions>,
+        listener: TcpListener,
+        access: Access,
+        limits: listen::Limits,
+    ) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
         let sessions_dir = routes::SessionsDir {
             data_dir: config.data_dir.clone(),
@@ -61,27 +86,33 @@ impl Server {
                 |s| s.work_dir.clone(),
             ),
         };
-        let bridge = bridge::Bridge::start(agent::spawn_with(config, model, sessions));
+        // The web agent keeps the latest page's screenshot here for `/screenshot`; removed with
+        // the server.
+        let screenshots = tempfile::Builder::new()
+            .prefix("seek-screenshots-")
+            .tempdir()?;
+        let mut config = Config::clone(&config);
+        config.web.screenshots = Some(screenshots.path().to_path_buf());
+        let screenshot_file = screenshots.path().join(crate::web::read::SCREENSHOT_FILE);
+        let bridge = bridge::Bridge::start(agent::spawn_with(Arc::new(config), model, sessions));
         let shutdown = CancellationToken::new();
         let app = routes::router(
             routes::AppState {
                 bridge: Arc::clone(&bridge),
                 sessions: sessions_dir,
+                screenshot: screenshot_file,
                 shutdown: shutdown.clone(),
             },
             access,
         );
         let stopping = shutdown.clone();
-        let serving = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stopping.cancelled().await })
-                .await
-        });
+        let serving = tokio::spawn(listen::serve(listener, app, limits, stopping));
         Ok(Self {
             addr,
             bridge,
             shutdown,
             serving,
+            _screenshots: screenshots,
         })
     }
 
@@ -90,7 +121,8 @@ impl Server {
     pub async fn shutdown(self) {
         self.bridge.shutdown().await;
         self.shutdown.cancel();
-        let _ = tokio::time::timeout(DRAIN_WAIT, self.serving).await;
+        // `listen::serve` bounds its own wait for open connections.
+        let _ = self.serving.await;
     }
 }
 
@@ -112,7 +144,7 @@ pub async fn run(
         })
     });
     if let Some(e) = token_error {
-        eprintln!(
+        say!(
             "seek: cannot make a token (the system's random source failed: {e}); set SEEK_API_TOKEN"
         );
         return Ok(Exit::Usage);
@@ -120,7 +152,7 @@ pub async fn run(
     let plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
-            eprintln!("seek: {e}");
+            say!("seek: {e}");
             return Ok(Exit::Usage);
         }
     };
@@ -130,7 +162,7 @@ pub async fn run(
     let listener = match TcpListener::bind((plan.host, plan.port)).await {
         Ok(listener) => listener,
         Err(e) => {
-            eprintln!(
+            say!(
                 "seek: cannot listen on {}: {e}{}",
                 SocketAddr::from((plan.host, plan.port)),
                 if e.kind() == std::io::ErrorKind::AddrInUse {
@@ -147,12 +179,12 @@ pub async fn run(
         config.serve.allowed_origins.value.clone(),
     );
     let server = Server::start(config, model, sessions, listener, access)?;
-    announce(&plan, server.addr)?;
+    announce(&plan, server.addr);
     tokio::select! {
         _ = interrupts.recv() => {}
         _ = terminations.recv() => {}
     }
-    eprintln!("seek: stopping the server… (again to quit at once)");
+    say!("seek: stopping the server… (again to quit at once)");
     tokio::select! {
         () = server.shutdown() => Ok(Exit::Success),
         // A second signal: the user does not want to wait for a clean stop.
@@ -162,34 +194,34 @@ pub async fn run(
 }
 
 /// The first stdout line is `listening on http://ADDR` (scripts read the port from it); the
-/// token follows once, when seek made it.
-fn announce(plan: &setup::Plan, addr: SocketAddr) -> std::io::Result<()> {
+/// token follows once, when seek made it. A closed or failing stdout is not a reason to stop
+/// serving (a script that read the port may close the pipe), so write errors are ignored.
+fn announce(plan: &setup::Plan, addr: SocketAddr) {
     let url = format!("http://{addr}");
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "listening on {url}")?;
+    let mut lines = vec![format!("listening on {url}")];
     match &plan.token {
         TokenChoice::Generated(token) => {
-            writeln!(out, "token: {token}")?;
-            writeln!(
-                out,
+            lines.push(format!("token: {token}"));
+            lines.push(format!(
                 "try: curl -H 'Authorization: Bearer {token}' -d '{{\"query\": \"hello\"}}' {url}/query"
-            )?;
+            ));
         }
-        TokenChoice::FromEnv(_) => {
-            writeln!(out, "token: from SEEK_API_TOKEN")?;
-        }
-        TokenChoice::None => {
-            writeln!(
-                out,
-                "no token: only this machine's clients (loopback Host, allowed Origin) are served"
-            )?;
+        TokenChoice::FromEnv(_) => lines.push("token: from SEEK_API_TOKEN".into()),
+        TokenChoice::None => lines.push(
+            "no token: only this machine's clients (loopback Host, allowed Origin) are served"
+                .into(),
+        ),
+    }
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        if writeln!(out, "{line}").is_err() {
+            break;
         }
     }
-    out.flush()?;
+    let _ = out.flush();
     if plan.exposed {
-        eprintln!(
+        say!(
             "seek: warning: serving on {addr}, not loopback: anyone who can reach it and has the token can run code on this machine; put it behind TLS"
         );
     }
-    Ok(())
 }

@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -31,6 +30,9 @@ use super::records::QueryResponse;
 /// The largest request body read (a `/query` with a very long prompt is still far below it).
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
+/// How long a request body may take to arrive once its headers have.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// AgenticSeek's version string, which its `/health` reports and clients may check.
 pub const API_VERSION: &str = "0.1.0";
 
@@ -39,6 +41,8 @@ pub const API_VERSION: &str = "0.1.0";
 pub struct AppState {
     pub bridge: Arc<Bridge>,
     pub sessions: SessionsDir,
+    /// The latest page's screenshot, when the web agent has taken one.
+    pub screenshot: std::path::PathBuf,
     /// Cancelled at shutdown: `/events` streams end.
     pub shutdown: CancellationToken,
 }
@@ -58,8 +62,8 @@ pub fn router(state: AppState, access: Access) -> Router {
         .route("/query", post(query))
         .route("/latest_answer", get(latest_answer))
         .route("/stop", get(stop).post(stop))
-        .route("/screenshot", get(no_screenshot))
-        .route("/screenshots/{*path}", get(no_screenshot))
+        .route("/screenshot", get(screenshot))
+        .route("/screenshots/{*path}", get(screenshots))
         .route("/events", get(events))
         .route("/sessions", get(sessions))
         .fallback(not_found)
@@ -96,20 +100,30 @@ struct QueryRequest {
     session: Option<String>,
 }
 
-async fn query(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            let status = rejection.status();
-            let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                format!("the request body is larger than {} KiB", BODY_LIMIT / 1024)
-            } else {
+async fn query(State(state): State<AppState>, body: Body) -> Response {
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT));
+    let body = match read.await {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) if is_too_large(&e) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than {} KiB", BODY_LIMIT / 1024),
+            );
+        }
+        Ok(Err(e)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the request body could not be read: {e}"),
+            );
+        }
+        Err(_) => {
+            return error(
+                StatusCode::REQUEST_TIMEOUT,
                 format!(
-                    "the request body could not be read: {}",
-                    rejection.body_text()
-                )
-            };
-            return error(status, message);
+                    "the request body took longer than {} s to arrive",
+                    BODY_READ_TIMEOUT.as_secs()
+                ),
+            );
         }
     };
     let request: QueryRequest = match serde_json::from_slice(&body) {
@@ -167,6 +181,19 @@ async fn query(State(state): State<AppState>, body: Result<Bytes, BytesRejection
     }
 }
 
+/// Whether reading a body failed on `BODY_LIMIT` (axum's length-limit error, somewhere in the
+/// error's chain).
+fn is_too_large(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
 async fn latest_answer(State(state): State<AppState>) -> Response {
     match state.bridge.board().latest() {
         Some(record) => Json(record).into_response(),
@@ -179,9 +206,25 @@ async fn stop(State(state): State<AppState>) -> Response {
     Json(json!({"status": "stopped"})).into_response()
 }
 
-async fn no_screenshot() -> Response {
-    // seek's browser keeps no screenshots (yet); AgenticSeek's answer when it has none.
-    error(StatusCode::NOT_FOUND, "No screenshot available")
+/// The latest page the web agent read with Chromium, as a PNG (AgenticSeek's `/screenshot`).
+async fn screenshot(State(state): State<AppState>) -> Response {
+    match tokio::fs::read(&state.screenshot).await {
+        Ok(png) => ([(header::CONTENT_TYPE, "image/png")], png).into_response(),
+        Err(_) => error(StatusCode::NOT_FOUND, "No screenshot available"),
+    }
+}
+
+/// AgenticSeek served its screenshots folder here; the front end asks for
+/// `updated_screen.png`, the only file there is.
+async fn screenshots(
+    state: State<AppState>,
+    axum::extract::Path(path): axum::extract::Path<String>,
+) -> Response {
+    if path == crate::web::read::SCREENSHOT_FILE {
+        screenshot(state).await
+    } else {
+        error(StatusCode::NOT_FOUND, "No screenshot available")
+    }
 }
 
 async fn not_found() -> Response {

@@ -36,6 +36,8 @@ const SESSION_START_BOUND: Duration = Duration::from_secs(30);
 const SESSION_END_BOUND: Duration = Duration::from_secs(2);
 /// How long the killed processes may take to disappear from `/proc`.
 const EXIT_BOUND: Duration = Duration::from_secs(5);
+/// How long a screenshot may take before the page goes on without one.
+const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
 /// Beyond the page-load timeout Chromium enforces, how long a WebDriver command may hang.
 const COMMAND_MARGIN: Duration = Duration::from_secs(5);
 
@@ -313,6 +315,16 @@ impl PageReader for ChromiumReader {
 
     fn submit<'a>(&'a mut self, fields: &'a [WebField]) -> BoxFuture<'a, Result<Page, ReadError>> {
         Box::pin(self.fill(fields))
+    }
+
+    fn screenshot(&mut self) -> BoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let client = self.client.clone()?;
+            match tokio::time::timeout(SCREENSHOT_BOUND, client.screenshot()).await {
+                Ok(Ok(png)) => Some(png),
+                _ => None,
+            }
+        })
     }
 
     fn close(&mut self) -> BoxFuture<'_, ()> {

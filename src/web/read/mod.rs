@@ -120,6 +120,9 @@ pub enum ReadError {
     Browser { reason: String },
 }
 
+/// The file name of the latest page's screenshot (AgenticSeek's, which its front end asks for).
+pub const SCREENSHOT_FILE: &str = "updated_screen.png";
+
 /// One task's browser.
 pub trait PageReader: Send {
     fn engine(&self) -> Engine;
@@ -136,6 +139,12 @@ pub trait PageReader: Send {
     /// Ends the browser: its processes killed and waited for, its profile removed. Dropping a
     /// reader does the same without waiting.
     fn close(&mut self) -> BoxFuture<'_, ()>;
+
+    /// A PNG of the open page as a browser shows it; `None` when the engine draws nothing (the
+    /// `http` engine) or the browser could not take one.
+    fn screenshot(&mut self) -> BoxFuture<'_, Option<Vec<u8>>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A started reader, why it was picked, and how long it took to start.

@@ -11,6 +11,7 @@ use super::{Browse, Current, Ended, Next, elapsed_ms};
 use crate::agents::web::parse::{self, Answer};
 use crate::agents::web::prompt::{self, PageView};
 use crate::web::Page;
+use crate::web::read::SCREENSHOT_FILE;
 use crate::wire::{Event, WebField};
 
 impl Browse<'_> {
@@ -45,6 +46,7 @@ impl Browse<'_> {
             }
         };
         self.page_read(&url, page, elapsed_ms(started));
+        self.keep_screenshot().await;
         Next::Decide { before }
     }
 
@@ -111,6 +113,31 @@ impl Browse<'_> {
             elapsed_ms,
         });
         self.current = Some(Current { page });
+    }
+
+    /// Under `seek serve`, the page as the browser shows it, for `/screenshot`: written beside
+    /// and renamed, so a reader never sees half a file. Failing to take or keep one changes
+    /// nothing else.
+    async fn keep_screenshot(&mut self) {
+        let Some(dir) = self.ctx.config.web.screenshots.clone() else {
+            return;
+        };
+        let Some(reader) = self.reader.as_mut() else {
+            return;
+        };
+        let png = tokio::select! {
+            () = self.cancel.cancelled() => return,
+            png = reader.screenshot() => png,
+        };
+        let Some(png) = png else {
+            return;
+        };
+        let _ = tokio::task::spawn_blocking(move || {
+            let partial = dir.join(".updated_screen.png.partial");
+            std::fs::write(&partial, png)?;
+            std::fs::rename(&partial, dir.join(SCREENSHOT_FILE))
+        })
+        .await;
     }
 
     pub(super) fn page_failed(&mut self, url: &str, error: &str, elapsed_ms: u64) {
@@ -288,6 +315,7 @@ impl Browse<'_> {
                 });
                 let led_to = page.url.clone();
                 self.page_read(&led_to, page, elapsed_ms(started));
+                self.keep_screenshot().await;
                 Ok(Next::Decide {
                     before: Some(prompt::form_filled(&url, &pairs)),
                 })
