@@ -144,12 +144,7 @@ impl ServeProcess {
 
     /// `POST path` of a JSON body with the token.
     pub fn post_json(&self, path: &str, body: &str) -> RawResponse {
-        self.request(
-            "POST",
-            path,
-            &[("Content-Type", "application/json")],
-            body,
-        )
+        self.request("POST", path, &[("Content-Type", "application/json")], body)
     }
 
     /// Sends SIGTERM and waits (bounded) until the process has ended.
@@ -191,7 +186,9 @@ impl ServeProcess {
             }
         };
         let join = |handle: Option<std::thread::JoinHandle<String>>| {
-            handle.map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+            handle
+                .map(|h| h.join().unwrap_or_default())
+                .unwrap_or_default()
         };
         Some(Ended {
             status,
