@@ -109,14 +109,7 @@ fn agenticseek_frontend_answers_through_seek_serve() {
     };
     eprintln!("the page's requests: {}", page["log"]);
 
-    let refused: Vec<&Value> = page["log"]
-        .as_array()
-        .map(|log| {
-            log.iter()
-                .filter(|r| matches!(r["status"].as_u64(), Some(0 | 401 | 403)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let refused = refused(&page);
     assert!(
         refused.is_empty(),
         "requests refused or blocked (status 0 is a CORS refusal or a dropped connection): \
@@ -140,6 +133,20 @@ fn agenticseek_frontend_answers_through_seek_serve() {
         "the model was asked for the block and for the answer"
     );
     eprintln!("the whole check took {:?}", started.elapsed());
+}
+
+/// The page's requests that were refused: 401 or 403, or status 0 (the browser's CORS check
+/// failed, or the connection was dropped).
+fn refused(state: &Value) -> Vec<Value> {
+    state["log"]
+        .as_array()
+        .map(|log| {
+            log.iter()
+                .filter(|r| matches!(r["status"].as_u64(), Some(0 | 401 | 403)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether a `static/js/main.*.js` of `build` contains the placeholder backend URL.
@@ -449,7 +456,7 @@ impl Drop for Driver {
 
 /// The port in "ChromeDriver was started successfully on port 40077.".
 fn driver_port(line: &str) -> Option<u16> {
-    let rest = line.split("on port ").nth(1)?;
+    let rest = line.split("started successfully on port ").nth(1)?;
     rest.trim().trim_end_matches('.').parse().ok()
 }
 
@@ -569,7 +576,7 @@ async fn use_page(client: &Client, origin: &str) -> Result<Value, String> {
 }
 
 /// Polls the page's state until `done` holds; fails with the last state after `PAGE_BOUND`, or
-/// at once when the page shows an error.
+/// at once when a request was refused or the page shows an error.
 async fn wait_for(
     client: &Client,
     what: &str,
@@ -583,6 +590,11 @@ async fn wait_for(
             .map_err(|e| format!("read the page's state: {e}"))?;
         if done(&state) {
             return Ok(state);
+        }
+        if !refused(&state).is_empty() {
+            return Err(format!(
+                "waiting until {what}, a request was refused: {state}"
+            ));
         }
         if state["errors"].as_array().is_some_and(|v| !v.is_empty()) {
             return Err(format!(
