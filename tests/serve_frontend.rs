@@ -373,7 +373,7 @@ fn content_type(file: &Path) -> &'static str {
 struct Driver {
     child: Child,
     port: u16,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 impl Driver {
@@ -405,7 +405,7 @@ impl Driver {
         let mut driver = Self {
             child,
             port: 0,
-            _profile: profile,
+            profile,
         };
         driver.port = port_rx
             .recv_timeout(Duration::from_secs(15))
@@ -418,7 +418,7 @@ impl Driver {
         let as_root = unsafe { libc::geteuid() } == 0;
         let mut args = vec![
             "--headless=new".to_owned(),
-            format!("--user-data-dir={}", self._profile.path().display()),
+            format!("--user-data-dir={}", self.profile.path().display()),
             "--disable-gpu".to_owned(),
             "--disable-dev-shm-usage".to_owned(),
             "--no-first-run".to_owned(),
