@@ -400,6 +400,17 @@ fn the_token_never_reaches_a_block_the_log_or_stderr() {
         .collect();
     let all = outputs.join("\n");
     assert!(all.contains("env-listed"), "the env block ran: {all}");
+    // No environment a block can read through /proc (seek's own holds the token) shows it.
+    let walked = all
+        .lines()
+        .take_while(|l| !l.contains("proc-walked"))
+        .last()
+        .unwrap_or_default();
+    assert_eq!(
+        walked.trim(),
+        "0",
+        "a block read SEEK_API_TOKEN from another process's environment: {all}"
+    );
     assert!(!all.contains(token), "a block saw the token: {all}");
     assert!(
         !all.contains("SEEK_API_TOKEN="),
