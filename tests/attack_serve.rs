@@ -39,7 +39,7 @@ fn authorization_header_tricks_never_reach_the_model() {
         format!("Bearer {}", &token[..token.len() - 1]).into_bytes(),
         format!("Bearer {}", token.to_uppercase()).into_bytes(),
         format!("Basic {token}").into_bytes(),
-        format!("{token}").into_bytes(),
+        token.clone().into_bytes(),
         b"Bearer ".to_vec(),
         b"Bearer".to_vec(),
         [format!("Bearer {token}").as_bytes(), b"\x00"].concat(),
