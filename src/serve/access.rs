@@ -15,6 +15,10 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+/// Where a browser says a request comes from (Fetch Metadata): `cross-site`, `same-site`,
+/// `same-origin`, or `none` (the user typed the address).
+const SEC_FETCH_SITE: header::HeaderName = header::HeaderName::from_static("sec-fetch-site");
+
 /// How requests are let in.
 #[derive(Debug, Clone)]
 pub struct Access {
@@ -34,13 +38,16 @@ pub enum Refusal {
     Host(String),
     /// 403: an `Origin` not in `[serve] allowed_origins`.
     Origin(String),
+    /// 403: a request a browser made for another site's page without an `Origin` (an image, a
+    /// link, a script tag: `Sec-Fetch-Site: cross-site` or `same-site`), with that value.
+    CrossSite(String),
 }
 
 impl Refusal {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Token(_) => StatusCode::UNAUTHORIZED,
-            Self::Host(_) | Self::Origin(_) => StatusCode::FORBIDDEN,
+            Self::Host(_) | Self::Origin(_) | Self::CrossSite(_) => StatusCode::FORBIDDEN,
         }
     }
 
@@ -52,6 +59,9 @@ impl Refusal {
             ),
             Self::Origin(origin) => format!(
                 "Origin {origin:?} is not allowed: add it to [serve] allowed_origins to let its pages call seek"
+            ),
+            Self::CrossSite(site) => format!(
+                "a {site} page's request without an Origin (an image, a link) is not served: pages call seek with fetch from an origin in [serve] allowed_origins"
             ),
         }
     }
@@ -105,7 +115,15 @@ impl Access {
             }
         }
         let origin = match header_text(headers, header::ORIGIN) {
-            None => None,
+            // A page elsewhere needs no script to send a GET (`<img src=…/stop>`, a link) and
+            // browsers send no `Origin` with it; they do say where it came from. Only a request
+            // of seek's own origin or one the user made (typed, bookmarked) may come so.
+            None => match header_text(headers, SEC_FETCH_SITE) {
+                Some(site) if !matches!(site.as_str(), "same-origin" | "none") => {
+                    return Err(Refusal::CrossSite(site));
+                }
+                _ => None,
+            },
             Some(origin) if self.origin_allowed(&origin) => Some(origin),
             Some(origin) => return Err(Refusal::Origin(origin)),
         };
