@@ -72,7 +72,7 @@ impl IntoResponse for Refusal {
         let status = self.status();
         let mut response = (
             status,
-            axum::Json(serde_json::json!({"error": self.message()})),
+            super::records::ApiJson(serde_json::json!({"error": self.message()})),
         )
             .into_response();
         if status == StatusCode::UNAUTHORIZED {

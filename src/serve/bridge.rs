@@ -139,7 +139,8 @@ impl Bridge {
             return Err(StartError::Gone);
         }
         let _ = finished.wait_for(|count| *count > before).await;
-        if self.alive() {
+        // The task may have ended just before the runtime did (a shutdown): it still ended.
+        if self.board().outcome().is_some() {
             Ok(())
         } else {
             Err(StartError::Gone)
@@ -218,7 +219,7 @@ impl Bridge {
             .and_then(Value::as_str)
             .unwrap_or("event")
             .to_owned();
-        let json = serde_json::to_string(&json).unwrap_or_else(|e| {
+        let json = crate::terminal_safe::json_line(&json).unwrap_or_else(|e| {
             serde_json::json!({"type": "error", "message": format!("an event could not be written: {e}")})
                 .to_string()
         });

@@ -6,6 +6,8 @@
 //! seek adds fields of its own after AgenticSeek's (`outcome`, `session`); it never renames or
 //! retypes one. Plain data: it must not know how the server runs.
 
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -62,6 +64,26 @@ pub struct LatestAnswer {
     /// seek's own: the task's outcome once it ended (`null` while it runs).
     pub outcome: Option<Outcome>,
     pub session: Option<String>,
+}
+
+/// A JSON body written as `--json` writes its lines: every control character, DEL and the C1
+/// controls escaped, so a model's or a page's text cannot reach a terminal that prints the
+/// body as it is.
+pub struct ApiJson<T>(pub T);
+
+impl<T: Serialize> IntoResponse for ApiJson<T> {
+    fn into_response(self) -> Response {
+        match crate::terminal_safe::json_line(&self.0) {
+            Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+            Err(e) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(header::CONTENT_TYPE, "application/json")],
+                serde_json::json!({"error": format!("the answer could not be written as JSON: {e}")})
+                    .to_string(),
+            )
+                .into_response(),
+        }
+    }
 }
 
 /// `True`/`False`, as Python's `str(bool)` writes it (AgenticSeek's `/query` `success`).

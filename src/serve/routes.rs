@@ -9,7 +9,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
@@ -25,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::access::{Access, guard};
 use super::bridge::{Bridge, Query, StartError};
-use super::records::QueryResponse;
+use super::records::{ApiJson, QueryResponse};
 
 /// The largest request body read (a `/query` with a very long prompt is still far below it).
 pub const BODY_LIMIT: usize = 1024 * 1024;
@@ -73,15 +72,15 @@ pub fn router(state: AppState, access: Access) -> Router {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({"error": message.into()}))).into_response()
+    (status, ApiJson(json!({"error": message.into()}))).into_response()
 }
 
 async fn health() -> Response {
-    Json(json!({"status": "healthy", "version": API_VERSION})).into_response()
+    ApiJson(json!({"status": "healthy", "version": API_VERSION})).into_response()
 }
 
 async fn is_active(State(state): State<AppState>) -> Response {
-    Json(json!({"is_active": state.bridge.board().running()})).into_response()
+    ApiJson(json!({"is_active": state.bridge.board().running()})).into_response()
 }
 
 /// `/query`'s body: AgenticSeek's `QueryRequest` and seek's own optional fields.
@@ -166,17 +165,17 @@ async fn query(State(state): State<AppState>, body: Body) -> Response {
             } else {
                 StatusCode::OK
             };
-            (status, Json(response)).into_response()
+            (status, ApiJson(response)).into_response()
         }
         Err(StartError::Busy) => (
             StatusCode::TOO_MANY_REQUESTS,
-            Json(QueryResponse::refused(uuid::Uuid::new_v4().to_string())),
+            ApiJson(QueryResponse::refused(uuid::Uuid::new_v4().to_string())),
         )
             .into_response(),
         Err(StartError::Session(why)) => error(StatusCode::NOT_FOUND, why),
         Err(StartError::Gone) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "the agent runtime has ended; restart seek serve",
+            "the agent runtime has ended (the server is stopping, or it failed: see its stderr)",
         ),
     }
 }
@@ -196,14 +195,14 @@ fn is_too_large(error: &axum::Error) -> bool {
 
 async fn latest_answer(State(state): State<AppState>) -> Response {
     match state.bridge.board().latest() {
-        Some(record) => Json(record).into_response(),
+        Some(record) => ApiJson(record).into_response(),
         None => error(StatusCode::NOT_FOUND, "No agent available"),
     }
 }
 
 async fn stop(State(state): State<AppState>) -> Response {
     state.bridge.stop().await;
-    Json(json!({"status": "stopped"})).into_response()
+    ApiJson(json!({"status": "stopped"})).into_response()
 }
 
 /// The latest page the web agent read with Chromium, as a PNG (AgenticSeek's `/screenshot`).
@@ -288,7 +287,9 @@ async fn sessions(State(state): State<AppState>) -> Response {
     .await;
     let current = state.bridge.board().session().map(str::to_owned);
     match listed {
-        Ok(Ok(sessions)) => Json(json!({"sessions": sessions, "current": current})).into_response(),
+        Ok(Ok(sessions)) => {
+            ApiJson(json!({"sessions": sessions, "current": current})).into_response()
+        }
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         Err(e) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
