@@ -57,9 +57,13 @@ impl Board {
         true
     }
 
-    /// The task could not be submitted after `begin` (its session could not be resumed): the
-    /// board is free again and says why.
+    /// The running task could not be submitted after `begin` (its session could not be
+    /// resumed), or will never end (the runtime is gone): the board is free again and says why.
     pub fn abandon(&mut self, why: &str) {
+        // A task that ended keeps its ending.
+        if !self.running {
+            return;
+        }
         self.running = false;
         if let Some(task) = &mut self.task {
             task.status = status::READY;
