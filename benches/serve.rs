@@ -4,7 +4,7 @@
 //! Run with `cargo bench --bench serve`; numbers in docs/benchmarks.md.
 //!
 //! A small harness rather than criterion: each measure is a whole scenario (a load level, a
-//! stop, a thousand connections) reported as rates, percentiles, medians and maxima.
+//! stop, 500 connections, under the server's cap of 512) reported as rates, percentiles, medians and maxima.
 //!
 //! - Load and `/stop` run the server in process (`Server::start` on 127.0.0.1:0, its own
 //!   multi-thread runtime, like `seek serve`'s) over a scripted in-process model, so only the
@@ -49,7 +49,7 @@ const WARM_UP_REQUESTS: usize = 2_000;
 /// `/stop` measurements.
 const STOP_REPEATS: usize = 10;
 /// Idle connections held open for the memory measure, and the steps it is read at.
-const IDLE_CONNECTIONS: usize = 1_000;
+const IDLE_CONNECTIONS: usize = 500;
 const IDLE_STEPS: usize = 4;
 /// How long any awaited condition (a block starting, processes going, a server answering)
 /// may take before the bench fails instead of hanging.
@@ -562,8 +562,8 @@ fn rss_bytes(pid: u32) -> u64 {
         .unwrap_or_else(|| panic!("no VmRSS in /proc/{pid}/status"))
 }
 
-/// Raises the soft open-files limit to `wanted` (within the hard limit): the bench holds a
-/// thousand connections, and the server it starts inherits the limit for their other ends.
+/// Raises the soft open-files limit to `wanted` (within the hard limit): the bench holds hundreds of
+/// connections, and the server it starts inherits the limit for their other ends.
 fn raise_fd_limit(wanted: u64) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let (soft, hard) =

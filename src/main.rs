@@ -131,33 +131,40 @@ fn headless_prompt(cli: &Cli) -> std::io::Result<String> {
     Ok(seek::cli::prompt_with_stdin(&given, &piped, cut))
 }
 
-fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
+/// The checks of the modes with no one at the terminal (`-p`, `seek serve`, named by `mode`):
+/// `approval = ask` refused, the safety and work-dir warnings said once.
+fn unattended(config: &Config, mode: &str) -> Result<(), Exit> {
     if config.safety.approval.value == seek::config::Approval::Ask {
         eprintln!(
-            "seek: approval is ask ({}), and -p has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
+            "seek: approval is ask ({}), and {mode} has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
             config.safety.approval.origin
         );
-        return Ok(Exit::Usage);
+        return Err(Exit::Usage);
     }
-    for warning in [config.safety.warning(), config.work_dir_warning()]
-        .into_iter()
-        .flatten()
+    for warning in [
+        config.safety.warning(),
+        config.work_dir_warning(),
+        config.safety.socket_warning(),
+    ]
+    .into_iter()
+    .flatten()
     {
         eprintln!("seek: warning: {warning}");
     }
-    if let Some(notice) = config.work_dir_notice() {
+    for notice in [
+        config.work_dir_notice(),
+        seek::local::first_use_notice(config),
+    ]
+    .into_iter()
+    .flatten()
+    {
         eprintln!("seek: {notice}");
     }
-    if let Some(warning) = config.safety.socket_warning() {
-        eprintln!("seek: warning: {warning}");
-    }
-    if let Some(notice) = seek::local::first_use_notice(&config) {
-        eprintln!("seek: {notice}");
-    }
-    if prompt.trim().is_empty() {
-        eprintln!("seek: the prompt is empty: seek -p \"your task\"");
-        return Ok(Exit::Usage);
-    }
+    Ok(())
+}
+
+/// The configured model's client; a mode with no one to pick a model needs one named.
+fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>, Exit> {
     if config
         .model
         .value
@@ -168,14 +175,25 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
             provider: config.provider.value.name.to_owned(),
         };
         eprintln!("seek: {err}");
+        return Err(Exit::Usage);
+    }
+    llm::connect(config, env).map_err(|err| {
+        eprintln!("seek: {err}");
+        Exit::Usage
+    })
+}
+
+fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
+    if let Err(exit) = unattended(&config, "-p") {
+        return Ok(exit);
+    }
+    if prompt.trim().is_empty() {
+        eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);
     }
-    let model = match llm::connect(&config, env) {
+    let model = match named_model(&config, env) {
         Ok(model) => model,
-        Err(err) => {
-            eprintln!("seek: {err}");
-            return Ok(Exit::Usage);
-        }
+        Err(exit) => return Ok(exit),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -197,44 +215,12 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
 
 /// `seek serve`: the same checks as `-p` (no one to ask for approval), then the server.
 fn serve(config: Config, env: &Env, args: &seek::serve::ServeArgs) -> anyhow::Result<Exit> {
-    if config.safety.approval.value == seek::config::Approval::Ask {
-        eprintln!(
-            "seek: approval is ask ({}), and seek serve has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
-            config.safety.approval.origin
-        );
-        return Ok(Exit::Usage);
+    if let Err(exit) = unattended(&config, "seek serve") {
+        return Ok(exit);
     }
-    for warning in [
-        config.safety.warning(),
-        config.work_dir_warning(),
-        config.safety.socket_warning(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        eprintln!("seek: warning: {warning}");
-    }
-    if let Some(notice) = config.work_dir_notice() {
-        eprintln!("seek: {notice}");
-    }
-    if config
-        .model
-        .value
-        .as_deref()
-        .is_none_or(|m| m.trim().is_empty())
-    {
-        let err = LlmError::NoModel {
-            provider: config.provider.value.name.to_owned(),
-        };
-        eprintln!("seek: {err}");
-        return Ok(Exit::Usage);
-    }
-    let model = match llm::connect(&config, env) {
+    let model = match named_model(&config, env) {
         Ok(model) => model,
-        Err(err) => {
-            eprintln!("seek: {err}");
-            return Ok(Exit::Usage);
-        }
+        Err(exit) => return Ok(exit),
     };
     let sessions = Sessions::for_config(&config, masker(&config, env), &model.describe());
     let env_token = env.get(seek::serve::setup::TOKEN_VAR);
