@@ -95,11 +95,6 @@ impl Access {
         }
     }
 
-    /// Whether a token is required.
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-
     /// Checks a request's headers for `path`: `Ok(origin)` with the allowed origin to answer
     /// CORS for (if the request came from a page), or why it is refused.
     pub fn check(

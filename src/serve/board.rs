@@ -5,8 +5,6 @@
 //! Pure state: it is fed events and asked for records; it must not send commands, wait, or
 //! know about HTTP.
 
-use serde_json::Map;
-
 use super::records::{LatestAnswer, QueryResponse, blocks_json, python_bool, status};
 use crate::wire::{BlockRecord, Event, Outcome, Status};
 
@@ -145,11 +143,7 @@ impl Board {
             reasoning: task.reasoning.clone(),
             agent_name: task.agent.clone(),
             success: python_bool(task.outcome.is_some_and(Outcome::success)),
-            blocks: if task.blocks.is_empty() {
-                Map::new()
-            } else {
-                blocks_json(&task.blocks)
-            },
+            blocks: blocks_json(&task.blocks),
             status: task.status.into(),
             uid: task.uid.clone(),
             outcome: task.outcome,

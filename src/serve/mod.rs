@@ -136,19 +136,7 @@ pub async fn run(
     env_token: Option<&str>,
 ) -> std::io::Result<Exit> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut token_error = None;
-    let plan = setup::plan(args, env_token, || {
-        setup::generate_token().unwrap_or_else(|e| {
-            token_error = Some(e);
-            String::new()
-        })
-    });
-    if let Some(e) = token_error {
-        say!(
-            "seek: cannot make a token (the system's random source failed: {e}); set SEEK_API_TOKEN"
-        );
-        return Ok(Exit::Usage);
-    }
+    let plan = setup::plan(args, env_token, setup::generate_token);
     let plan = match plan {
         Ok(plan) => plan,
         Err(e) => {

@@ -99,17 +99,8 @@ pub fn blocks_json(blocks: &[BlockRecord]) -> Map<String, Value> {
         .iter()
         .enumerate()
         .map(|(i, block)| {
-            let value = serde_json::to_value(block).unwrap_or_else(|e| {
-                // A record is plain strings and numbers; keep AgenticSeek's four fields if the
-                // rest ever fails to encode.
-                serde_json::json!({
-                    "block": block.block,
-                    "feedback": block.feedback,
-                    "success": block.success,
-                    "tool_type": block.tool_type,
-                    "error": e.to_string(),
-                })
-            });
+            // A record is strings, numbers and bools: it always encodes.
+            let value = serde_json::to_value(block).unwrap_or(Value::Null);
             (i.to_string(), value)
         })
         .collect()

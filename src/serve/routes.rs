@@ -19,7 +19,8 @@ use axum::{Router, middleware};
 use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::access::{Access, guard};
@@ -207,10 +208,27 @@ async fn stop(State(state): State<AppState>) -> Response {
 
 /// The latest page the web agent read with Chromium, as a PNG (AgenticSeek's `/screenshot`).
 async fn screenshot(State(state): State<AppState>) -> Response {
-    match tokio::fs::read(&state.screenshot).await {
+    match read_no_follow(&state.screenshot).await {
         Ok(png) => ([(header::CONTENT_TYPE, "image/png")], png).into_response(),
         Err(_) => error(StatusCode::NOT_FOUND, "No screenshot available"),
     }
+}
+
+/// Reads a file only if it is a plain file: a link put in its place is not followed, and a
+/// FIFO is neither waited on nor read.
+async fn read_no_follow(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut file = tokio::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .await?;
+    if !file.metadata().await?.is_file() {
+        return Err(std::io::Error::other("not a plain file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).await?;
+    Ok(bytes)
 }
 
 /// AgenticSeek served its screenshots folder here; the front end asks for
@@ -233,43 +251,24 @@ async fn not_found() -> Response {
 async fn events(
     State(state): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<axum::response::sse::Event, Infallible>>> {
-    let mut receiver = state.bridge.subscribe();
-    let shutdown = state.shutdown.clone();
-    let stream = async_stream(move |out| async move {
-        loop {
-            let next = tokio::select! {
-                _ = shutdown.cancelled() => return,
-                next = receiver.recv() => next,
-            };
-            let event = match next {
+    use futures_util::StreamExt;
+    let stream = BroadcastStream::new(state.bridge.subscribe())
+        .map(|next| {
+            Ok(match next {
                 Ok(published) => axum::response::sse::Event::default()
                     .id(published.seq.to_string())
                     .event(published.kind.as_str())
                     .data(published.json.as_str()),
-                Err(RecvError::Lagged(missed)) => axum::response::sse::Event::default()
-                    .event("lagged")
-                    .data(json!({"type": "lagged", "missed": missed}).to_string()),
-                Err(RecvError::Closed) => return,
-            };
-            if out.send(Ok(event)).await.is_err() {
-                return;
-            }
-        }
-    });
+                Err(BroadcastStreamRecvError::Lagged(missed)) => {
+                    axum::response::sse::Event::default()
+                        .event("lagged")
+                        .data(json!({"type": "lagged", "missed": missed}).to_string())
+                }
+            })
+        })
+        // At shutdown the stream ends, so the connection can close.
+        .take_until(state.shutdown.cancelled_owned());
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-}
-
-/// A stream fed by a task writing into a small channel; the task ends when the stream is
-/// dropped (the client went away).
-fn async_stream<T, F, Fut>(produce: F) -> impl Stream<Item = T>
-where
-    T: Send + 'static,
-    F: FnOnce(tokio::sync::mpsc::Sender<T>) -> Fut,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
-{
-    let (tx, rx) = tokio::sync::mpsc::channel(64);
-    tokio::spawn(produce(tx));
-    tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
 async fn sessions(State(state): State<AppState>) -> Response {
@@ -295,5 +294,32 @@ async fn sessions(State(state): State<AppState>) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("listing sessions failed: {e}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_screenshot_is_read_only_from_a_plain_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let plain = dir.path().join("plain.png");
+        std::fs::write(&plain, b"png").expect("write");
+        assert_eq!(read_no_follow(&plain).await.expect("a file"), b"png");
+
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, b"secret").expect("write");
+        let link = dir.path().join("link.png");
+        std::os::unix::fs::symlink(&secret, &link).expect("symlink");
+        assert!(read_no_follow(&link).await.is_err(), "a link is not followed");
+
+        let fifo = dir.path().join("fifo.png");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let read = tokio::time::timeout(Duration::from_secs(10), read_no_follow(&fifo)).await;
+        assert!(
+            matches!(read, Ok(Err(_))),
+            "a FIFO is refused at once, not waited on"
+        );
     }
 }

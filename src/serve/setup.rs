@@ -67,6 +67,8 @@ pub enum SetupError {
         "SEEK_API_TOKEN is set but shorter than {MIN_TOKEN_LEN} characters: use a long random token (or unset it and seek makes one)"
     )]
     WeakToken,
+    #[error("cannot make a token (the system's random source failed: {0}); set SEEK_API_TOKEN")]
+    NoRandom(String),
     #[error(
         "SEEK_API_TOKEN holds characters an Authorization header cannot carry: use letters, digits and -._~+/="
     )]
@@ -74,11 +76,11 @@ pub enum SetupError {
 }
 
 /// Decides the set-up from the arguments and `SEEK_API_TOKEN`; `generate` makes a new token
-/// when one is needed and none is given.
+/// (`generate_token`) when one is needed and none is given.
 pub fn plan(
     args: &ServeArgs,
     env_token: Option<&str>,
-    generate: impl FnOnce() -> String,
+    generate: impl FnOnce() -> std::io::Result<String>,
 ) -> Result<Plan, SetupError> {
     let host = match args.host.as_deref().map(str::trim) {
         None => DEFAULT_HOST,
@@ -102,7 +104,9 @@ pub fn plan(
                 return Err(SetupError::UnsendableToken);
             }
             Some(token) => TokenChoice::FromEnv(token.to_owned()),
-            None => TokenChoice::Generated(generate()),
+            None => {
+                TokenChoice::Generated(generate().map_err(|e| SetupError::NoRandom(e.to_string()))?)
+            }
         }
     };
     Ok(Plan {
@@ -134,7 +138,7 @@ mod tests {
 
     #[test]
     fn loopback_and_a_generated_token_by_default() {
-        let plan = plan(&args(None, false), None, || "generated".into()).expect("plan");
+        let plan = plan(&args(None, false), None, || Ok("generated".into())).expect("plan");
         assert_eq!(plan.host, DEFAULT_HOST);
         assert_eq!(plan.port, DEFAULT_PORT);
         assert!(!plan.exposed);
@@ -144,18 +148,19 @@ mod tests {
     #[test]
     fn the_environments_token_wins_and_must_be_strong() {
         let long = "0123456789abcdef0123";
-        let plan = plan(&args(None, false), Some(long), || unreachable!()).expect("plan");
+        let plan = plan(&args(None, false), Some(long), || {
+            unreachable!("the environment gives the token")
+        })
+        .expect("plan");
         assert_eq!(plan.token, TokenChoice::FromEnv(long.into()));
         assert_eq!(
-            super::plan(&args(None, false), Some("short"), String::new).err(),
+            super::plan(&args(None, false), Some("short"), || Ok(String::new())).err(),
             Some(SetupError::WeakToken)
         );
         assert_eq!(
-            super::plan(
-                &args(None, false),
-                Some("0123456789abcdef 0123"),
-                String::new
-            )
+            super::plan(&args(None, false), Some("0123456789abcdef 0123"), || Ok(
+                String::new()
+            ))
             .err(),
             Some(SetupError::UnsendableToken)
         );
@@ -164,13 +169,13 @@ mod tests {
     #[test]
     fn no_token_only_on_loopback() {
         for host in ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"] {
-            let plan = plan(&args(Some(host), true), None, String::new).expect(host);
+            let plan = plan(&args(Some(host), true), None, || Ok(String::new())).expect(host);
             assert_eq!(plan.token, TokenChoice::None, "{host}");
         }
         for host in ["0.0.0.0", "::", "192.168.1.5"] {
             assert!(
                 matches!(
-                    plan(&args(Some(host), true), None, String::new),
+                    plan(&args(Some(host), true), None, || Ok(String::new())),
                     Err(SetupError::NoTokenOffLoopback(_))
                 ),
                 "{host}"
@@ -180,10 +185,14 @@ mod tests {
 
     #[test]
     fn another_address_is_exposed_and_names_are_refused() {
-        let plan = plan(&args(Some("0.0.0.0"), false), None, || "t".into()).expect("plan");
+        let plan = plan(&args(Some("0.0.0.0"), false), None, || Ok("t".into())).expect("plan");
         assert!(plan.exposed);
         assert!(matches!(
-            super::plan(&args(Some("example.com"), false), None, String::new),
+            super::plan(
+                &args(Some("example.com"), false),
+                None,
+                || Ok(String::new())
+            ),
             Err(SetupError::BadHost(_))
         ));
     }

@@ -132,10 +132,13 @@ impl Browse<'_> {
         let Some(png) = png else {
             return;
         };
-        let _ = tokio::task::spawn_blocking(move || {
-            let partial = dir.join(".updated_screen.png.partial");
-            std::fs::write(&partial, png)?;
-            std::fs::rename(&partial, dir.join(SCREENSHOT_FILE))
+        // A fresh file of a random name (created exclusively, never through a link), renamed
+        // over the last one.
+        let _ = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            let mut partial = tempfile::NamedTempFile::new_in(&dir)?;
+            std::io::Write::write_all(&mut partial, &png)?;
+            partial.persist(dir.join(SCREENSHOT_FILE))?;
+            Ok(())
         })
         .await;
     }
