@@ -11,6 +11,8 @@ mod support;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/serve.rs"]
+mod serve;
 #[path = "support/serve_attack.rs"]
 mod serve_attack;
 

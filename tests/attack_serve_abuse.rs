@@ -12,6 +12,8 @@ mod support;
 mod fake_model;
 #[path = "support/procs.rs"]
 mod procs;
+#[path = "support/serve.rs"]
+mod serve;
 #[path = "support/serve_attack.rs"]
 mod serve_attack;
 

@@ -7,8 +7,11 @@
 mod fake_model;
 #[path = "support/runtime.rs"]
 mod runtime;
+#[path = "support/serve.rs"]
+mod serve;
+mod support;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -62,27 +65,9 @@ fn health_request(port: u16) -> String {
     format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n")
 }
 
-/// Reads one response to a keep-alive request: the head and a `Content-Length` body.
-fn read_response(stream: &mut TcpStream) -> String {
-    let mut raw = Vec::new();
-    let mut byte = [0u8; 1];
-    while !raw.ends_with(b"\r\n\r\n") {
-        let n = stream.read(&mut byte).expect("a response");
-        assert_eq!(n, 1, "the connection closed before an answer");
-        raw.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&raw).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().expect("a length"))
-        })
-        .expect("a content-length");
-    let mut body = vec![0u8; length];
-    stream.read_exact(&mut body).expect("the body");
-    format!("{head}{}", String::from_utf8_lossy(&body))
+/// Reads one response to a keep-alive request and returns its body.
+fn read_body(stream: &mut TcpStream) -> String {
+    serve::read_response(&mut BufReader::new(stream)).body
 }
 
 /// Blocks until the server closes `stream` (bounded by its read timeout).
@@ -124,7 +109,7 @@ async fn silent_half_sent_and_idle_connections_are_closed() {
         let mut idle = connect(port);
         idle.write_all(health_request(port).as_bytes())
             .expect("send");
-        assert!(read_response(&mut idle).contains("healthy"));
+        assert!(read_body(&mut idle).contains("healthy"));
         assert!(
             closed_by_server(&mut idle),
             "an idle kept-alive connection is cut off"
@@ -148,12 +133,12 @@ async fn no_more_than_the_cap_are_served_and_the_next_waits_its_turn() {
         first
             .write_all(health_request(port).as_bytes())
             .expect("send");
-        assert!(read_response(&mut first).contains("healthy"));
+        assert!(read_body(&mut first).contains("healthy"));
         let mut second = connect(port);
         second
             .write_all(health_request(port).as_bytes())
             .expect("send");
-        assert!(read_response(&mut second).contains("healthy"));
+        assert!(read_body(&mut second).contains("healthy"));
 
         // Both are held open: the third is accepted by the kernel but not served.
         let mut third = connect(port);
@@ -173,7 +158,7 @@ async fn no_more_than_the_cap_are_served_and_the_next_waits_its_turn() {
         drop(first);
         third.set_read_timeout(Some(BOUND)).expect("timeout");
         assert!(
-            read_response(&mut third).contains("healthy"),
+            read_body(&mut third).contains("healthy"),
             "served once a place is free"
         );
         drop(second);
@@ -196,7 +181,7 @@ async fn shutdown_ends_open_connections() {
         stream
             .write_all(health_request(port).as_bytes())
             .expect("send");
-        assert!(read_response(&mut stream).contains("healthy"));
+        assert!(read_body(&mut stream).contains("healthy"));
         stream
     })
     .await

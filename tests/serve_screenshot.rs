@@ -9,113 +9,18 @@
 mod fake_model;
 #[path = "support/procs.rs"]
 mod procs;
+#[path = "support/serve.rs"]
+mod serve;
 mod support;
 #[path = "support/web_site.rs"]
 mod web_site;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Reply};
+use serve::ServeProcess;
 use support::Sandbox;
 use web_site::WebSite;
-
-/// A whole response: status, headers (lower-case names), body.
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// One request on its own connection (`Connection: close`), read to its end.
-fn request(port: u16, method: &str, path: &str, body: &str) -> Response {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(240)))
-        .expect("timeout");
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a header end");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    Response {
-        status,
-        headers,
-        body: raw[split + 4..].to_vec(),
-    }
-}
-
-/// `seek serve --no-token` on a free port; returns the child and the port from its first line.
-fn serve(sb: &Sandbox, model_url: &str, tmp: &str) -> (Child, u16) {
-    let mut child = sb
-        .seek_at(
-            model_url,
-            &[
-                "serve",
-                "--no-token",
-                "--port",
-                "0",
-                "--agent",
-                "web",
-                "--yes",
-            ],
-        )
-        .env("TMPDIR", tmp)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn seek serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("the first line");
-    let port = first
-        .trim()
-        .strip_prefix("listening on http://127.0.0.1:")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("not the listening line: {first:?}"));
-    (child, port)
-}
-
-fn terminate(child: &mut Child) {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid fits"));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
-    let status = child.wait().expect("wait");
-    assert!(
-        status.success(),
-        "seek serve ends cleanly on SIGTERM: {status}"
-    );
-}
 
 const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
@@ -135,47 +40,49 @@ fn the_latest_page_the_browser_read_is_served_as_a_png() {
         "[web]\nsearxng_url = \"{}\"\nbrowser = \"chromium\"\nallow_private = true\ntimeout_secs = 60\n",
         site.base()
     ));
-    let (mut child, port) = serve(&sb, &model.url(), &tmp);
+    let served = ServeProcess::start(
+        &sb,
+        &model.url(),
+        &["--no-token", "--agent", "web"],
+        &[("TMPDIR", tmp.as_str())],
+    );
 
-    let before = request(port, "GET", "/screenshot", "");
+    let before = served.get("/screenshot");
     assert_eq!(before.status, 404);
     assert_eq!(
-        serde_json::from_slice::<serde_json::Value>(&before.body).expect("json"),
+        before.json(),
         serde_json::json!({"error": "No screenshot available"})
     );
 
-    let answered = request(
-        port,
-        "POST",
+    let answered = served.post_json(
         "/query",
         &serde_json::json!({"query": format!("read {article}"), "tts_enabled": false}).to_string(),
     );
-    assert_eq!(
-        answered.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&answered.body)
-    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
 
     for path in [
         "/screenshot",
         "/screenshots/updated_screen.png?timestamp=1796170000000",
     ] {
-        let shot = request(port, "GET", path, "");
+        let shot = served.get(path);
         assert_eq!(shot.status, 200, "{path}");
         assert_eq!(shot.header("content-type"), Some("image/png"), "{path}");
-        assert!(shot.body.starts_with(PNG_SIGNATURE), "{path}: a PNG");
-        assert!(shot.body.len() > 1000, "{path}: a drawn page");
+        assert!(shot.bytes.starts_with(PNG_SIGNATURE), "{path}: a PNG");
+        assert!(shot.bytes.len() > 1000, "{path}: a drawn page");
     }
     for path in [
         "/screenshots/other.png",
         "/screenshots/..%2f..%2fetc%2fpasswd",
         "/screenshots/.updated_screen.png.partial",
     ] {
-        assert_eq!(request(port, "GET", path, "").status, 404, "{path}");
+        assert_eq!(served.get(path).status, 404, "{path}");
     }
 
-    terminate(&mut child);
+    let ended = served.sigterm_and_wait();
+    assert!(
+        ended.status.success(),
+        "seek serve ends cleanly on SIGTERM: {ended:?}"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let left: Vec<_> = std::fs::read_dir(&tmp)

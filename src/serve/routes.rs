@@ -312,7 +312,10 @@ mod tests {
         std::fs::write(&secret, b"secret").expect("write");
         let link = dir.path().join("link.png");
         std::os::unix::fs::symlink(&secret, &link).expect("symlink");
-        assert!(read_no_follow(&link).await.is_err(), "a link is not followed");
+        assert!(
+            read_no_follow(&link).await.is_err(),
+            "a link is not followed"
+        );
 
         let fifo = dir.path().join("fifo.png");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");

@@ -33,6 +33,8 @@ pub struct ServeProcess {
     /// The rest of stdout and all of stderr, collected by threads until the process ends.
     rest_of_stdout: Option<std::thread::JoinHandle<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// Stderr as read so far (the thread above appends to it).
+    stderr_so_far: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 /// How a `ServeProcess` ended.
@@ -64,8 +66,25 @@ impl ServeProcess {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn seek serve");
-        let stderr_pipe = child.stderr.take().expect("stderr piped");
-        let stderr = std::thread::spawn(move || read_all(stderr_pipe));
+        let mut stderr_pipe = child.stderr.take().expect("stderr piped");
+        let stderr_so_far = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stderr = std::thread::spawn({
+            let so_far = std::sync::Arc::clone(&stderr_so_far);
+            move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = stderr_pipe.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    so_far
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend_from_slice(&chunk[..n]);
+                }
+                let all = so_far.lock().unwrap_or_else(|e| e.into_inner());
+                String::from_utf8_lossy(&all).into_owned()
+            }
+        });
         let (lines_tx, lines) = mpsc::channel();
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
         let rest_of_stdout = std::thread::spawn(move || {
@@ -88,6 +107,7 @@ impl ServeProcess {
             child: Some(child),
             rest_of_stdout: Some(rest_of_stdout),
             stderr: Some(stderr),
+            stderr_so_far,
         };
         for _ in 0..2 {
             match lines.recv_timeout(BOUND) {
@@ -109,6 +129,12 @@ impl ServeProcess {
     /// `http://127.0.0.1:PORT`
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What it wrote on stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        let so_far = self.stderr_so_far.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&so_far).into_owned()
     }
 
     /// The child's pid (to signal it, or to look for its processes).
@@ -239,8 +265,10 @@ pub struct RawResponse {
     pub status: u16,
     /// In the order sent; names as sent.
     pub headers: Vec<(String, String)>,
-    /// The body (chunked bodies decoded).
+    /// The body (chunked bodies decoded), as text.
     pub body: String,
+    /// The same body, byte for byte (an image).
+    pub bytes: Vec<u8>,
 }
 
 impl RawResponse {
@@ -287,10 +315,15 @@ pub fn request(
 /// written by a thread of its own, so a server that answers before reading all of a large body
 /// (a 413) is heard instead of blocking the write.
 pub fn raw_request(port: u16, text: &str) -> RawResponse {
+    raw_bytes(port, text.as_bytes())
+}
+
+/// `raw_request` of any bytes (a header that is not UTF-8, a NUL).
+pub fn raw_bytes(port: u16, bytes: &[u8]) -> RawResponse {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to seek serve");
     stream.set_read_timeout(Some(BOUND)).expect("read timeout");
     let mut writer = stream.try_clone().expect("clone the stream");
-    let bytes = text.as_bytes().to_vec();
+    let bytes = bytes.to_vec();
     let written = std::thread::spawn(move || {
         // The server may close after an early answer: a failed write is not the test's failure.
         let _ = writer.write_all(&bytes);
@@ -306,9 +339,16 @@ pub fn raw_request(port: u16, text: &str) -> RawResponse {
 /// chunks, or to the end of the stream.
 pub fn read_response(reader: &mut impl BufRead) -> RawResponse {
     let mut status_line = String::new();
-    reader
-        .read_line(&mut status_line)
-        .expect("read the status line");
+    let _ = reader.read_line(&mut status_line);
+    if status_line.is_empty() {
+        // Closed (or timed out) without a word: status 0, as a client sees it.
+        return RawResponse {
+            status: 0,
+            headers: Vec::new(),
+            body: String::new(),
+            bytes: Vec::new(),
+        };
+    }
     let status = status_line
         .split_whitespace()
         .nth(1)
@@ -331,12 +371,13 @@ pub fn read_response(reader: &mut impl BufRead) -> RawResponse {
         status,
         headers,
         body: String::new(),
+        bytes: Vec::new(),
     };
     let mut body = Vec::new();
     if let Some(length) = response.header("content-length") {
-        let length: usize = length.parse().expect("a numeric Content-Length");
-        body.resize(length, 0);
-        reader.read_exact(&mut body).expect("read the body");
+        let length: u64 = length.parse().expect("a numeric Content-Length");
+        // Up to the length: a HEAD answer announces a length and sends no body.
+        let _ = reader.by_ref().take(length).read_to_end(&mut body);
     } else if response
         .header("transfer-encoding")
         .is_some_and(|te| te.eq_ignore_ascii_case("chunked"))
@@ -357,5 +398,6 @@ pub fn read_response(reader: &mut impl BufRead) -> RawResponse {
         let _ = reader.read_to_end(&mut body);
     }
     response.body = String::from_utf8_lossy(&body).into_owned();
+    response.bytes = body;
     response
 }

@@ -1,82 +1,56 @@
 //! The harness of the attack tests on `seek serve` (`attack_serve.rs`, `attack_serve_abuse.rs`):
-//! the real binary on 127.0.0.1:0 against the fake model server, and raw HTTP/1.1 over a
-//! `TcpStream`, so a test can send what no well-behaved client would (a forged or doubled `Host`,
-//! odd `Authorization` headers, absolute-form targets, bodies streamed past the cap).
+//! the real binary (`serve::ServeProcess`) against the fake model server, and raw HTTP/1.1 with
+//! exactly the headers a test gives (`serve::raw_bytes`), so a test can send what no well-behaved
+//! client would (a forged or doubled `Host`, odd `Authorization` headers, absolute-form targets,
+//! bodies streamed past the cap).
 //!
 //! Every wait is bounded: a server that hangs fails its test instead of hanging the suite.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::fake_model::{FakeModel, Reply};
+use crate::serve::{RawResponse, ServeProcess, raw_bytes, read_response};
 use crate::support::Sandbox;
 
 /// How long one request or the server's start or stop may take before the test fails.
 pub const BOUND: Duration = Duration::from_secs(60);
 
-/// A running `seek serve` and what it runs against.
+/// A response read off the wire (`status` 0: the server closed without answering).
+pub type Answer = RawResponse;
+
+/// A running `seek serve` and what it runs against (the process first: it ends before its
+/// sandbox goes).
 pub struct Served {
-    pub sandbox: Sandbox,
-    pub model: FakeModel,
+    process: Option<ServeProcess>,
     pub addr: SocketAddr,
     /// The token requests must carry (`None` under `--no-token`).
     pub token: Option<String>,
-    child: Option<Child>,
+    pub model: FakeModel,
+    pub sandbox: Sandbox,
 }
 
 /// Starts `seek serve --port 0 --yes FLAGS` with `env` added, against a fake model that answers
-/// `replies`, and reads its address (and generated token) from its first stdout lines.
+/// `replies`.
 pub fn serve(replies: Vec<Reply>, flags: &[&str], env: &[(&str, &str)]) -> Served {
     let sandbox = Sandbox::new();
     let model = FakeModel::start(replies);
-    let mut args = vec!["serve", "--port", "0", "--yes"];
-    args.extend_from_slice(flags);
-    let mut cmd = sandbox.seek_at(&model.url(), &args);
-    cmd.envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn seek serve");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    lines.read_line(&mut first).expect("read the first line");
-    let Some(addr) = first.trim().strip_prefix("listening on http://") else {
-        let _ = child.kill();
-        let out = child.wait_with_output().expect("seek's output");
-        panic!(
-            "seek serve did not start: {first:?}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let addr: SocketAddr = addr.parse().expect("an address");
-    let mut second = String::new();
-    lines.read_line(&mut second).expect("read the second line");
-    let token = match second.trim().strip_prefix("token: ") {
-        Some("from SEEK_API_TOKEN") => env
-            .iter()
-            .find(|(k, _)| *k == "SEEK_API_TOKEN")
-            .map(|(_, v)| (*v).to_owned()),
-        Some(generated) => Some(generated.to_owned()),
-        None => None,
-    };
-    // The rest of stdout (a curl example) is read away so the pipe never fills.
-    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
+    let process = ServeProcess::start(&sandbox, &model.url(), flags, env);
     Served {
-        sandbox,
+        addr: SocketAddr::from(([127, 0, 0, 1], process.port)),
+        token: process.token.clone(),
+        process: Some(process),
         model,
-        addr,
-        token,
-        child: Some(child),
+        sandbox,
     }
 }
 
 impl Served {
     /// The server's process id.
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("running").id()
+        self.process.as_ref().expect("running").pid()
     }
 
     /// `Host: 127.0.0.1:PORT`, as a local client sends it.
@@ -144,29 +118,11 @@ impl Served {
 
     /// Stops the server with SIGTERM and returns its stderr; it must exit within the bound.
     pub fn stop(mut self) -> String {
-        let child = self.child.take().expect("running");
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let (done, ended) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = done.send(child.wait_with_output());
-        });
-        match ended.recv_timeout(BOUND) {
-            Ok(out) => String::from_utf8_lossy(&out.expect("seek's output").stderr).into_owned(),
-            Err(_) => {
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-                panic!("seek serve did not stop within {BOUND:?}");
-            }
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.process
+            .take()
+            .expect("running")
+            .sigterm_and_wait()
+            .stderr
     }
 }
 
@@ -184,29 +140,6 @@ fn walk(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
                 String::from_utf8_lossy(&bytes).into_owned(),
             ));
         }
-    }
-}
-
-/// A response read off the wire (`status` 0: the server closed without answering).
-#[derive(Debug, Clone)]
-pub struct Answer {
-    pub status: u16,
-    pub head: String,
-    pub body: String,
-}
-
-impl Answer {
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-
-    /// A response header's value (case-insensitive name).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|line| {
-            let (k, v) = line.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-        })
     }
 }
 
@@ -232,58 +165,14 @@ pub fn request(
     raw(addr, &bytes)
 }
 
-/// Sends `bytes` as they are and reads the answer until the server closes the connection.
+/// Sends `bytes` as they are and reads the answer.
 pub fn raw(addr: SocketAddr, bytes: &[u8]) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream.set_read_timeout(Some(BOUND)).expect("timeout");
-    // The server may answer and close before all is written (a refused body): not an error.
-    let _ = stream.write_all(bytes);
-    read_answer(&mut stream)
+    raw_bytes(addr.port(), bytes)
 }
 
-/// Reads one response until the server closes the connection.
+/// Reads one response from a connection the test wrote to itself.
 pub fn read_answer(stream: &mut TcpStream) -> Answer {
-    let mut received = Vec::new();
-    let _ = stream.read_to_end(&mut received);
-    parse(&received)
-}
-
-fn parse(received: &[u8]) -> Answer {
-    let text = String::from_utf8_lossy(received).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Answer {
-        status,
-        head: head.to_owned(),
-        body,
-    }
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || after.len() < size {
-            break;
-        }
-        out.push_str(&after[..size]);
-        rest = after[size..].trim_start_matches("\r\n");
-    }
-    out
+    read_response(&mut std::io::BufReader::new(stream))
 }
 
 /// A model reply that runs `command` as one bash block.

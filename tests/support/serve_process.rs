@@ -1,22 +1,21 @@
-//! A `seek serve` process for the lifecycle tests: started on 127.0.0.1:0 with a known token
-//! against the fake model, its address read from its first stdout line, requests with that
-//! token, and its end by a signal (bounded). Also the small waits and scripts those tests share.
+//! A `seek serve` for the lifecycle tests: `serve::ServeProcess` started with a known token
+//! against the fake model, and requests with that token through an async HTTP client (the tests
+//! act while a query runs). Also the small waits and scripts those tests share.
 //!
-//! Included by path (`#[path]`) from `serve_lifecycle.rs` and `serve_restarts.rs`, after `support`
-//! and `fake_model`, which they declare first.
+//! Included by path (`#[path]`) from `serve_lifecycle.rs` and `serve_restarts.rs`, after `support`,
+//! `fake_model` and `serve`, which they declare first.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
 use crate::fake_model::FakeModel;
+use crate::serve::ServeProcess;
 use crate::support::Sandbox;
 
 /// The token the server is started with (from `SEEK_API_TOKEN`).
@@ -28,59 +27,28 @@ pub const BOUND: Duration = Duration::from_secs(60);
 /// How often a condition is looked at again while waiting for it.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Numbers the stderr files of the servers one test process starts.
-static STARTED: AtomicUsize = AtomicUsize::new(0);
-
 /// A running `seek serve`; killed when dropped, if still running.
 pub struct Served {
     pub addr: SocketAddr,
     pub client: reqwest::Client,
-    child: Child,
-    stderr: std::path::PathBuf,
+    process: Option<ServeProcess>,
+    /// Its stderr once it has ended.
+    ended_stderr: String,
 }
 
 impl Served {
     /// `seek serve --port 0 --yes` in `sb` against `model`, once it listens.
     pub fn start(sb: &Sandbox, model: &FakeModel) -> Self {
-        let n = STARTED.fetch_add(1, Ordering::Relaxed);
-        let stderr = sb.path(&format!("serve-{n}.stderr"));
-        let mut child = sb
-            .seek_at(&model.url(), &["serve", "--port", "0", "--yes"])
-            .env("SEEK_API_TOKEN", TOKEN)
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
-            .spawn()
-            .expect("spawn seek serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let (first_line, read) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            let _ = first_line.send(lines.next().and_then(Result::ok));
-            // The rest is drained so seek never blocks on a full pipe.
-            lines.for_each(drop);
-        });
-        let line = read.recv_timeout(BOUND).ok().flatten();
-        let addr = line
-            .as_deref()
-            .and_then(|l| l.strip_prefix("listening on http://"))
-            .and_then(|a| a.parse().ok());
-        let Some(addr) = addr else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "seek serve did not say where it listens: {line:?}\n{}",
-                std::fs::read_to_string(&stderr).unwrap_or_default()
-            );
-        };
+        let process = ServeProcess::start(sb, &model.url(), &[], &[("SEEK_API_TOKEN", TOKEN)]);
         let client = reqwest::Client::builder()
             .timeout(BOUND)
             .build()
             .expect("client");
         Self {
-            addr,
+            addr: SocketAddr::from(([127, 0, 0, 1], process.port)),
             client,
-            child,
-            stderr,
+            process: Some(process),
+            ended_stderr: String::new(),
         }
     }
 
@@ -90,7 +58,9 @@ impl Served {
 
     /// What the server wrote on stderr so far.
     pub fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.process
+            .as_ref()
+            .map_or_else(|| self.ended_stderr.clone(), ServeProcess::stderr_so_far)
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
@@ -134,29 +104,13 @@ impl Served {
 
     /// Sends `signal` and waits (bounded) for the process to exit.
     pub fn end_with(&mut self, signal: Signal) -> ExitStatus {
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
-        nix::sys::signal::kill(pid, signal).expect("signal seek serve");
-        let deadline = Instant::now() + BOUND;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait for seek serve") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "seek serve did not exit within {BOUND:?} of {signal}:\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        let ended = self
+            .process
+            .take()
+            .expect("running")
+            .signal_and_wait(signal);
+        self.ended_stderr = ended.stderr;
+        ended.status
     }
 }
 
