@@ -34,6 +34,7 @@ pub struct FileConfig {
     pub reply_timeout_secs: FileValue<i64>,
     pub stream_max_line_mib: FileValue<i64>,
     pub max_retries: FileValue<i64>,
+    pub model_size: FileValue<String>,
     pub sandbox: FileValue<String>,
     pub approval: FileValue<String>,
     pub safe_mode: FileValue<bool>,

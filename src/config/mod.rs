@@ -9,6 +9,7 @@ mod file;
 mod local;
 pub mod mcp;
 mod model;
+pub mod model_size;
 pub mod providers;
 mod safety;
 mod serve;
@@ -26,6 +27,7 @@ pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
 pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
+pub use model_size::ModelSize;
 pub use providers::{Preset, Wire};
 pub use safety::{Approval, Safety};
 pub use serve::{DEFAULT_ALLOWED_ORIGIN, ServeSettings};
@@ -172,6 +174,10 @@ pub struct Config {
     pub max_rounds: Sourced<u32>,
     pub output_limit_bytes: Sourced<u64>,
     pub model_settings: ModelSettings,
+    /// Whether the model is treated as a small one (`Config::small_model` applies the rule).
+    pub model_size: Sourced<ModelSize>,
+    /// The small-model adaptations `SEEK_SMALL_MODEL_OFF` turns off (for measuring them).
+    pub small_model_off: Vec<String>,
     pub tools: Vec<ToolConfig>,
     pub safety: Safety,
     /// The built-in engine's `[local]` section.
@@ -232,6 +238,22 @@ impl Config {
                 }),
         );
         names
+    }
+
+    /// Whether seek adapts to a small model: `model_size`, or under `auto` the model's name and
+    /// the context window (`model_size::is_small`).
+    pub fn small_model(&self) -> bool {
+        model_size::is_small(
+            self.model_size.value,
+            self.model.value.as_deref(),
+            self.model_settings.context_window.value,
+        )
+    }
+
+    /// What seek changes for the model: all the small-model adaptations when `small_model`, less
+    /// those `SEEK_SMALL_MODEL_OFF` names.
+    pub fn adaptations(&self) -> model_size::Adaptations {
+        model_size::Adaptations::new(self.small_model(), &self.small_model_off)
     }
 
     /// The settings of one tool, as configured (`ToolConfig::of` fills in the defaults).
@@ -340,6 +362,8 @@ impl Resolver<'_> {
         )?;
         let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
         let model_settings = self.model_settings(cfg)?;
+        let model_size = model_size::resolve(self, cfg.and_then(|c| c.model_size.as_ref()))?;
+        let small_model_off = model_size::resolve_off(self)?;
         let safety = safety::resolve(self, cfg)?;
         let local = local::resolve(self, cfg)?;
         let tui = tui::resolve(self, cfg)?;
@@ -365,6 +389,8 @@ impl Resolver<'_> {
             max_rounds,
             output_limit_bytes,
             model_settings,
+            model_size,
+            small_model_off,
             tools,
             safety,
             local,

@@ -117,6 +117,17 @@ pub fn render(config: &Config, env: &Env) -> String {
         &config.max_rounds.origin,
         None,
     );
+    line(
+        &mut out,
+        "model_size",
+        &toml_str(config.model_size.value.as_str()),
+        &config.model_size.origin,
+        Some(if config.small_model() {
+            "adapted to a small model"
+        } else {
+            "not treated as a small model"
+        }),
+    );
     let m = &config.model_settings;
     for (key, value) in [
         ("context_window", &m.context_window),

@@ -1,0 +1,253 @@
+//! `model_size = "auto" | "small" | "large"`: whether seek treats the model as a small one and
+//! adapts to it (a compact prompt with a worked example, one block per reply, a nudge when the
+//! first reply runs nothing, short error feedback). `auto` decides from the model's name (a size
+//! tag of at most 2B parameters, such as `135m`, `0.5b`, `qwen2.5-coder:1.5b`) and the context
+//! window (at most 4,096 tokens).
+//!
+//! Owns the key, its environment variable `SEEK_MODEL_SIZE`, its validation and the rule. It must
+//! not look at a server: the name and the configured window are all it reads.
+
+use serde::Deserialize;
+
+use super::{ConfigError, Resolver, Sourced, invalid};
+
+/// What the setting says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelSize {
+    /// Small when the name or the window says so.
+    Auto,
+    Small,
+    Large,
+}
+
+impl ModelSize {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelSize::Auto => "auto",
+            ModelSize::Small => "small",
+            ModelSize::Large => "large",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(ModelSize::Auto),
+            "small" => Some(ModelSize::Small),
+            "large" => Some(ModelSize::Large),
+            _ => None,
+        }
+    }
+}
+
+/// Models with at most this many parameters are small under `auto`.
+const SMALL_PARAMETERS: f64 = 2e9;
+/// Context windows of at most this many tokens make the model small under `auto`: the full
+/// prompt and a few rounds of feedback do not fit beside a reply.
+const SMALL_WINDOW: u64 = 4096;
+
+/// Whether a model of this name and window is treated as small.
+pub fn is_small(size: ModelSize, model: Option<&str>, context_window: u64) -> bool {
+    match size {
+        ModelSize::Small => true,
+        ModelSize::Large => false,
+        ModelSize::Auto => {
+            context_window <= SMALL_WINDOW
+                || model
+                    .and_then(parameters_in_name)
+                    .is_some_and(|n| n <= SMALL_PARAMETERS)
+        }
+    }
+}
+
+/// The parameter count a model's name gives (`smollm2-135m` → 1.35e8, `qwen2.5-coder:1.5b` →
+/// 1.5e9, `llama3.1:8b-instruct-q4_K_M` → 8e9): the largest number directly followed by `m` or
+/// `b` and then a separator or the end. Version numbers (`qwen2.5`) are not followed by a unit;
+/// mixtures (`8x7b`) count the factor too.
+pub fn parameters_in_name(name: &str) -> Option<f64> {
+    let lower = name.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut best: Option<f64> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_number = bytes[i].is_ascii_digit() && (i == 0 || !is_name_char(bytes[i - 1]));
+        if !starts_number {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        let mut factor = 1.0;
+        let mut number_start = start;
+        // `8x7b`: experts times their size.
+        if i + 1 < bytes.len() && bytes[i] == b'x' && bytes[i + 1].is_ascii_digit() {
+            factor = lower[start..i].parse::<f64>().unwrap_or(1.0);
+            i += 1;
+            number_start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+                i += 1;
+            }
+        }
+        let unit = match bytes.get(i) {
+            Some(b'm') => 1e6,
+            Some(b'b') => 1e9,
+            _ => continue,
+        };
+        let ends_word = bytes.get(i + 1).is_none_or(|c| !c.is_ascii_alphanumeric());
+        if let (true, Ok(n)) = (ends_word, lower[number_start..i].parse::<f64>()) {
+            let count = factor * n * unit;
+            best = Some(best.map_or(count, |b: f64| b.max(count)));
+        }
+        i += 1;
+    }
+    best
+}
+
+/// Letters glue a digit to the word before it (`qwen2` is a name, not a size).
+fn is_name_char(c: u8) -> bool {
+    c.is_ascii_alphabetic()
+}
+
+/// What seek changes for a small model, one switch each. All are on for a small model, none for
+/// a large one, but `refuse_repeats`, which is on for every model; `SEEK_SMALL_MODEL_OFF` (a
+/// comma list of the names below, or `all`) turns some off, so that the small-model benchmark
+/// can measure each change on and off with one binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adaptations {
+    /// `prompt`: the compact system prompt with a worked example.
+    pub compact_prompt: bool,
+    /// `one_block`: a reply ends where its first tool block closes.
+    pub one_block: bool,
+    /// `nudge`: a coder task whose first reply runs nothing is told once to run it.
+    pub nudge: bool,
+    /// `feedback`: a failure's last lines, a success's output bounded.
+    pub short_feedback: bool,
+    /// `repeats`: code that already failed in the task is not run again.
+    pub refuse_repeats: bool,
+}
+
+/// The names `SEEK_SMALL_MODEL_OFF` takes.
+pub const ADAPTATION_NAMES: [&str; 5] = ["prompt", "one_block", "nudge", "feedback", "repeats"];
+
+impl Adaptations {
+    /// The switches for a model that is `small` or not, less those `off` names.
+    pub fn new(small: bool, off: &[String]) -> Self {
+        let on = |name: &str| !off.iter().any(|o| o == name || o == "all");
+        Self {
+            compact_prompt: small && on("prompt"),
+            one_block: small && on("one_block"),
+            nudge: small && on("nudge"),
+            short_feedback: small && on("feedback"),
+            refuse_repeats: on("repeats"),
+        }
+    }
+}
+
+/// `SEEK_SMALL_MODEL_OFF`: the adaptations turned off, checked against `ADAPTATION_NAMES`.
+pub(super) fn resolve_off(r: &Resolver<'_>) -> Result<Vec<String>, ConfigError> {
+    let Some(text) = r.env.get(OFF_VAR) else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<String> = text
+        .split(',')
+        .map(|name| name.trim().to_ascii_lowercase())
+        .filter(|name| !name.is_empty())
+        .collect();
+    match names
+        .iter()
+        .find(|name| *name != "all" && !ADAPTATION_NAMES.contains(&name.as_str()))
+    {
+        Some(unknown) => Err(ConfigError::Invalid {
+            origin: super::Origin::Env(OFF_VAR),
+            key: "small model adaptations".into(),
+            value: format!("{unknown:?}"),
+            expected: format!("a comma list of {} or all", ADAPTATION_NAMES.join(", ")),
+        }),
+        None => Ok(names),
+    }
+}
+
+const OFF_VAR: &str = "SEEK_SMALL_MODEL_OFF";
+
+/// The setting: `SEEK_MODEL_SIZE`, then the file, then `auto`.
+pub(super) fn resolve(
+    r: &Resolver<'_>,
+    file: Option<&toml::Spanned<String>>,
+) -> Result<Sourced<ModelSize>, ConfigError> {
+    let Some(given) = r.pick_string(None, "--model-size", "SEEK_MODEL_SIZE", file) else {
+        return Ok(Sourced::new(ModelSize::Auto, super::Origin::Default));
+    };
+    match ModelSize::parse(&given.value) {
+        Some(size) => Ok(Sourced::new(size, given.origin)),
+        None => Err(invalid(
+            &given,
+            "model_size",
+            "expected \"auto\", \"small\" or \"large\"",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_read_from_the_names_people_use() {
+        let cases = [
+            ("smollm2-135m", Some(1.35e8)),
+            ("SmolLM2-360M-Instruct", Some(3.6e8)),
+            ("qwen2.5-coder:1.5b", Some(1.5e9)),
+            ("qwen2.5-coder-1.5b", Some(1.5e9)),
+            ("qwen2.5:0.5b-instruct-q4_K_M", Some(5e8)),
+            ("llama3.1:8b", Some(8e9)),
+            ("mixtral:8x7b", Some(5.6e10)),
+            ("gpt-4o-mini", None),
+            ("qwen2.5-coder", None),
+            ("phi3", None),
+            ("llama3.2:3b-instruct", Some(3e9)),
+            ("deepseek-r1:1.5b", Some(1.5e9)),
+            ("model-q4_0.gguf", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(parameters_in_name(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn auto_is_small_for_small_names_or_small_windows() {
+        assert!(is_small(ModelSize::Auto, Some("smollm2-135m"), 8192));
+        assert!(is_small(ModelSize::Auto, Some("qwen2.5-coder:1.5b"), 32768));
+        assert!(!is_small(ModelSize::Auto, Some("llama3.1:8b"), 8192));
+        assert!(!is_small(ModelSize::Auto, Some("gpt-4o"), 128_000));
+        assert!(!is_small(ModelSize::Auto, None, 8192));
+        assert!(is_small(ModelSize::Auto, Some("gpt-4o"), 4096));
+        assert!(is_small(ModelSize::Small, Some("llama3.1:70b"), 128_000));
+        assert!(!is_small(ModelSize::Large, Some("smollm2-135m"), 2048));
+    }
+
+    #[test]
+    fn each_adaptation_is_its_own_switch() {
+        let all = Adaptations::new(true, &[]);
+        assert!(all.compact_prompt && all.one_block && all.nudge && all.short_feedback);
+        assert!(all.refuse_repeats);
+        let large = Adaptations::new(false, &[]);
+        assert!(!large.compact_prompt && !large.one_block && !large.nudge && !large.short_feedback);
+        assert!(
+            large.refuse_repeats,
+            "every model is spared its repeated failures"
+        );
+        let some = Adaptations::new(true, &["nudge".into(), "repeats".into()]);
+        assert!(!some.nudge && !some.refuse_repeats && some.one_block && some.compact_prompt);
+        let none = Adaptations::new(true, &["all".into()]);
+        assert_eq!(none, Adaptations::new(false, &["repeats".into()]));
+    }
+
+    #[test]
+    fn the_words_are_read_without_case_or_spaces() {
+        assert_eq!(ModelSize::parse(" Small "), Some(ModelSize::Small));
+        assert_eq!(ModelSize::parse("AUTO"), Some(ModelSize::Auto));
+        assert_eq!(ModelSize::parse("tiny"), None);
+    }
+}
