@@ -13,6 +13,7 @@ use super::shell::is_note;
 use super::turn::TurnContext;
 use super::usage::StreamClock;
 use crate::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role, Usage};
+use crate::protocol::{self, ToolTags};
 use crate::wire::Event;
 
 /// One round's reply.
@@ -69,13 +70,17 @@ pub(super) enum ReplyError {
 }
 
 /// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
+/// With `one_block`, the reply ends as soon as its first block of those tags is complete
+/// (`FinishReason::BlockComplete`): a small model's rambling after its block (more blocks,
+/// invented output, repeats) is never generated, shown or kept.
 pub(super) async fn stream_reply(
     ctx: &TurnContext,
     memory: &Memory,
     window: u64,
     cancel: &CancellationToken,
+    one_block: Option<&ToolTags>,
 ) -> Result<Reply, (ReplyError, Reply)> {
-    stream_reply_with(ctx, memory, window, cancel, None).await
+    stream(ctx, memory, window, cancel, None, one_block).await
 }
 
 /// `stream_reply`, asking the server to hold the reply to `json_schema` where it can (the
@@ -86,6 +91,17 @@ pub(super) async fn stream_reply_with(
     window: u64,
     cancel: &CancellationToken,
     json_schema: Option<serde_json::Value>,
+) -> Result<Reply, (ReplyError, Reply)> {
+    stream(ctx, memory, window, cancel, json_schema, None).await
+}
+
+async fn stream(
+    ctx: &TurnContext,
+    memory: &Memory,
+    window: u64,
+    cancel: &CancellationToken,
+    json_schema: Option<serde_json::Value>,
+    one_block: Option<&ToolTags>,
 ) -> Result<Reply, (ReplyError, Reply)> {
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
@@ -118,10 +134,26 @@ pub(super) async fn stream_reply_with(
             item = stream.next() => item,
         };
         match item {
-            Some(Ok(Delta::Answer(text))) => {
+            Some(Ok(Delta::Answer(mut text))) => {
                 reply.clock.tick();
+                let start = reply.answer.len();
                 reply.answer.push_str(&text);
+                // Only a delta ending a line can complete a closing fence.
+                let block_end = one_block
+                    .filter(|_| text.contains('\n'))
+                    .and_then(|tags| protocol::first_block_end(&reply.answer, tags))
+                    .filter(|&end| end > start);
+                if let Some(end) = block_end {
+                    reply.answer.truncate(end);
+                    text.truncate(end - start);
+                }
                 events.emit(Event::AnswerDelta { text });
+                if block_end.is_some() {
+                    // Dropping the stream on return closes the connection (or stops the
+                    // built-in engine), so nothing more is generated.
+                    reply.finish = Some(FinishReason::BlockComplete);
+                    return Ok(reply);
+                }
             }
             Some(Ok(Delta::Reasoning(text))) => {
                 reply.clock.tick();

@@ -107,6 +107,8 @@ pub enum FinishReason {
     Length,
     /// The repetition guard cut a looping reply.
     Repetition(Repetition),
+    /// seek cut the reply once its first code block was complete.
+    BlockComplete,
     /// Anything else the server said.
     Other(String),
 }
@@ -317,6 +319,7 @@ impl From<Option<&FinishReason>> for crate::wire::AnswerFinish {
             None | Some(FinishReason::Stop) => crate::wire::AnswerFinish::Stop,
             Some(FinishReason::Length) => crate::wire::AnswerFinish::Length,
             Some(FinishReason::Repetition(_)) => crate::wire::AnswerFinish::Repetition,
+            Some(FinishReason::BlockComplete) => crate::wire::AnswerFinish::Block,
             Some(FinishReason::Other(other)) => crate::wire::AnswerFinish::Other(other.clone()),
         }
     }

@@ -26,6 +26,6 @@ mod think;
 
 pub use feedback::{FAILURE_PREFIX, SUCCESS_PREFIX, feedback};
 pub use placeholder::{expand_placeholders, placeholder, placeholder_index};
-pub use scanner::{Block, Parsed, parse, parse_at_most};
+pub use scanner::{Block, Parsed, first_block_end, parse, parse_at_most};
 pub use tags::{ToolTags, canonical_tag};
 pub use think::{ReasoningSplit, ThinkDelta, ThinkSplitter, split_reasoning};

@@ -73,6 +73,23 @@ pub fn parse(text: &str, tags: &ToolTags) -> Parsed {
     parse_at_most(text, tags, usize::MAX)
 }
 
+/// Where a growing reply can be cut once its first tool block is complete: the byte offset just
+/// past the line ending of that block's closing fence, or `None` while no tool block has closed.
+/// Only whole lines count (a fence line is complete once its line ending arrived), so a
+/// streamed reply can be checked after each delta holding a newline.
+pub fn first_block_end(text: &str, tags: &ToolTags) -> Option<usize> {
+    let whole_lines = text.rfind('\n').map_or("", |i| &text[..=i]);
+    let parsed = parse_at_most(whole_lines, tags, 1);
+    let block = parsed.blocks.first().filter(|b| b.closed)?;
+    let rest = &whole_lines[block.span.end..];
+    let ending = if rest.starts_with("\r\n") {
+        2
+    } else {
+        usize::from(rest.starts_with('\n'))
+    };
+    Some(block.span.end + ending)
+}
+
 /// Parses a whole reply keeping at most `max_blocks` tool blocks: later ones are skipped like
 /// ordinary markdown fences (so a fence inside one is not taken for a block) and counted in
 /// `Parsed::over_limit`.
@@ -211,5 +228,25 @@ mod tests {
         );
         assert_eq!(parse(reply, &tags()).over_limit, 0);
         assert_eq!(parse(reply, &tags()).blocks.len(), 4);
+    }
+
+    #[test]
+    fn a_reply_is_cut_after_the_line_that_closes_its_first_tool_block() {
+        let tags = tags();
+        let reply = "Run:\n```bash\necho hi\n```\nmore ```python\n";
+        let end = first_block_end(reply, &tags).expect("closed");
+        assert_eq!(&reply[..end], "Run:\n```bash\necho hi\n```\n");
+        // A closing fence whose line has not ended yet may still be ```` ```python ````.
+        assert_eq!(first_block_end("```bash\necho hi\n```", &tags), None);
+        assert_eq!(first_block_end("```bash\necho hi\n", &tags), None, "open");
+        // Other fences are prose; the first tool block after them counts.
+        let mixed = "```text\nnot a tool\n```\n```python\nprint(1)\n```\r\nrest";
+        let end = first_block_end(mixed, &tags).expect("python closed");
+        assert!(
+            mixed[..end].ends_with("print(1)\n```\r\n"),
+            "{:?}",
+            &mixed[..end]
+        );
+        assert_eq!(first_block_end("no code here\n", &tags), None);
     }
 }

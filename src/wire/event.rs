@@ -42,8 +42,8 @@ impl Outcome {
     }
 }
 
-/// How a round's reply ended. On the wire it is a string: `stop`, `length`, `repetition`, or
-/// what the server said.
+/// How a round's reply ended. On the wire it is a string: `stop`, `length`, `repetition`,
+/// `block`, or what the server said.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum AnswerFinish {
@@ -53,6 +53,8 @@ pub enum AnswerFinish {
     Length,
     /// The repetition guard cut a looping reply.
     Repetition,
+    /// seek stopped the reply once its first code block was complete (small models).
+    Block,
     /// Anything else the server said.
     Other(String),
 }
@@ -63,6 +65,7 @@ impl AnswerFinish {
             AnswerFinish::Stop => "stop",
             AnswerFinish::Length => "length",
             AnswerFinish::Repetition => "repetition",
+            AnswerFinish::Block => "block",
             AnswerFinish::Other(other) => other,
         }
     }
@@ -74,6 +77,7 @@ impl From<String> for AnswerFinish {
             "stop" => AnswerFinish::Stop,
             "length" => AnswerFinish::Length,
             "repetition" => AnswerFinish::Repetition,
+            "block" => AnswerFinish::Block,
             _ => AnswerFinish::Other(name),
         }
     }

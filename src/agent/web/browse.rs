@@ -322,7 +322,7 @@ impl<'a> Browse<'a> {
         });
         let mut memory = Memory::new(self.system.clone());
         memory.push(Role::User, prompt);
-        let reply = match stream_reply(self.ctx, &memory, self.window, self.cancel).await {
+        let reply = match stream_reply(self.ctx, &memory, self.window, self.cancel, None).await {
             Ok(reply) => reply,
             Err((ReplyError::Stopped, _)) => return Err(Ended::Stopped),
             Err((error, _)) => {
