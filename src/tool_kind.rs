@@ -114,6 +114,20 @@ impl ToolKind {
         }
     }
 
+    /// The one-line lesson of the compact prompt small models get: the tag and what it runs.
+    pub const fn short_lesson(self) -> &'static str {
+        match self {
+            ToolKind::Bash => "```bash  shell commands",
+            ToolKind::Python => "```python  a Python 3 program",
+            ToolKind::C => "```c  a C program with main(), compiled with gcc and run",
+            ToolKind::Go => "```go  a Go program (package main), compiled and run",
+            ToolKind::Java => "```java  a Java class with main, compiled and run",
+            ToolKind::FileFinder => "```file_finder  a line name=FILE finds that file",
+            ToolKind::Mcp => "```mcp  server.tool, then key: value lines: calls an MCP tool",
+            ToolKind::WebSearch => "```web_search  a query: searches the web",
+        }
+    }
+
     /// Whether a `:path` after the tag saves the block's code there once it ran. file_finder's
     /// suffix is an action (`:read`), not a path.
     pub const fn saves_code(self) -> bool {

@@ -24,10 +24,13 @@ pub fn resolve_agent(agent: AgentName) -> AgentName {
 }
 
 /// The prompt template of `agent`: its file name (in `prompts/`, and of an override) and the
-/// text built into seek.
-fn template(agent: AgentName) -> (&'static str, &'static str) {
-    let prompt = crate::agents::spec(agent).prompt;
-    (prompt.file, prompt.text)
+/// text built into seek; the compact variant for a small model, when the agent has one.
+fn template(agent: AgentName, small: bool) -> crate::agents::Prompt {
+    let spec = crate::agents::spec(agent);
+    match spec.small_prompt {
+        Some(compact) if small => compact,
+        _ => spec.prompt,
+    }
 }
 
 /// What building prompts reads from the machine, read once.
@@ -67,9 +70,10 @@ impl PromptEnv {
             .collect();
         let overrides = crate::agents::REGISTRY
             .into_iter()
-            .filter(|spec| !spec.prompt.text.is_empty())
-            .filter_map(|spec| {
-                let name = spec.prompt.file;
+            .flat_map(|spec| std::iter::once(spec.prompt).chain(spec.small_prompt))
+            .filter(|prompt| !prompt.text.is_empty())
+            .filter_map(|prompt| {
+                let name = prompt.file;
                 let text = std::fs::read_to_string(prompts?.join(name)).ok()?;
                 Some((name, text))
             })
@@ -131,11 +135,22 @@ pub fn system_prompt(
     tools: &[ToolKind],
     env: &PromptEnv,
 ) -> String {
-    let (name, embedded) = template(agent);
-    let template = env.overrides.get(name).map_or(embedded, String::as_str);
+    let small = config.adaptations().compact_prompt;
+    let prompt = template(agent, small);
+    let template = env
+        .overrides
+        .get(prompt.file)
+        .map_or(prompt.text, String::as_str);
+    let compact = small && crate::agents::spec(agent).small_prompt.is_some();
     let lessons: Vec<String> = tools
         .iter()
-        .map(|kind| format!("- {}", kind.lesson()))
+        .map(|kind| {
+            if compact {
+                format!("- {}", kind.short_lesson())
+            } else {
+                format!("- {}", kind.lesson())
+            }
+        })
         .collect();
     let mut tools_text = if lessons.is_empty() {
         "(none)".to_owned()
@@ -192,13 +207,16 @@ mod tests {
             default_config_file: None,
             data_dir: std::env::temp_dir().join("seek-prompt-test"),
         };
-        Config::resolve(
+        let mut config = Config::resolve(
             &Overrides::default(),
             &Env::default(),
             &dirs,
             &std::env::temp_dir(),
         )
-        .expect("defaults resolve")
+        .expect("defaults resolve");
+        // The default model is the built-in 135M one; these tests are about the full prompt.
+        config.model_size.value = crate::config::ModelSize::Large;
+        config
     }
 
     /// A folder holding an executable file for each of `programs`, and `go` without the
@@ -296,6 +314,38 @@ mod tests {
         assert!(env.installed.is_empty(), "no PATH, no programs: {env:?}");
         let prompt = system_prompt(AgentName::Coder, &config, &[ToolKind::Bash], &env);
         assert_eq!(prompt, format!("custom - {}", ToolKind::Bash.lesson()));
+    }
+
+    #[test]
+    fn a_small_model_gets_the_compact_prompt_with_its_example() {
+        let mut config = config();
+        config.model_size.value = crate::config::ModelSize::Small;
+        let env = PromptEnv {
+            os: "linux 6".into(),
+            installed: HashSet::from(["bash".to_owned(), "python3".to_owned()]),
+            ..PromptEnv::default()
+        };
+        let tools = available_tools(AgentName::Coder, &config, &env);
+        let compact = system_prompt(AgentName::Coder, &config, &tools, &env);
+        assert!(compact.contains("print(2 + 3)") && compact.contains("[success]"));
+        assert!(
+            compact.contains(ToolKind::Python.short_lesson()),
+            "{compact}"
+        );
+        assert!(!compact.contains(ToolKind::Python.lesson()), "{compact}");
+        config.model_size.value = crate::config::ModelSize::Large;
+        let full = system_prompt(AgentName::Coder, &config, &tools, &env);
+        assert!(
+            compact.len() < full.len(),
+            "{} vs {}",
+            compact.len(),
+            full.len()
+        );
+        // An agent without a compact variant keeps its prompt.
+        config.model_size.value = crate::config::ModelSize::Small;
+        let casual = system_prompt(AgentName::Casual, &config, &[], &env);
+        config.model_size.value = crate::config::ModelSize::Large;
+        assert_eq!(casual, system_prompt(AgentName::Casual, &config, &[], &env));
     }
 
     #[test]

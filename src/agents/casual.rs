@@ -11,6 +11,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "casual.md",
         text: include_str!("../../prompts/casual.md"),
     },
+    small_prompt: None,
     tools: &[],
     runs: Runs::Blocks,
     policy,

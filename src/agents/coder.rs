@@ -12,6 +12,10 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "coder.md",
         text: include_str!("../../prompts/coder.md"),
     },
+    small_prompt: Some(Prompt {
+        file: "coder-small.md",
+        text: include_str!("../../prompts/coder-small.md"),
+    }),
     // Every tool but web_search: searching is the web agent's (a planner step names it).
     tools: &[
         ToolKind::Bash,

@@ -12,6 +12,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "file.md",
         text: include_str!("../../prompts/file.md"),
     },
+    small_prompt: None,
     tools: &[ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp],
     runs: Runs::Blocks,
     policy,

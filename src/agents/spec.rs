@@ -21,6 +21,8 @@ pub struct AgentSpec {
     /// Its system prompt template: the file name (in `prompts/`, and of an override in the
     /// config dir's `prompts/`) and the text built into seek.
     pub prompt: Prompt,
+    /// The compact variant taught to small models (`Config::small_model`), when it has one.
+    pub small_prompt: Option<Prompt>,
     /// The tools it owns, in the order they are taught.
     pub tools: &'static [ToolKind],
     pub runs: Runs,

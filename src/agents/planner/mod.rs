@@ -26,6 +26,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "planner.md",
         text: include_str!("../../../prompts/planner.md"),
     },
+    small_prompt: None,
     tools: &[],
     runs: Runs::Plan,
     policy,

@@ -22,6 +22,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "web.md",
         text: include_str!("../../../prompts/web.md"),
     },
+    small_prompt: None,
     tools: &[ToolKind::WebSearch],
     runs: Runs::Web,
     policy,
