@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::session::SessionFile;
 
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
+use super::repeats::{FailedBlocks, repeated_feedback};
 use crate::protocol::{self, Block, Parsed};
 use crate::tool_kind::ToolKind;
 use crate::tools::{Refusal, ToolContext, ToolOutcome, Toolbox, execute_block};
@@ -104,8 +105,10 @@ impl Executed {
             | NotRun::Interrupted
             | NotRun::Interactive
             | NotRun::SafeMode
+            | NotRun::Repeated
             | NotRun::ReplyCut => {
                 let reason = match why {
+                    NotRun::Repeated => "the same code failed before",
                     NotRun::EarlierFailure => "an earlier block failed",
                     NotRun::ReplyCut => "the reply was cut",
                     NotRun::Interactive => "it waits for interactive input",
@@ -139,7 +142,43 @@ impl Executed {
     }
 }
 
+/// What a task carries from round to round into running a reply's blocks.
+#[derive(Debug, Default)]
+pub struct RoundRules {
+    /// The blocks that failed so far: the same code is not run again.
+    pub failed: FailedBlocks,
+    /// Code that already failed is refused instead of run (`Adaptations::refuse_repeats`).
+    pub refuse_repeats: bool,
+    /// Feedback cut for a small model (`small::short_feedback`).
+    pub short_feedback: bool,
+}
+
+impl Executed {
+    /// Reports `block` as not run because it repeats code that failed, telling the model `told`.
+    fn not_run_again(
+        &mut self,
+        round: u32,
+        block: &Block,
+        told: String,
+        events: &EventSink,
+        feedback_parts: &mut Vec<String>,
+    ) {
+        let mut outcome = ToolOutcome::failed_without_process(String::new());
+        outcome.feedback = told.clone();
+        feedback_parts.push(told);
+        let mut record = block_record(round, block, outcome, false);
+        record.not_run = Some(NotRun::Repeated);
+        events.emit(Event::BlockFinished {
+            record: record.clone(),
+        });
+        self.records.push(record);
+        self.all_succeeded = false;
+        self.last_tool = ToolKind::from_tag(&block.tag);
+    }
+}
+
 /// Runs the blocks of `parsed` with `toolbox`, each once `gate` lets it.
+#[allow(clippy::too_many_arguments)]
 pub async fn execute_reply(
     parsed: &Parsed,
     round: u32,
@@ -147,6 +186,7 @@ pub async fn execute_reply(
     base: &ToolContext,
     events: &EventSink,
     gate: &ApprovalGate,
+    rules: &mut RoundRules,
     status: impl Fn(Status),
 ) -> Executed {
     let mut ctx = base.clone();
@@ -164,6 +204,11 @@ pub async fn execute_reply(
                 NotRun::EarlierFailure
             };
             executed.not_run(round, block, why, events, &mut feedback_parts);
+            continue;
+        }
+        if let Some(earlier) = rules.failed.earlier(block).filter(|_| rules.refuse_repeats) {
+            let told = repeated_feedback(block, earlier);
+            executed.not_run_again(round, block, told, events, &mut feedback_parts);
             continue;
         }
         let block = &match gate.verdict(round, block, events, &ctx.cancel).await {
@@ -221,13 +266,19 @@ pub async fn execute_reply(
         }
         executed.all_succeeded &= outcome.success;
         executed.last_tool = ToolKind::from_tag(&block.tag);
-        feedback_parts.push(if several {
-            format!(
-                "Block {} ({}):\n{}",
-                block.index, block.tag, outcome.feedback
-            )
+        // A block the user stopped says nothing about its code.
+        if !outcome.success && !outcome.stopped() {
+            rules.failed.remember(block, round, &outcome.feedback);
+        }
+        let for_model = if rules.short_feedback {
+            super::small::short_feedback(&outcome.feedback)
         } else {
             outcome.feedback.clone()
+        };
+        feedback_parts.push(if several {
+            format!("Block {} ({}):\n{for_model}", block.index, block.tag)
+        } else {
+            for_model
         });
         let refused = outcome.refused.map(not_run_for);
         let mut record = block_record(round, block, outcome, false);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::cut::{self, Cut};
-use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, execute_reply};
+use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
@@ -84,6 +84,10 @@ struct Progress {
     last_error: Option<String>,
     /// The rounds' tokens so far (`None` until a reply came whole).
     usage: Option<TurnUsage>,
+    /// What running blocks carries between rounds (the code that failed).
+    rules: RoundRules,
+    /// A small model's first reply ran nothing and it was told to (once a task).
+    nudged: bool,
 }
 
 impl Progress {
@@ -98,6 +102,8 @@ impl Progress {
             last_reasoning: None,
             last_error: None,
             usage: None,
+            rules: RoundRules::default(),
+            nudged: false,
         }
     }
 
@@ -226,8 +232,14 @@ pub async fn run_turn(
     let max_attempts = config.max_attempts.value;
     let max_rounds = config.max_rounds.value;
 
+    let task_words = task.prompt.clone();
     memory.begin_turn(announce(events, turn, agent, task));
     let mut progress = Progress::new(turn, agent);
+    let adapt = config.adaptations();
+    progress.rules.short_feedback = adapt.short_feedback;
+    progress.rules.refuse_repeats = adapt.refuse_repeats;
+    // A small model gets one block per reply: what it writes after its block is not generated.
+    let one_block = (adapt.one_block && agent != AgentName::Casual).then_some(&tools.parse_tags);
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
     let window = tokio::select! {
@@ -245,7 +257,7 @@ pub async fn run_turn(
         progress.rounds += 1;
         emit_status(ctx, &progress, max_attempts);
 
-        let reply = match stream_reply(ctx, memory, window, &cancel).await {
+        let reply = match stream_reply(ctx, memory, window, &cancel, one_block).await {
             Ok(reply) => reply,
             Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
@@ -268,6 +280,10 @@ pub async fn run_turn(
         }
 
         match decide(agent, &report) {
+            Decision::Done if adapt.nudge && should_nudge(agent, &progress, &report) => {
+                progress.nudged = true;
+                memory.push(Role::User, super::small::nudge(&task_words));
+            }
             Decision::Done => return progress.finish(Outcome::Done, None),
             Decision::Clarify => {
                 let question = progress
@@ -285,6 +301,17 @@ pub async fn run_turn(
             Decision::AskAgain { failed: false } => {}
         }
     }
+}
+
+/// Whether a small model's reply ending the task is its first and ran nothing for the coder:
+/// such models often answer in prose ("12 factorial is 12 * 11 factorial.") and are told once
+/// to run it.
+fn should_nudge(agent: AgentName, progress: &Progress, report: &RoundReport) -> bool {
+    agent == AgentName::Coder
+        && progress.rounds == 1
+        && !progress.nudged
+        && !report.had_blocks
+        && !report.clarification
 }
 
 /// Says whether the model is thinking afresh or correcting a failure.
@@ -427,6 +454,7 @@ async fn run_blocks(
         &tools.ctx,
         &ctx.events,
         &ctx.approvals,
+        &mut progress.rules,
         |status| {
             status_events.emit(Event::Status {
                 status,

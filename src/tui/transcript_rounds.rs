@@ -25,7 +25,7 @@ impl ReplyCut {
         match finish {
             AnswerFinish::Repetition => Some(Self::Repeated),
             AnswerFinish::Length => Some(Self::MaxTokens),
-            AnswerFinish::Stop | AnswerFinish::Other(_) => None,
+            AnswerFinish::Stop | AnswerFinish::Block | AnswerFinish::Other(_) => None,
         }
     }
 
@@ -144,6 +144,7 @@ pub fn failure(record: &BlockRecord) -> Option<String> {
         Some(NotRun::SafeMode) => format!("the {tool} block was refused by safe mode"),
         Some(NotRun::Declined) => format!("you declined the {tool} block"),
         Some(NotRun::Interrupted) => format!("the {tool} block was interrupted"),
+        Some(NotRun::Repeated) => format!("the {tool} block repeated code that had failed"),
         Some(NotRun::EarlierFailure | NotRun::ReplyCut | NotRun::ShownOnly | NotRun::Stopped) => {
             return None;
         }

@@ -50,6 +50,9 @@ pub enum NotRun {
     ReplyCut,
     /// seek itself stopped while the block ran (found on resuming a session).
     Interrupted,
+    /// Not run again: the same code already failed earlier in the task (the model was told
+    /// that, with the error, instead).
+    Repeated,
 }
 
 /// Tokens of one round's request and reply (the server's counts, or seek's estimate when the

@@ -212,6 +212,13 @@ fn outcome(record: &BlockRecord, cut: Option<ReplyCut>) -> (&'static str, Style,
         }
         Some(NotRun::Interactive) => return ("✗", red, "refused: interactive input".into()),
         Some(NotRun::SafeMode) => return ("✗", red, "refused by safe mode".into()),
+        Some(NotRun::Repeated) => {
+            return (
+                "✗",
+                red,
+                "not run again: the same code failed before".into(),
+            );
+        }
         Some(NotRun::ReplyCut) => {
             let words = cut.map_or("reply cut", ReplyCut::pane_words);
             return ("·", dim(), words.into());

@@ -1,0 +1,134 @@
+//! What seek does differently for a small model (`Config::small_model`): the words of the nudge
+//! when a coder task's first reply runs nothing, and feedback cut to what such a model can use
+//! (a failure's last lines, a success's output bounded). The compact prompt is the agent's
+//! (`AgentSpec::small_prompt`); the one-block cut is the reply stream's.
+//!
+//! Pure text: it must not decide the round or run anything.
+
+use super::repeats::last_lines;
+use crate::protocol::{FAILURE_PREFIX, SUCCESS_PREFIX};
+
+/// Lines of a failure a small model is shown: the error is at the end of what a program prints.
+const FAILURE_LINES: usize = 3;
+/// A success's output shown to a small model, at most (head and tail), in bytes.
+const SUCCESS_BYTES: usize = 1500;
+const SUCCESS_TAIL_BYTES: usize = 500;
+
+/// The tags a nudge may name, as the user would write them in a task.
+const LANGUAGES: [(&str, &str); 5] = [
+    ("python", "python"),
+    ("bash", "bash"),
+    ("shell", "bash"),
+    ("go", "go"),
+    ("java", "java"),
+];
+
+/// What the model is told when its first reply to a coder task ran nothing.
+pub fn nudge(task: &str) -> String {
+    let tag = named_language(task).unwrap_or("python");
+    format!(
+        "You did not run anything. Do the task now: answer with one ```{tag} code block that does it. seek runs it and shows you the output."
+    )
+}
+
+/// The language a task names (`… with bash`, `a C program`), as a fence tag.
+fn named_language(task: &str) -> Option<&'static str> {
+    let lower = task.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.windows(2).any(|w| w[0] == "c" && w[1] == "program") {
+        return Some("c");
+    }
+    LANGUAGES
+        .iter()
+        .find(|(word, _)| words.contains(word))
+        .map(|(_, tag)| *tag)
+}
+
+/// One block's feedback as a small model gets it: a failure's last lines and what to do; a
+/// success's output bounded. The wire prefixes stay.
+pub fn short_feedback(feedback: &str) -> String {
+    if feedback.starts_with(FAILURE_PREFIX) {
+        let error = last_lines(feedback, FAILURE_LINES);
+        let error = if error.is_empty() {
+            "(no error message)".to_owned()
+        } else {
+            error
+        };
+        return format!(
+            "{FAILURE_PREFIX}{error}\nFix the code and send the whole corrected block again."
+        );
+    }
+    match feedback.strip_prefix(SUCCESS_PREFIX) {
+        Some(output) if output.len() > SUCCESS_BYTES => {
+            let head = floor_char_boundary(output, SUCCESS_BYTES - SUCCESS_TAIL_BYTES);
+            let tail = ceil_char_boundary(output, output.len() - SUCCESS_TAIL_BYTES);
+            format!(
+                "{SUCCESS_PREFIX}{}\n[… {} bytes left out …]\n{}",
+                &output[..head],
+                tail - head,
+                &output[tail..]
+            )
+        }
+        _ => feedback.to_owned(),
+    }
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::feedback;
+
+    #[test]
+    fn the_nudge_names_the_language_the_task_names() {
+        assert!(nudge("delete junk.tmp with bash").contains("```bash"));
+        assert!(nudge("write a C program that prints 42").contains("```c "));
+        assert!(nudge("print 12 factorial").contains("```python"));
+        assert!(nudge("use the shell to list files").contains("```bash"));
+        assert!(nudge("a Go program").contains("```go"));
+        assert!(
+            nudge("compute the cost of cargo").contains("```python"),
+            "a word containing go is not Go"
+        );
+    }
+
+    #[test]
+    fn a_failure_is_its_last_lines_and_what_to_do() {
+        let traceback = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    print(y)\n          ^\nNameError: name 'y' is not defined\n";
+        let short = short_feedback(&feedback(false, traceback));
+        assert_eq!(
+            short,
+            "[failure] Error in execution:\n    print(y)\n          ^\nNameError: name 'y' is not defined\nFix the code and send the whole corrected block again."
+        );
+        assert!(short_feedback(&feedback(false, "")).contains("(no error message)"));
+    }
+
+    #[test]
+    fn a_success_keeps_short_output_and_bounds_long_output() {
+        let ok = feedback(true, "5\n");
+        assert_eq!(short_feedback(&ok), ok);
+        let long: String = (0..2000).map(|i| format!("line é {i}\n")).collect();
+        let short = short_feedback(&feedback(true, &long));
+        assert!(short.starts_with(SUCCESS_PREFIX));
+        assert!(short.len() < SUCCESS_BYTES + 200, "{}", short.len());
+        assert!(short.contains("line é 0\n"), "the head");
+        assert!(short.ends_with("line é 1999\n"), "the tail");
+        assert!(short.contains("bytes left out"));
+    }
+}

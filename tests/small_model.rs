@@ -1,0 +1,285 @@
+//! What seek does for a small model, end to end: the real `seek -p --json` binary against the
+//! fake model server. A model is small by `model_size` / `SEEK_MODEL_SIZE`, or under `auto` by
+//! a size tag of at most 2B in its name; the sandbox's model, `fake-coder:7b`, is large, so every
+//! other end-to-end test runs unchanged. Refusing code that already failed holds for every model.
+
+mod support;
+
+#[path = "support/fake_model.rs"]
+mod fake_model;
+
+use std::process::{Command, Output};
+
+use fake_model::{FakeModel, Reply};
+use support::{Sandbox, stderr, stdout};
+
+fn fence(tag: &str, code: &str) -> String {
+    format!("```{tag}\n{code}\n```")
+}
+
+/// `seek -p --json PROMPT` at `server`, small model unless `size` says otherwise.
+fn seek_json(sb: &Sandbox, server: &FakeModel, prompt: &str, size: &str) -> Command {
+    let mut cmd = sb.seek_at(&server.url(), &["--json", "-p", prompt]);
+    cmd.env("SEEK_MODEL_SIZE", size);
+    cmd
+}
+
+fn events(out: &Output) -> Vec<serde_json::Value> {
+    stdout(out)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The messages of one chat request, as (role, content).
+fn messages(request: &fake_model::Logged) -> Vec<(String, String)> {
+    request.json()["messages"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .map(|m| {
+                    (
+                        m["role"].as_str().unwrap_or_default().to_owned(),
+                        m["content"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_small_models_reply_ends_where_its_block_closes() {
+    let sb = Sandbox::new();
+    let reply = format!(
+        "Here it is.\n{}\nAnd now another one:\n{}\nI hope this helps! I hope this helps!",
+        fence("bash", "echo first > first.txt"),
+        fence("bash", "echo second > second.txt")
+    );
+    let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done: first.txt.")]);
+    let out = seek_json(&sb, &server, "write first.txt", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(sb.path("work/first.txt").exists());
+    assert!(
+        !sb.path("work/second.txt").exists(),
+        "what came after the first block was never taken"
+    );
+    let all = events(&out);
+    let complete = of_type(&all, "answer_complete");
+    assert_eq!(complete[0]["finish"], "block", "{:?}", complete[0]);
+    assert_eq!(complete[0]["blocks"], 1);
+    // The next round's conversation holds the reply up to its block, nothing after it.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "bash's output is read in another round");
+    let history = messages(&requests[1]);
+    let (role, said) = &history[history.len() - 2];
+    assert_eq!(role, "assistant");
+    assert_eq!(
+        said,
+        &format!("Here it is.\n{}\n", fence("bash", "echo first > first.txt"))
+    );
+
+    // A large model keeps its whole reply and both blocks run.
+    let sb = Sandbox::new();
+    let reply = format!(
+        "{}\n{}\n",
+        fence("bash", "echo first > first.txt"),
+        fence("bash", "echo second > second.txt")
+    );
+    let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done.")]);
+    let out = seek_json(&sb, &server, "write both", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(sb.path("work/first.txt").exists() && sb.path("work/second.txt").exists());
+    assert_eq!(
+        of_type(&events(&out), "answer_complete")[0]["finish"],
+        "stop"
+    );
+}
+
+#[test]
+fn code_that_already_failed_is_not_run_again_and_the_model_is_told_why() {
+    let sb = Sandbox::new();
+    // Each run leaves a mark, so the test sees how often the code really ran.
+    let failing = fence(
+        "python",
+        "open('runs.txt', 'a').write('x')\nimport no_such_module_for_seek",
+    );
+    let server = FakeModel::start(vec![
+        Reply::text(format!("Trying.\n{failing}\n")),
+        Reply::text(format!("Trying again.\n{failing}\n")),
+        Reply::text(format!("{}\n", fence("python", "print('fixed')"))),
+    ]);
+    // A large model: the rule is for every model.
+    let out = seek_json(&sb, &server, "import it", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(sb.path("work/runs.txt")).expect("ran once"),
+        "x",
+        "the repeated code did not run"
+    );
+    let events = events(&out);
+    let finished = of_type(&events, "block_finished");
+    assert_eq!(finished.len(), 3, "{finished:?}");
+    assert!(finished[0]["not_run"].is_null(), "{:?}", finished[0]);
+    assert_eq!(finished[1]["not_run"], "repeated", "{:?}", finished[1]);
+    assert_eq!(finished[1]["success"], false);
+    let told = server.chat_requests()[2].last_user_message();
+    assert!(
+        told.starts_with("[failure] ")
+            && told.contains("same python code that already failed in round 1")
+            && told.contains("ModuleNotFoundError: No module named 'no_such_module_for_seek'"),
+        "{told}"
+    );
+    let done = of_type(&events, "done");
+    assert_eq!(done[0]["outcome"], "done", "{:?}", done[0]);
+}
+
+#[test]
+fn a_coder_task_answered_in_prose_is_nudged_once_for_a_small_model() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text("12 factorial is 12 * 11 factorial."),
+        Reply::text(format!(
+            "{}\n",
+            fence("python", "import math\nprint(math.factorial(12))")
+        )),
+    ]);
+    let out = seek_json(&sb, &server, "compute 12 factorial with python", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let nudge = requests[1].last_user_message();
+    assert!(
+        nudge.contains("You did not run anything") && nudge.contains("```python code block"),
+        "{nudge}"
+    );
+    let outputs: Vec<String> = of_type(&events(&out), "block_finished")
+        .iter()
+        .map(|e| e["output"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outputs, ["479001600\n"]);
+
+    // Once only: prose twice ends the task.
+    let server = FakeModel::start(vec![
+        Reply::text("It is a big number."),
+        Reply::text("Still a big number."),
+        Reply::text(fence("python", "print('never asked for')")),
+    ]);
+    let out = seek_json(&sb, &server, "compute 12 factorial", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.chat_requests().len(), 2);
+
+    // A large model's prose is its answer.
+    let server = FakeModel::start(vec![Reply::text("12! = 479001600.")]);
+    let out = seek_json(&sb, &server, "compute 12 factorial", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn a_small_model_is_told_its_errors_last_lines_and_what_to_do() {
+    let sb = Sandbox::new();
+    let broken = "def f():\n    return y\n\nprint(f())";
+    let server = FakeModel::start(vec![
+        Reply::text(fence("python", broken)),
+        Reply::text(fence("python", "print(1)")),
+    ]);
+    let out = seek_json(&sb, &server, "print f", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let told = server.chat_requests()[1].last_user_message();
+    let lines: Vec<&str> = told.lines().collect();
+    assert_eq!(lines[0], "[failure] Error in execution:");
+    assert_eq!(
+        lines[lines.len() - 2],
+        "NameError: name 'y' is not defined",
+        "{told}"
+    );
+    assert_eq!(
+        lines[lines.len() - 1],
+        "Fix the code and send the whole corrected block again."
+    );
+    assert!(
+        !told.contains("Traceback") && lines.len() == 5,
+        "only the last three lines: {told}"
+    );
+}
+
+#[test]
+fn the_model_size_is_decided_by_the_name_and_shown_by_seek_config() {
+    let sb = Sandbox::new();
+    let show = |model: &str, size: Option<&str>| {
+        let mut cmd = sb.seek();
+        cmd.args(["config", "--provider", "llama.cpp", "--model", model]);
+        if let Some(size) = size {
+            cmd.env("SEEK_MODEL_SIZE", size);
+        }
+        let out = cmd.output().expect("seek config");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .find(|l| l.starts_with("model_size"))
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    let small = show("smollm2-135m", None);
+    assert!(
+        small.contains("\"auto\"") && small.contains("adapted to a small model"),
+        "{small}"
+    );
+    let large = show("qwen2.5-coder:7b", None);
+    assert!(
+        large.contains("\"auto\"") && large.contains("not treated as a small model"),
+        "{large}"
+    );
+    let forced = show("qwen2.5-coder:7b", Some("small"));
+    assert!(
+        forced.contains("\"small\"")
+            && forced.contains("SEEK_MODEL_SIZE")
+            && forced.contains("adapted to a small model"),
+        "{forced}"
+    );
+
+    let out = sb
+        .seek()
+        .args(["config"])
+        .env("SEEK_MODEL_SIZE", "tiny")
+        .output()
+        .expect("seek config");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("model_size")
+            && stderr(&out).contains("\"auto\", \"small\" or \"large\""),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb
+        .seek()
+        .args(["config"])
+        .env("SEEK_SMALL_MODEL_OFF", "nudge,bogus")
+        .output()
+        .expect("seek config");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("SEEK_SMALL_MODEL_OFF") && stderr(&out).contains("\"bogus\""),
+        "{}",
+        stderr(&out)
+    );
+}
