@@ -283,3 +283,102 @@ fn the_model_size_is_decided_by_the_name_and_shown_by_seek_config() {
         stderr(&out)
     );
 }
+
+#[test]
+fn after_resending_failed_code_a_small_model_samples_warmer() {
+    let sb = Sandbox::new();
+    let failing = fence("python", "import no_such_module_for_seek");
+    let server = FakeModel::start(vec![
+        Reply::text(failing.clone()),
+        Reply::text(failing.clone()),
+        Reply::text(failing),
+        Reply::text(fence("python", "print('fixed')")),
+    ]);
+    let out = seek_json(&sb, &server, "import it", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let temperatures: Vec<serde_json::Value> = server
+        .chat_requests()
+        .iter()
+        .map(|r| r.json()["temperature"].clone())
+        .collect();
+    assert_eq!(
+        temperatures,
+        [
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::json!(0.5),
+            serde_json::json!(0.8)
+        ],
+        "the server's own sampling until a resend was refused, then warmer at each"
+    );
+
+    // A large model keeps the configured sampling.
+    let failing = fence("python", "import no_such_module_for_seek");
+    let server = FakeModel::start(vec![
+        Reply::text(failing.clone()),
+        Reply::text(failing),
+        Reply::text(fence("python", "print('fixed')")),
+    ]);
+    let out = seek_json(&sb, &server, "import it", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        server
+            .chat_requests()
+            .iter()
+            .all(|r| r.json()["temperature"].is_null())
+    );
+}
+
+#[test]
+fn a_small_model_resending_code_that_ran_ends_the_task() {
+    let sb = Sandbox::new();
+    let echo = fence("bash", "echo hello >> said.txt; echo hello");
+    let server = FakeModel::start(vec![
+        Reply::text(echo.clone()),
+        Reply::text(echo.clone()),
+        Reply::text(echo),
+    ]);
+    let out = seek_json(&sb, &server, "print hello with bash", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.chat_requests().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(sb.path("work/said.txt")).expect("ran"),
+        "hello\n",
+        "it ran once"
+    );
+    let all = events(&out);
+    let done = of_type(&all, "done");
+    assert_eq!(done[0]["outcome"], "done");
+    assert!(
+        done[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already ran")),
+        "{:?}",
+        done[0]
+    );
+    assert_eq!(of_type(&all, "block_finished").len(), 1);
+
+    // A large model reads bash output and may run the same command again (it ends by the
+    // round cap here, the scripted replies being all the same).
+    let sb = Sandbox::new();
+    let echo = fence("bash", "echo hello >> said.txt");
+    let server = FakeModel::start(vec![
+        Reply::text(echo.clone()),
+        Reply::text(echo),
+        Reply::text("Done."),
+    ]);
+    let out = seek_json(&sb, &server, "print hello with bash", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(sb.path("work/said.txt")).expect("ran"),
+        "hello\nhello\n"
+    );
+}

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use crate::session::SessionFile;
 
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
-use super::repeats::{FailedBlocks, repeated_feedback};
+use super::repeats::{FailedBlocks, SucceededBlocks, repeated_feedback};
 use crate::protocol::{self, Block, Parsed};
 use crate::tool_kind::ToolKind;
 use crate::tools::{Refusal, ToolContext, ToolOutcome, Toolbox, execute_block};
@@ -79,6 +79,9 @@ pub struct Executed {
     pub last_tool: Option<ToolKind>,
     /// Blocks were shown but not run (approval = never): the task ends with this reply.
     pub held: bool,
+    /// The reply resent code that already succeeded and nothing ran: the task ends, that
+    /// code's output being the answer (`RoundRules::end_on_rerun`).
+    pub rerun: bool,
 }
 
 impl Executed {
@@ -149,6 +152,11 @@ pub struct RoundRules {
     pub failed: FailedBlocks,
     /// Code that already failed is refused instead of run (`Adaptations::refuse_repeats`).
     pub refuse_repeats: bool,
+    /// The blocks that succeeded so far.
+    pub succeeded: SucceededBlocks,
+    /// A reply whose first block resends succeeded code runs nothing and ends the task
+    /// (`Adaptations::end_on_rerun`; `Executed::rerun`).
+    pub end_on_rerun: bool,
     /// Feedback cut for a small model (`small::short_feedback`).
     pub short_feedback: bool,
 }
@@ -205,6 +213,10 @@ pub async fn execute_reply(
             };
             executed.not_run(round, block, why, events, &mut feedback_parts);
             continue;
+        }
+        if rules.end_on_rerun && block.index == 0 && rules.succeeded.contains(block) {
+            executed.rerun = true;
+            break;
         }
         if let Some(earlier) = rules.failed.earlier(block).filter(|_| rules.refuse_repeats) {
             let told = repeated_feedback(block, earlier);
@@ -267,7 +279,9 @@ pub async fn execute_reply(
         executed.all_succeeded &= outcome.success;
         executed.last_tool = ToolKind::from_tag(&block.tag);
         // A block the user stopped says nothing about its code.
-        if !outcome.success && !outcome.stopped() {
+        if outcome.success {
+            rules.succeeded.remember(block);
+        } else if !outcome.stopped() {
             rules.failed.remember(block, round, &outcome.feedback);
         }
         let for_model = if rules.short_feedback {

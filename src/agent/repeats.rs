@@ -1,7 +1,8 @@
-//! The code that already failed in a task. Models, small ones above all, send the same failing
+//! The code that already ran in a task. Models, small ones above all, send the same failing
 //! block again and again until the attempt cap; running it again teaches nothing. A block whose
 //! tool and code (trailing spaces and blank lines aside) match one that failed earlier in the
-//! task is not run: the model is told plainly that it resent failed code, with the error.
+//! task is not run: the model is told plainly that it resent failed code, with the error. Code
+//! that succeeded is remembered too: a small model resending it has nothing more to do.
 //!
 //! Pure bookkeeping: it must not run anything or decide the round.
 
@@ -49,6 +50,29 @@ impl FailedBlocks {
             round,
             error: last_lines(feedback, ERROR_LINES),
         });
+    }
+}
+
+/// The blocks that succeeded in one task, as compared (tool and normalised code).
+#[derive(Debug, Default)]
+pub struct SucceededBlocks {
+    succeeded: Vec<(String, String)>,
+}
+
+impl SucceededBlocks {
+    /// Whether `block` resends code that succeeded earlier in the task.
+    pub fn contains(&self, block: &Block) -> bool {
+        let code = normalized(&block.code);
+        self.succeeded
+            .iter()
+            .any(|(tag, done)| *tag == block.tag && *done == code)
+    }
+
+    pub fn remember(&mut self, block: &Block) {
+        if !self.contains(block) {
+            self.succeeded
+                .push((block.tag.clone(), normalized(&block.code)));
+        }
     }
 }
 
@@ -133,6 +157,17 @@ mod tests {
             failed.earlier(&block("python", "  print(x)\n")).is_none(),
             "indentation is code"
         );
+    }
+
+    #[test]
+    fn succeeded_code_is_known_again_by_tool_and_code() {
+        let mut done = SucceededBlocks::default();
+        done.remember(&block("bash", "ls\n"));
+        done.remember(&block("bash", "ls \n\n"));
+        assert_eq!(done.succeeded.len(), 1);
+        assert!(done.contains(&block("bash", "\nls")));
+        assert!(!done.contains(&block("python", "ls\n")));
+        assert!(!done.contains(&block("bash", "ls -l\n")));
     }
 
     #[test]

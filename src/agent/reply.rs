@@ -69,18 +69,26 @@ pub(super) enum ReplyError {
     StreamEnded,
 }
 
+/// How a small model's reply is asked for and taken (`Shape::default()`: as configured).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Shape<'a> {
+    /// The reply ends as soon as its first block of these tags is complete
+    /// (`FinishReason::BlockComplete`): a small model's rambling after its block (more blocks,
+    /// invented output, repeats) is never generated, shown or kept.
+    pub one_block: Option<&'a ToolTags>,
+    /// Sample at least this warm: a greedy model that resent failed code would send it again.
+    pub min_temperature: Option<f64>,
+}
+
 /// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
-/// With `one_block`, the reply ends as soon as its first block of those tags is complete
-/// (`FinishReason::BlockComplete`): a small model's rambling after its block (more blocks,
-/// invented output, repeats) is never generated, shown or kept.
 pub(super) async fn stream_reply(
     ctx: &TurnContext,
     memory: &Memory,
     window: u64,
     cancel: &CancellationToken,
-    one_block: Option<&ToolTags>,
+    shape: Shape<'_>,
 ) -> Result<Reply, (ReplyError, Reply)> {
-    stream(ctx, memory, window, cancel, None, one_block).await
+    stream(ctx, memory, window, cancel, None, shape).await
 }
 
 /// `stream_reply`, asking the server to hold the reply to `json_schema` where it can (the
@@ -92,7 +100,7 @@ pub(super) async fn stream_reply_with(
     cancel: &CancellationToken,
     json_schema: Option<serde_json::Value>,
 ) -> Result<Reply, (ReplyError, Reply)> {
-    stream(ctx, memory, window, cancel, json_schema, None).await
+    stream(ctx, memory, window, cancel, json_schema, Shape::default()).await
 }
 
 async fn stream(
@@ -101,8 +109,9 @@ async fn stream(
     window: u64,
     cancel: &CancellationToken,
     json_schema: Option<serde_json::Value>,
-    one_block: Option<&ToolTags>,
+    shape: Shape<'_>,
 ) -> Result<Reply, (ReplyError, Reply)> {
+    let one_block = shape.one_block;
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
     let budget = budget::prompt_budget(window, settings.max_tokens.value);
@@ -120,7 +129,10 @@ async fn stream(
     }
     let request = ChatRequest {
         messages: join_notes(fitted.messages),
-        options: GenerationOptions::from_config(&ctx.config),
+        options: warmed(
+            GenerationOptions::from_config(&ctx.config),
+            shape.min_temperature,
+        ),
         json_schema,
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
@@ -201,6 +213,14 @@ async fn stream(
 /// around them: the feedback before and the next task's prompt after. Chat templates that
 /// insist on alternating roles refuse a run of user messages, and the model reads the commands
 /// as part of the task they lead to. Other messages are sent as they are.
+/// `options` sampling at least `min_temperature` warm.
+fn warmed(mut options: GenerationOptions, min_temperature: Option<f64>) -> GenerationOptions {
+    if let Some(floor) = min_temperature {
+        options.temperature = Some(options.temperature.map_or(floor, |t| t.max(floor)));
+    }
+    options
+}
+
 fn join_notes(messages: Vec<Message>) -> Vec<Message> {
     let mut joined: Vec<Message> = Vec::with_capacity(messages.len());
     let mut last_holds_note = false;
@@ -229,6 +249,22 @@ fn join_notes(messages: Vec<Message>) -> Vec<Message> {
 mod tests {
     use super::*;
     use crate::agent::shell::NOTE_HEAD;
+
+    #[test]
+    fn warming_raises_a_colder_temperature_and_keeps_a_warmer_one() {
+        let options = |temperature| GenerationOptions {
+            max_tokens: 8,
+            temperature,
+            top_p: None,
+            seed: Some(0),
+            context_window: 64,
+        };
+        assert_eq!(warmed(options(None), None).temperature, None);
+        assert_eq!(warmed(options(None), Some(0.5)).temperature, Some(0.5));
+        assert_eq!(warmed(options(Some(0.0)), Some(0.5)).temperature, Some(0.5));
+        assert_eq!(warmed(options(Some(0.9)), Some(0.5)).temperature, Some(0.9));
+        assert_eq!(warmed(options(Some(0.2)), None).temperature, Some(0.2));
+    }
 
     #[test]
     fn reply_errors_keep_their_words_at_the_edge() {

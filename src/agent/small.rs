@@ -1,6 +1,6 @@
 //! What seek does differently for a small model (`Config::small_model`): the words of the nudge
-//! when a coder task's first reply runs nothing, and feedback cut to what such a model can use
-//! (a failure's last lines, a success's output bounded). The compact prompt is the agent's
+//! when a coder task's first reply runs nothing, feedback cut to what such a model can use
+//! (a failure's last lines, a success's output bounded), and how warm it samples once stuck. The compact prompt is the agent's
 //! (`AgentSpec::small_prompt`); the one-block cut is the reply stream's.
 //!
 //! Pure text: it must not decide the round or run anything.
@@ -45,6 +45,12 @@ fn named_language(task: &str) -> Option<&'static str> {
         .iter()
         .find(|(word, _)| words.contains(word))
         .map(|(_, tag)| *tag)
+}
+
+/// How warm a small model samples after `refused` resends of failed code in the task: greedy
+/// decoding would send the same code again, so each refusal warms it (0.5, 0.8, then 1.0).
+pub fn resample_temperature(refused: u32) -> Option<f64> {
+    (refused > 0).then(|| (0.2 + 0.3 * f64::from(refused)).min(1.0))
 }
 
 /// One block's feedback as a small model gets it: a failure's last lines and what to do; a
@@ -106,6 +112,16 @@ mod tests {
             nudge("compute the cost of cargo").contains("```python"),
             "a word containing go is not Go"
         );
+    }
+
+    #[test]
+    fn each_refused_resend_warms_the_sampling_up_to_one() {
+        let warmth: Vec<Option<f64>> = (0..5).map(resample_temperature).collect();
+        assert_eq!(warmth[0], None, "greedy or as configured until stuck");
+        assert!((warmth[1].unwrap_or_default() - 0.5).abs() < 1e-9);
+        assert!((warmth[2].unwrap_or_default() - 0.8).abs() < 1e-9);
+        assert_eq!(warmth[3], Some(1.0));
+        assert_eq!(warmth[4], Some(1.0));
     }
 
     #[test]

@@ -12,13 +12,13 @@ use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply}
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
-use super::reply::{Reply, ReplyError, stream_reply};
+use super::reply::{Reply, ReplyError, Shape, stream_reply};
 use super::usage;
 use crate::config::{AgentName, Config};
 use crate::llm::{ChatModel, Role};
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
-use crate::wire::{Attachment, BlockRecord, Event, Outcome, Status, TurnUsage};
+use crate::wire::{Attachment, BlockRecord, Event, NotRun, Outcome, Status, TurnUsage};
 
 /// What a turn needs from the runtime.
 #[derive(Clone)]
@@ -88,6 +88,8 @@ struct Progress {
     rules: RoundRules,
     /// A small model's first reply ran nothing and it was told to (once a task).
     nudged: bool,
+    /// Blocks not run because they resent failed code (`NotRun::Repeated`).
+    refused_repeats: u32,
 }
 
 impl Progress {
@@ -104,6 +106,7 @@ impl Progress {
             usage: None,
             rules: RoundRules::default(),
             nudged: false,
+            refused_repeats: 0,
         }
     }
 
@@ -238,6 +241,7 @@ pub async fn run_turn(
     let adapt = config.adaptations();
     progress.rules.short_feedback = adapt.short_feedback;
     progress.rules.refuse_repeats = adapt.refuse_repeats;
+    progress.rules.end_on_rerun = adapt.end_on_rerun;
     // A small model gets one block per reply: what it writes after its block is not generated.
     let one_block = (adapt.one_block && agent != AgentName::Casual).then_some(&tools.parse_tags);
 
@@ -257,7 +261,14 @@ pub async fn run_turn(
         progress.rounds += 1;
         emit_status(ctx, &progress, max_attempts);
 
-        let reply = match stream_reply(ctx, memory, window, &cancel, one_block).await {
+        let shape = Shape {
+            one_block,
+            min_temperature: adapt
+                .resample
+                .then(|| super::small::resample_temperature(progress.refused_repeats))
+                .flatten(),
+        };
+        let reply = match stream_reply(ctx, memory, window, &cancel, shape).await {
             Ok(reply) => reply,
             Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
@@ -476,9 +487,20 @@ async fn run_blocks(
         let records = cut::not_run(&unclosed, round, Cut::Length, &ctx.events);
         executed.records.extend(records);
     }
+    if executed.rerun {
+        return Some((Outcome::Done, Some(RERUN.into())));
+    }
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;
-    if let Some(failed) = executed.records.iter().find(|r| !r.success && !r.skipped) {
+    let repeated = |r: &&BlockRecord| r.not_run == Some(NotRun::Repeated);
+    progress.refused_repeats +=
+        u32::try_from(executed.records.iter().filter(repeated).count()).unwrap_or(u32::MAX);
+    // A refused resend's feedback is seek's words; the error it repeats is already the last one.
+    if let Some(failed) = executed
+        .records
+        .iter()
+        .find(|r| !r.success && !r.skipped && !repeated(r))
+    {
         progress.last_error = Some(failure_summary(failed));
     }
     progress.records.extend(executed.records);
@@ -491,6 +513,9 @@ async fn run_blocks(
     }
     None
 }
+
+/// Why a small model's task ended when it resent code that already ran.
+const RERUN: &str = "the model sent code that already ran again; its output above is the answer";
 
 fn non_empty(text: String) -> Option<String> {
     let trimmed = text.trim();

@@ -126,10 +126,23 @@ pub struct Adaptations {
     pub short_feedback: bool,
     /// `repeats`: code that already failed in the task is not run again.
     pub refuse_repeats: bool,
+    /// `resample`: after such a refusal the model samples warmer (it would resend the code).
+    pub resample: bool,
+    /// `reruns`: a reply resending code that already succeeded ends the task, its output being
+    /// the answer, instead of running it again until `max_rounds`.
+    pub end_on_rerun: bool,
 }
 
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 5] = ["prompt", "one_block", "nudge", "feedback", "repeats"];
+pub const ADAPTATION_NAMES: [&str; 7] = [
+    "prompt",
+    "one_block",
+    "nudge",
+    "feedback",
+    "repeats",
+    "resample",
+    "reruns",
+];
 
 impl Adaptations {
     /// The switches for a model that is `small` or not, less those `off` names.
@@ -141,6 +154,8 @@ impl Adaptations {
             nudge: small && on("nudge"),
             short_feedback: small && on("feedback"),
             refuse_repeats: on("repeats"),
+            resample: small && on("resample"),
+            end_on_rerun: small && on("reruns"),
         }
     }
 }
@@ -231,9 +246,11 @@ mod tests {
     fn each_adaptation_is_its_own_switch() {
         let all = Adaptations::new(true, &[]);
         assert!(all.compact_prompt && all.one_block && all.nudge && all.short_feedback);
+        assert!(all.resample && all.end_on_rerun);
         assert!(all.refuse_repeats);
         let large = Adaptations::new(false, &[]);
         assert!(!large.compact_prompt && !large.one_block && !large.nudge && !large.short_feedback);
+        assert!(!large.resample && !large.end_on_rerun);
         assert!(
             large.refuse_repeats,
             "every model is spared its repeated failures"

@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::memory::Memory;
-use crate::agent::reply::{ReplyError, stream_reply};
+use crate::agent::reply::{ReplyError, Shape, stream_reply};
 use crate::agent::turn::TurnContext;
 use crate::agent::usage;
 use crate::agents::web::parse::{self, Answer};
@@ -322,7 +322,15 @@ impl<'a> Browse<'a> {
         });
         let mut memory = Memory::new(self.system.clone());
         memory.push(Role::User, prompt);
-        let reply = match stream_reply(self.ctx, &memory, self.window, self.cancel, None).await {
+        let reply = match stream_reply(
+            self.ctx,
+            &memory,
+            self.window,
+            self.cancel,
+            Shape::default(),
+        )
+        .await
+        {
             Ok(reply) => reply,
             Err((ReplyError::Stopped, _)) => return Err(Ended::Stopped),
             Err((error, _)) => {

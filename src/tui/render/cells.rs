@@ -393,6 +393,10 @@ mod tests {
             "refused by safe mode"
         );
         assert_eq!(header_of(Some(NotRun::ReplyCut), true), "reply cut");
+        assert_eq!(
+            header_of(Some(NotRun::Repeated), false),
+            "not run again: the same code failed before"
+        );
     }
 
     #[test]

@@ -68,12 +68,14 @@ fn random_event(rng: &mut Lcg) -> Event {
         Some(NotRun::SafeMode),
         Some(NotRun::Stopped),
         Some(NotRun::EarlierFailure),
-    ][rng.next(6) as usize];
+        Some(NotRun::Repeated),
+    ][rng.next(7) as usize];
     let finish = [
         AnswerFinish::Stop,
         AnswerFinish::Length,
         AnswerFinish::Repetition,
-    ][rng.next(3) as usize]
+        AnswerFinish::Block,
+    ][rng.next(4) as usize]
         .clone();
     let outcome = [
         Outcome::Done,
