@@ -47,10 +47,11 @@ fn named_language(task: &str) -> Option<&'static str> {
         .map(|(_, tag)| *tag)
 }
 
-/// How warm a small model samples after `refused` resends of failed code in the task: greedy
-/// decoding would send the same code again, so each refusal warms it (0.5, 0.8, then 1.0).
-pub fn resample_temperature(refused: u32) -> Option<f64> {
-    (refused > 0).then(|| (0.2 + 0.3 * f64::from(refused)).min(1.0))
+/// How warm a small model samples once it was `stuck` that many times in the task (it resent
+/// failed code, or its reply looped): greedy decoding would answer the same way again, so each
+/// time warms it (0.5, 0.8, then 1.0).
+pub fn resample_temperature(stuck: u32) -> Option<f64> {
+    (stuck > 0).then(|| (0.2 + 0.3 * f64::from(stuck)).min(1.0))
 }
 
 /// One block's feedback as a small model gets it: a failure's last lines and what to do; a

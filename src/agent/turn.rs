@@ -88,8 +88,9 @@ struct Progress {
     rules: RoundRules,
     /// A small model's first reply ran nothing and it was told to (once a task).
     nudged: bool,
-    /// Blocks not run because they resent failed code (`NotRun::Repeated`).
-    refused_repeats: u32,
+    /// Times the model was stuck: a block resending failed code (`NotRun::Repeated`), or a
+    /// reply cut for repeating itself. A greedy model stuck so answers the same way again.
+    stuck: u32,
 }
 
 impl Progress {
@@ -106,7 +107,7 @@ impl Progress {
             usage: None,
             rules: RoundRules::default(),
             nudged: false,
-            refused_repeats: 0,
+            stuck: 0,
         }
     }
 
@@ -265,7 +266,7 @@ pub async fn run_turn(
             one_block,
             min_temperature: adapt
                 .resample
-                .then(|| super::small::resample_temperature(progress.refused_repeats))
+                .then(|| super::small::resample_temperature(progress.stuck))
                 .flatten(),
         };
         let reply = match stream_reply(ctx, memory, window, &cancel, shape).await {
@@ -314,12 +315,12 @@ pub async fn run_turn(
     }
 }
 
-/// Whether a small model's reply ending the task is its first and ran nothing for the coder:
-/// such models often answer in prose ("12 factorial is 12 * 11 factorial.") and are told once
-/// to run it.
+/// Whether a small model's reply would end a coder task with nothing done: no block in it and
+/// none that succeeded before. Such models often answer in prose ("12 factorial is 12 * 11
+/// factorial.") at first, or after a failed or looping reply, and are told once to run it.
 fn should_nudge(agent: AgentName, progress: &Progress, report: &RoundReport) -> bool {
     agent == AgentName::Coder
-        && progress.rounds == 1
+        && !progress.records.iter().any(|r| r.success)
         && !progress.nudged
         && !report.had_blocks
         && !report.clarification
@@ -421,6 +422,7 @@ fn take_reply(
         memory.push(Role::User, cut::repetition_message(records.len()));
         progress.records.extend(records);
         progress.last_error = Some("the reply kept repeating itself".into());
+        progress.stuck += 1;
     }
     let report = RoundReport {
         had_blocks: !parsed.blocks.is_empty() && runs_code,
@@ -493,7 +495,7 @@ async fn run_blocks(
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;
     let repeated = |r: &&BlockRecord| r.not_run == Some(NotRun::Repeated);
-    progress.refused_repeats +=
+    progress.stuck +=
         u32::try_from(executed.records.iter().filter(repeated).count()).unwrap_or(u32::MAX);
     // A refused resend's feedback is seek's words; the error it repeats is already the last one.
     if let Some(failed) = executed
