@@ -1,7 +1,7 @@
 //! The code that already ran in a task. Models, small ones above all, send the same failing
 //! block again and again until the attempt cap; running it again teaches nothing. A block whose
-//! tool and code (trailing spaces and blank lines aside) match one that failed earlier in the
-//! task is not run: the model is told plainly that it resent failed code, with the error. Code
+//! tool, save path and code (trailing spaces and blank lines aside) match one that failed earlier
+//! in the task is not run: the model is told plainly that it resent failed code, with the error. Code
 //! that succeeded is remembered too: a small model resending it has nothing more to do.
 //!
 //! Pure bookkeeping: it must not run anything or decide the round.
@@ -18,6 +18,7 @@ pub struct FailedBlocks {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failed {
     tag: String,
+    save_path: Option<String>,
     code: String,
     /// The round it failed in.
     pub round: u32,
@@ -36,7 +37,7 @@ impl FailedBlocks {
         let code = normalized(&block.code);
         self.failed
             .iter()
-            .find(|f| f.tag == block.tag && f.code == code)
+            .find(|f| f.tag == block.tag && f.save_path == block.save_path && f.code == code)
     }
 
     /// Remembers that `block` failed in `round` with `feedback` (the tool's feedback text).
@@ -46,6 +47,7 @@ impl FailedBlocks {
         }
         self.failed.push(Failed {
             tag: block.tag.clone(),
+            save_path: block.save_path.clone(),
             code: normalized(&block.code),
             round,
             error: last_lines(feedback, ERROR_LINES),
@@ -53,10 +55,10 @@ impl FailedBlocks {
     }
 }
 
-/// The blocks that succeeded in one task, as compared (tool and normalised code).
+/// The blocks that succeeded in one task, as compared (tool, save path and normalised code).
 #[derive(Debug, Default)]
 pub struct SucceededBlocks {
-    succeeded: Vec<(String, String)>,
+    succeeded: Vec<(String, Option<String>, String)>,
 }
 
 impl SucceededBlocks {
@@ -65,13 +67,16 @@ impl SucceededBlocks {
         let code = normalized(&block.code);
         self.succeeded
             .iter()
-            .any(|(tag, done)| *tag == block.tag && *done == code)
+            .any(|(tag, path, done)| *tag == block.tag && *path == block.save_path && *done == code)
     }
 
     pub fn remember(&mut self, block: &Block) {
         if !self.contains(block) {
-            self.succeeded
-                .push((block.tag.clone(), normalized(&block.code)));
+            self.succeeded.push((
+                block.tag.clone(),
+                block.save_path.clone(),
+                normalized(&block.code),
+            ));
         }
     }
 }
@@ -156,6 +161,14 @@ mod tests {
         assert!(
             failed.earlier(&block("python", "  print(x)\n")).is_none(),
             "indentation is code"
+        );
+        let saved = Block {
+            save_path: Some("x.py".into()),
+            ..block("python", "print(x)\n")
+        };
+        assert!(
+            failed.earlier(&saved).is_none(),
+            "saving it elsewhere is another action"
         );
     }
 

@@ -86,7 +86,8 @@ struct Progress {
     usage: Option<TurnUsage>,
     /// What running blocks carries between rounds (the code that failed).
     rules: RoundRules,
-    /// A small model's first reply ran nothing and it was told to (once a task).
+    /// A small model's reply would have ended the task with nothing run, and it was told to
+    /// run it (once a task).
     nudged: bool,
     /// Times the model was stuck: a block resending failed code (`NotRun::Repeated`), or a
     /// reply cut for repeating itself. A greedy model stuck so answers the same way again.
@@ -489,9 +490,6 @@ async fn run_blocks(
         let records = cut::not_run(&unclosed, round, Cut::Length, &ctx.events);
         executed.records.extend(records);
     }
-    if executed.rerun {
-        return Some((Outcome::Done, Some(RERUN.into())));
-    }
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;
     let repeated = |r: &&BlockRecord| r.not_run == Some(NotRun::Repeated);
@@ -506,6 +504,9 @@ async fn run_blocks(
         progress.last_error = Some(failure_summary(failed));
     }
     progress.records.extend(executed.records);
+    if executed.rerun {
+        return Some((Outcome::Done, Some(RERUN.into())));
+    }
     memory.push(Role::User, executed.feedback);
     if executed.held {
         return Some((Outcome::Done, Some(super::approval::SHOWN_ONLY.into())));
