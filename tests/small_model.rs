@@ -24,6 +24,15 @@ fn seek_json(sb: &Sandbox, server: &FakeModel, prompt: &str, size: &str) -> Comm
     cmd
 }
 
+/// Runs `seek_json` and checks it exited 0.
+fn run_ok(sb: &Sandbox, server: &FakeModel, prompt: &str, size: &str) -> Output {
+    let out = seek_json(sb, server, prompt, size)
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
 fn events(out: &Output) -> Vec<serde_json::Value> {
     stdout(out)
         .lines()
@@ -35,23 +44,6 @@ fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_jso
     events.iter().filter(|e| e["type"] == kind).collect()
 }
 
-/// The messages of one chat request, as (role, content).
-fn messages(request: &fake_model::Logged) -> Vec<(String, String)> {
-    request.json()["messages"]
-        .as_array()
-        .map(|all| {
-            all.iter()
-                .map(|m| {
-                    (
-                        m["role"].as_str().unwrap_or_default().to_owned(),
-                        m["content"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_small_models_reply_ends_where_its_block_closes() {
     let sb = Sandbox::new();
@@ -61,10 +53,7 @@ fn a_small_models_reply_ends_where_its_block_closes() {
         fence("bash", "echo second > second.txt")
     );
     let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done: first.txt.")]);
-    let out = seek_json(&sb, &server, "write first.txt", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_ok(&sb, &server, "write first.txt", "small");
     assert!(sb.path("work/first.txt").exists());
     assert!(
         !sb.path("work/second.txt").exists(),
@@ -77,7 +66,7 @@ fn a_small_models_reply_ends_where_its_block_closes() {
     // The next round's conversation holds the reply up to its block, nothing after it.
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2, "bash's output is read in another round");
-    let history = messages(&requests[1]);
+    let history = requests[1].messages();
     let (role, said) = &history[history.len() - 2];
     assert_eq!(role, "assistant");
     assert_eq!(
@@ -93,10 +82,7 @@ fn a_small_models_reply_ends_where_its_block_closes() {
         fence("bash", "echo second > second.txt")
     );
     let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done.")]);
-    let out = seek_json(&sb, &server, "write both", "large")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_ok(&sb, &server, "write both", "large");
     assert!(sb.path("work/first.txt").exists() && sb.path("work/second.txt").exists());
     assert_eq!(
         of_type(&events(&out), "answer_complete")[0]["finish"],
@@ -118,10 +104,7 @@ fn code_that_already_failed_is_not_run_again_and_the_model_is_told_why() {
         Reply::text(format!("{}\n", fence("python", "print('fixed')"))),
     ]);
     // A large model: the rule is for every model.
-    let out = seek_json(&sb, &server, "import it", "large")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_ok(&sb, &server, "import it", "large");
     assert_eq!(
         std::fs::read_to_string(sb.path("work/runs.txt")).expect("ran once"),
         "x",
@@ -154,10 +137,7 @@ fn a_coder_task_answered_in_prose_is_nudged_once_for_a_small_model() {
             fence("python", "import math\nprint(math.factorial(12))")
         )),
     ]);
-    let out = seek_json(&sb, &server, "compute 12 factorial with python", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_ok(&sb, &server, "compute 12 factorial with python", "small");
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 2);
     let nudge = requests[1].last_user_message();
@@ -177,18 +157,12 @@ fn a_coder_task_answered_in_prose_is_nudged_once_for_a_small_model() {
         Reply::text("Still a big number."),
         Reply::text(fence("python", "print('never asked for')")),
     ]);
-    let out = seek_json(&sb, &server, "compute 12 factorial", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "compute 12 factorial", "small");
     assert_eq!(server.chat_requests().len(), 2);
 
     // A large model's prose is its answer.
     let server = FakeModel::start(vec![Reply::text("12! = 479001600.")]);
-    let out = seek_json(&sb, &server, "compute 12 factorial", "large")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "compute 12 factorial", "large");
     assert_eq!(server.chat_requests().len(), 1);
 }
 
@@ -200,10 +174,7 @@ fn a_small_model_is_told_its_errors_last_lines_and_what_to_do() {
         Reply::text(fence("python", broken)),
         Reply::text(fence("python", "print(1)")),
     ]);
-    let out = seek_json(&sb, &server, "print f", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "print f", "small");
     let told = server.chat_requests()[1].last_user_message();
     let lines: Vec<&str> = told.lines().collect();
     assert_eq!(lines[0], "[failure] Error in execution:");
@@ -294,10 +265,7 @@ fn after_resending_failed_code_a_small_model_samples_warmer() {
         Reply::text(failing),
         Reply::text(fence("python", "print('fixed')")),
     ]);
-    let out = seek_json(&sb, &server, "import it", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "import it", "small");
     let temperatures: Vec<serde_json::Value> = server
         .chat_requests()
         .iter()
@@ -321,10 +289,7 @@ fn after_resending_failed_code_a_small_model_samples_warmer() {
         Reply::text(failing),
         Reply::text(fence("python", "print('fixed')")),
     ]);
-    let out = seek_json(&sb, &server, "import it", "large")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "import it", "large");
     assert!(
         server
             .chat_requests()
@@ -342,10 +307,7 @@ fn a_small_model_resending_code_that_ran_ends_the_task() {
         Reply::text(echo.clone()),
         Reply::text(echo),
     ]);
-    let out = seek_json(&sb, &server, "print hello with bash", "small")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_ok(&sb, &server, "print hello with bash", "small");
     assert_eq!(server.chat_requests().len(), 2);
     assert_eq!(
         std::fs::read_to_string(sb.path("work/said.txt")).expect("ran"),
@@ -373,10 +335,7 @@ fn a_small_model_resending_code_that_ran_ends_the_task() {
         Reply::text(echo),
         Reply::text("Done."),
     ]);
-    let out = seek_json(&sb, &server, "print hello with bash", "large")
-        .output()
-        .expect("run seek");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_ok(&sb, &server, "print hello with bash", "large");
     assert_eq!(
         std::fs::read_to_string(sb.path("work/said.txt")).expect("ran"),
         "hello\nhello\n"

@@ -138,6 +138,21 @@ impl Logged {
         serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
     }
 
+    /// The request's messages as (role, content); empty if it has none.
+    pub fn messages(&self) -> Vec<(String, String)> {
+        self.json()["messages"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .map(|m| {
+                        let text = |key: &str| m[key].as_str().unwrap_or_default().to_owned();
+                        (text("role"), text("content"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The content of the request's last `user` message (the feedback, after a round); empty if
     /// there is none.
     pub fn last_user_message(&self) -> String {
