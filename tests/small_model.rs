@@ -179,16 +179,21 @@ fn a_small_model_is_told_its_errors_last_lines_and_what_to_do() {
     let lines: Vec<&str> = told.lines().collect();
     assert_eq!(lines[0], "[failure] Error in execution:");
     assert_eq!(
-        lines[lines.len() - 2],
+        lines[lines.len() - 3],
         "NameError: name 'y' is not defined",
         "{told}"
+    );
+    assert_eq!(
+        lines[lines.len() - 2],
+        "The task: print f",
+        "the task again"
     );
     assert_eq!(
         lines[lines.len() - 1],
         "Fix the code and send the whole corrected block again."
     );
     assert!(
-        !told.contains("Traceback") && lines.len() == 5,
+        !told.contains("Traceback") && lines.len() == 6,
         "only the last three lines: {told}"
     );
 }
@@ -340,4 +345,119 @@ fn a_small_model_resending_code_that_ran_ends_the_task() {
         std::fs::read_to_string(sb.path("work/said.txt")).expect("ran"),
         "hello\nhello\n"
     );
+}
+
+#[test]
+fn a_block_of_only_comments_fails_and_says_so_for_every_model() {
+    for size in ["small", "large"] {
+        let sb = Sandbox::new();
+        std::fs::create_dir_all(sb.path("work")).expect("work dir");
+        std::fs::write(sb.path("work/junk.tmp"), "x").expect("setup");
+        let server = FakeModel::start(vec![
+            Reply::text(fence("bash", "#!/bin/bash\n# delete the file junk.tmp")),
+            Reply::text(fence("bash", "rm junk.tmp")),
+            Reply::text("Done: junk.tmp is deleted."),
+        ]);
+        let out = run_ok(&sb, &server, "delete junk.tmp with bash", size);
+        assert!(
+            !sb.path("work/junk.tmp").exists(),
+            "{size}: the real command ran"
+        );
+        let all = events(&out);
+        let finished = of_type(&all, "block_finished");
+        assert_eq!(finished[0]["success"], false, "{size}: {:?}", finished[0]);
+        assert_eq!(finished[1]["success"], true, "{size}");
+        let told = server.chat_requests()[1].last_user_message();
+        assert!(
+            told.starts_with("[failure] ") && told.contains("holds only comments"),
+            "{size}: {told}"
+        );
+    }
+
+    // A file of comments saved with `:path` is what was asked for: it runs and is saved.
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text(fence("bash:notes.sh", "# to do: nothing yet")),
+        Reply::text("Saved."),
+    ]);
+    run_ok(&sb, &server, "save a notes script", "large");
+    assert_eq!(
+        std::fs::read_to_string(sb.path("work/notes.sh")).expect("saved"),
+        "# to do: nothing yet\n"
+    );
+}
+
+#[test]
+fn a_small_models_short_loop_ends_its_reply_and_a_large_models_passes() {
+    let looping = format!("Renamed.\n{}", "The answer is 5.\n\n".repeat(30));
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text(looping.clone()),
+        Reply::text(fence("bash", "echo renamed")),
+        Reply::text("Done."),
+    ]);
+    let out = run_ok(&sb, &server, "rename a.txt to b.txt", "small");
+    let all = events(&out);
+    let complete = of_type(&all, "answer_complete");
+    // How much of it arrived first depends on how the stream's pieces were joined; that the
+    // reply is a loop does not (the strict guard's bounds are unit-tested in llm::repetition).
+    assert_eq!(complete[0]["finish"], "repetition", "{:?}", complete[0]);
+    let told = server.chat_requests()[1].last_user_message();
+    assert!(told.contains("kept repeating"), "{told}");
+
+    // A large model's guard waits for 800 bytes of it: this reply passes whole.
+    let server = FakeModel::start(vec![Reply::text(looping.clone())]);
+    let out = run_ok(&sb, &server, "rename a.txt to b.txt", "large");
+    let all = events(&out);
+    let complete = of_type(&all, "answer_complete");
+    assert_eq!(complete[0]["finish"], "stop", "{:?}", complete[0]);
+    assert_eq!(complete[0]["answer"], looping.as_str());
+}
+
+#[test]
+fn a_small_model_is_asked_for_short_replies_after_worked_examples() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text(fence("bash", "echo hi")),
+        Reply::text("Done: it printed hi."),
+    ]);
+    run_ok(&sb, &server, "print hi with bash", "small");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let max_tokens = request.json()["max_tokens"].as_u64().unwrap_or(u64::MAX);
+        assert!(max_tokens <= 512, "{max_tokens}");
+        let messages = request.messages();
+        assert_eq!(messages[0].0, "system");
+        assert_eq!(messages[1].1, "print the numbers 7 to 9 with python");
+        assert!(
+            messages[2]
+                .1
+                .starts_with("```python\nfor n in range(7, 10):"),
+            "a worked exchange follows the system prompt: {}",
+            messages[2].1
+        );
+        let examples = messages
+            .iter()
+            .filter(|(_, said)| said.contains("cat draft.txt"));
+        assert_eq!(
+            examples.count(),
+            1,
+            "sent once, never kept in the conversation"
+        );
+    }
+    assert_eq!(requests[0].last_user_message(), "print hi with bash");
+
+    // A large model gets neither.
+    let server = FakeModel::start(vec![Reply::text("Hi.")]);
+    run_ok(&sb, &server, "say hi", "large");
+    let request = &server.chat_requests()[0];
+    assert!(request.json()["max_tokens"].as_u64().unwrap_or(u64::MAX) > 512);
+    assert!(
+        !request
+            .messages()
+            .iter()
+            .any(|(_, said)| said.contains("draft.txt"))
+    );
+    assert_eq!(request.messages().len(), 2);
 }

@@ -159,6 +159,8 @@ pub struct RoundRules {
     pub end_on_rerun: bool,
     /// Feedback cut for a small model (`small::short_feedback`).
     pub short_feedback: bool,
+    /// The task as the user typed it, which short feedback restates after a failure.
+    pub task: String,
 }
 
 impl Executed {
@@ -285,7 +287,7 @@ pub async fn execute_reply(
             rules.failed.remember(block, round, &outcome.feedback);
         }
         let for_model = if rules.short_feedback {
-            super::small::short_feedback(&outcome.feedback)
+            super::small::short_feedback(&outcome.feedback, &rules.task)
         } else {
             outcome.feedback.clone()
         };

@@ -12,7 +12,9 @@ use super::memory::Memory;
 use super::shell::is_note;
 use super::turn::TurnContext;
 use super::usage::StreamClock;
-use crate::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Role, Usage};
+use crate::llm::{
+    ChatRequest, Delta, FinishReason, GenerationOptions, Message, RepetitionGuard, Role, Usage,
+};
 use crate::protocol::{self, ToolTags};
 use crate::wire::Event;
 
@@ -78,6 +80,13 @@ pub(super) struct Shape<'a> {
     pub one_block: Option<&'a ToolTags>,
     /// Sample at least this warm: a greedy model that resent failed code would send it again.
     pub min_temperature: Option<f64>,
+    /// A short unit repeated a few lines long ends the reply as a loop
+    /// (`RepetitionGuard::strict`), besides the server's or engine's own guard.
+    pub strict_loops: bool,
+    /// The reply's tokens, at most (and never more than `max_tokens`).
+    pub max_tokens: Option<u64>,
+    /// Worked exchanges go after the system prompt (`small::example_turns`).
+    pub example_turns: bool,
 }
 
 /// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
@@ -114,7 +123,13 @@ async fn stream(
     let one_block = shape.one_block;
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
-    let budget = budget::prompt_budget(window, settings.max_tokens.value);
+    let examples = if shape.example_turns {
+        super::small::example_turns()
+    } else {
+        Vec::new()
+    };
+    let budget = budget::prompt_budget(window, settings.max_tokens.value)
+        .saturating_sub(budget::estimate(&examples));
     let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
         Ok(fitted) => fitted,
         Err(too_big) => return Err((too_big.into(), Reply::empty())),
@@ -128,10 +143,13 @@ async fn stream(
         });
     }
     let request = ChatRequest {
-        messages: join_notes(fitted.messages),
-        options: warmed(
-            GenerationOptions::from_config(&ctx.config),
-            shape.min_temperature,
+        messages: with_examples(join_notes(fitted.messages), examples),
+        options: capped(
+            warmed(
+                GenerationOptions::from_config(&ctx.config),
+                shape.min_temperature,
+            ),
+            shape.max_tokens,
         ),
         json_schema,
     };
@@ -140,6 +158,7 @@ async fn stream(
         prompt_estimate: fitted.tokens,
         ..Reply::empty()
     };
+    let mut loops = shape.strict_loops.then(RepetitionGuard::strict);
     loop {
         let item = tokio::select! {
             () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),
@@ -159,7 +178,12 @@ async fn stream(
                     reply.answer.truncate(end);
                     text.truncate(end - start);
                 }
+                let looping = loops.as_mut().and_then(|guard| guard.push(&text));
                 events.emit(Event::AnswerDelta { text });
+                if let Some(repetition) = looping.filter(|_| block_end.is_none()) {
+                    reply.finish = Some(FinishReason::Repetition(repetition));
+                    return Ok(reply);
+                }
                 if block_end.is_some() {
                     // Dropping the stream on return closes the connection (or stops the
                     // built-in engine), so nothing more is generated.
@@ -221,6 +245,21 @@ fn warmed(mut options: GenerationOptions, min_temperature: Option<f64>) -> Gener
     options
 }
 
+/// `messages` with `examples` after the system prompt (or first, with none).
+fn with_examples(mut messages: Vec<Message>, examples: Vec<Message>) -> Vec<Message> {
+    let at = usize::from(messages.first().is_some_and(|m| m.role == Role::System));
+    messages.splice(at..at, examples);
+    messages
+}
+
+/// `options` asking for at most `cap` tokens.
+fn capped(mut options: GenerationOptions, cap: Option<u64>) -> GenerationOptions {
+    if let Some(cap) = cap {
+        options.max_tokens = options.max_tokens.min(cap);
+    }
+    options
+}
+
 fn join_notes(messages: Vec<Message>) -> Vec<Message> {
     let mut joined: Vec<Message> = Vec::with_capacity(messages.len());
     let mut last_holds_note = false;
@@ -264,6 +303,35 @@ mod tests {
         assert_eq!(warmed(options(Some(0.0)), Some(0.5)).temperature, Some(0.5));
         assert_eq!(warmed(options(Some(0.9)), Some(0.5)).temperature, Some(0.9));
         assert_eq!(warmed(options(Some(0.2)), None).temperature, Some(0.2));
+    }
+
+    #[test]
+    fn examples_go_after_the_system_prompt() {
+        let m = |role, content: &str| Message::new(role, content);
+        let examples = vec![m(Role::User, "ex task"), m(Role::Assistant, "ex block")];
+        let sent = with_examples(
+            vec![m(Role::System, "system"), m(Role::User, "task")],
+            examples.clone(),
+        );
+        let roles: Vec<&str> = sent.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(roles, ["system", "ex task", "ex block", "task"]);
+        let sent = with_examples(vec![m(Role::User, "task")], examples);
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[2].content, "task");
+    }
+
+    #[test]
+    fn a_cap_lowers_max_tokens_and_never_raises_it() {
+        let options = |max_tokens| GenerationOptions {
+            max_tokens,
+            temperature: None,
+            top_p: None,
+            seed: None,
+            context_window: 64,
+        };
+        assert_eq!(capped(options(1024), Some(512)).max_tokens, 512);
+        assert_eq!(capped(options(256), Some(512)).max_tokens, 256);
+        assert_eq!(capped(options(1024), None).max_tokens, 1024);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! Pure text: it must not decide the round or run anything.
 
 use super::repeats::last_lines;
+use crate::llm::{Message, Role};
 use crate::protocol::{FAILURE_PREFIX, SUCCESS_PREFIX};
 
 /// Lines of a failure a small model is shown: the error is at the end of what a program prints.
@@ -22,6 +23,37 @@ const LANGUAGES: [(&str, &str); 5] = [
     ("go", "go"),
     ("java", "java"),
 ];
+
+/// Worked exchanges sent before the conversation to a small model doing a coder task, as if
+/// they had happened (`Adaptations::example_turns`): a 135M model imitates the turns it was
+/// just shown far more than the rules of a system prompt. They teach what it gets wrong most:
+/// a loop instead of a `range` printed whole, a finished task answered in words, a command
+/// instead of a comment about it. None of them is kept in memory or shown. No example writes,
+/// moves or deletes anything: a small model copies the last example it saw into unrelated tasks
+/// (with an `echo … > file` example it overwrote the file it was asked to show), so the last
+/// one only reads. The file names are not those of the small-model benchmark's tasks.
+const EXAMPLE_TURNS: [(Role, &str); 6] = [
+    (Role::User, "print the numbers 7 to 9 with python"),
+    (
+        Role::Assistant,
+        "```python\nfor n in range(7, 10):\n    print(n)\n```",
+    ),
+    (
+        Role::User,
+        "[success] Execution success, code output:\n7\n8\n9",
+    ),
+    (Role::Assistant, "Done: it printed 7, 8 and 9."),
+    (Role::User, "show the file draft.txt with bash"),
+    (Role::Assistant, "```bash\ncat draft.txt\n```"),
+];
+
+/// The example exchanges as messages.
+pub fn example_turns() -> Vec<Message> {
+    EXAMPLE_TURNS
+        .iter()
+        .map(|(role, text)| Message::new(*role, *text))
+        .collect()
+}
 
 /// What the model is told when its first reply to a coder task ran nothing.
 pub fn nudge(task: &str) -> String {
@@ -54,9 +86,13 @@ pub fn resample_temperature(stuck: u32) -> Option<f64> {
     (stuck > 0).then(|| (0.2 + 0.3 * f64::from(stuck)).min(1.0))
 }
 
-/// One block's feedback as a small model gets it: a failure's last lines and what to do; a
+/// The task as a failure restates it, at most (in bytes).
+const TASK_BYTES: usize = 200;
+
+/// One block's feedback as a small model gets it: a failure's last lines, the task again (after
+/// an error a small model forgets it and writes about the error instead), and what to do; a
 /// success's output bounded. The wire prefixes stay.
-pub fn short_feedback(feedback: &str) -> String {
+pub fn short_feedback(feedback: &str, task: &str) -> String {
     if feedback.starts_with(FAILURE_PREFIX) {
         let error = last_lines(feedback, FAILURE_LINES);
         let error = if error.is_empty() {
@@ -64,8 +100,15 @@ pub fn short_feedback(feedback: &str) -> String {
         } else {
             error
         };
+        let task = task.trim();
+        let task = &task[..floor_char_boundary(task, TASK_BYTES.min(task.len()))];
+        let restated = if task.is_empty() {
+            String::new()
+        } else {
+            format!("\nThe task: {task}")
+        };
         return format!(
-            "{FAILURE_PREFIX}{error}\nFix the code and send the whole corrected block again."
+            "{FAILURE_PREFIX}{error}{restated}\nFix the code and send the whole corrected block again."
         );
     }
     match feedback.strip_prefix(SUCCESS_PREFIX) {
@@ -116,6 +159,31 @@ mod tests {
     }
 
     #[test]
+    fn the_examples_alternate_and_their_blocks_parse() {
+        let turns = example_turns();
+        for (i, turn) in turns.iter().enumerate() {
+            let expected = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            assert_eq!(turn.role, expected, "turn {i}");
+        }
+        let tags = crate::protocol::ToolTags::new(["bash", "python"]);
+        let blocks: usize = turns
+            .iter()
+            .filter(|t| t.role == Role::Assistant)
+            .map(|t| crate::protocol::parse(&t.content, &tags).blocks.len())
+            .sum();
+        assert_eq!(blocks, 2, "each example block is a real block");
+        for turn in &turns {
+            for verb in ["rm ", "mv ", "> ", "open("] {
+                assert!(!turn.content.contains(verb), "{verb} in {}", turn.content);
+            }
+        }
+    }
+
+    #[test]
     fn each_refused_resend_warms_the_sampling_up_to_one() {
         let warmth: Vec<Option<f64>> = (0..5).map(resample_temperature).collect();
         assert_eq!(warmth[0], None, "greedy or as configured until stuck");
@@ -128,20 +196,27 @@ mod tests {
     #[test]
     fn a_failure_is_its_last_lines_and_what_to_do() {
         let traceback = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    print(y)\n          ^\nNameError: name 'y' is not defined\n";
-        let short = short_feedback(&feedback(false, traceback));
+        let short = short_feedback(&feedback(false, traceback), " print y ");
         assert_eq!(
             short,
-            "[failure] Error in execution:\n    print(y)\n          ^\nNameError: name 'y' is not defined\nFix the code and send the whole corrected block again."
+            "[failure] Error in execution:\n    print(y)\n          ^\nNameError: name 'y' is not defined\nThe task: print y\nFix the code and send the whole corrected block again."
         );
-        assert!(short_feedback(&feedback(false, "")).contains("(no error message)"));
+        assert!(short_feedback(&feedback(false, ""), "").contains("(no error message)\nFix"));
+        let long_task = "é".repeat(300);
+        let restated = short_feedback(&feedback(false, "boom"), &long_task);
+        assert!(
+            restated.len() <= 320,
+            "the task is bounded: {}",
+            restated.len()
+        );
     }
 
     #[test]
     fn a_success_keeps_short_output_and_bounds_long_output() {
         let ok = feedback(true, "5\n");
-        assert_eq!(short_feedback(&ok), ok);
+        assert_eq!(short_feedback(&ok, "task"), ok);
         let long: String = (0..2000).map(|i| format!("line é {i}\n")).collect();
-        let short = short_feedback(&feedback(true, &long));
+        let short = short_feedback(&feedback(true, &long), "task");
         assert!(short.starts_with(SUCCESS_PREFIX));
         assert!(short.len() < SUCCESS_BYTES + 200, "{}", short.len());
         assert!(short.contains("line é 0\n"), "the head");

@@ -191,6 +191,7 @@ pub(super) fn tool_context(ctx: &TurnContext, cancel: &CancellationToken) -> Too
     tool_ctx.limits = config.safety.limits();
     tool_ctx.safe_mode = config.safety.safe_mode.value;
     tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
+    tool_ctx.refuse_no_code = config.adaptations().refuse_no_code;
     tool_ctx
 }
 
@@ -242,6 +243,7 @@ pub async fn run_turn(
     let mut progress = Progress::new(turn, agent);
     let adapt = config.adaptations();
     progress.rules.short_feedback = adapt.short_feedback;
+    progress.rules.task = task_words.clone();
     progress.rules.refuse_repeats = adapt.refuse_repeats;
     progress.rules.end_on_rerun = adapt.end_on_rerun;
     // A small model gets one block per reply: what it writes after its block is not generated.
@@ -269,6 +271,9 @@ pub async fn run_turn(
                 .resample
                 .then(|| super::small::resample_temperature(progress.stuck))
                 .flatten(),
+            strict_loops: adapt.strict_loops,
+            example_turns: adapt.example_turns && agent == AgentName::Coder,
+            max_tokens: adapt.reply_cap,
         };
         let reply = match stream_reply(ctx, memory, window, &cancel, shape).await {
             Ok(reply) => reply,
@@ -480,7 +485,13 @@ async fn run_blocks(
     )
     .await;
     if let Some(first) = unclosed.first() {
-        let note = cut::length_message(first, ctx.config.model_settings.max_tokens.value);
+        let configured = ctx.config.model_settings.max_tokens.value;
+        let asked = ctx
+            .config
+            .adaptations()
+            .reply_cap
+            .map_or(configured, |cap| cap.min(configured));
+        let note = cut::length_message(first, asked);
         if !executed.feedback.is_empty() {
             executed.feedback.push_str("\n\n");
         }

@@ -111,13 +111,15 @@ fn is_name_char(c: u8) -> bool {
 }
 
 /// What seek changes for a small model, one switch each. All are on for a small model, none for
-/// a large one, but `refuse_repeats`, which is on for every model; `SEEK_SMALL_MODEL_OFF` (a
+/// a large one, but `refuse_repeats` and `refuse_no_code`, which are on for every model; `SEEK_SMALL_MODEL_OFF` (a
 /// comma list of the names below, or `all`) turns some off, so that the small-model benchmark
 /// can measure each change on and off with one binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adaptations {
     /// `prompt`: the compact system prompt with a worked example.
     pub compact_prompt: bool,
+    /// `examples`: worked exchanges go before a coder task's conversation.
+    pub example_turns: bool,
     /// `one_block`: a reply ends where its first tool block closes.
     pub one_block: bool,
     /// `nudge`: a coder task whose first reply runs nothing is told once to run it.
@@ -131,17 +133,34 @@ pub struct Adaptations {
     /// `reruns`: a reply resending code that already succeeded ends the task, its output being
     /// the answer, instead of running it again until `max_rounds`.
     pub end_on_rerun: bool,
+    /// `loops`: a reply repeating a short unit a few lines long is cut as a loop
+    /// (`RepetitionGuard::strict`), not only one repeating for 800 bytes.
+    pub strict_loops: bool,
+    /// `cap`: a reply is at most `SMALL_REPLY_TOKENS` tokens (less when `max_tokens` says so):
+    /// a one-block answer never needs more, and a reply looping to 1,024 tokens round after
+    /// round costs a minute on a CPU.
+    pub reply_cap: Option<u64>,
+    /// `no_code`: a bash or python block of only comments fails, saying so, instead of
+    /// succeeding with no output. On for every model.
+    pub refuse_no_code: bool,
 }
 
+/// The longest reply of a small model, in tokens (`Adaptations::reply_cap`).
+pub const SMALL_REPLY_TOKENS: u64 = 512;
+
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 7] = [
+pub const ADAPTATION_NAMES: [&str; 11] = [
     "prompt",
+    "examples",
     "one_block",
     "nudge",
     "feedback",
     "repeats",
     "resample",
     "reruns",
+    "loops",
+    "cap",
+    "no_code",
 ];
 
 impl Adaptations {
@@ -150,12 +169,16 @@ impl Adaptations {
         let on = |name: &str| !off.iter().any(|o| o == name || o == "all");
         Self {
             compact_prompt: small && on("prompt"),
+            example_turns: small && on("examples"),
             one_block: small && on("one_block"),
             nudge: small && on("nudge"),
             short_feedback: small && on("feedback"),
             refuse_repeats: on("repeats"),
             resample: small && on("resample"),
             end_on_rerun: small && on("reruns"),
+            strict_loops: small && on("loops"),
+            reply_cap: (small && on("cap")).then_some(SMALL_REPLY_TOKENS),
+            refuse_no_code: on("no_code"),
         }
     }
 }
@@ -246,19 +269,25 @@ mod tests {
     fn each_adaptation_is_its_own_switch() {
         let all = Adaptations::new(true, &[]);
         assert!(all.compact_prompt && all.one_block && all.nudge && all.short_feedback);
-        assert!(all.resample && all.end_on_rerun);
-        assert!(all.refuse_repeats);
+        assert!(all.resample && all.end_on_rerun && all.strict_loops && all.example_turns);
+        assert_eq!(all.reply_cap, Some(SMALL_REPLY_TOKENS));
+        assert!(all.refuse_repeats && all.refuse_no_code);
         let large = Adaptations::new(false, &[]);
         assert!(!large.compact_prompt && !large.one_block && !large.nudge && !large.short_feedback);
-        assert!(!large.resample && !large.end_on_rerun);
+        assert!(!large.resample && !large.end_on_rerun && !large.strict_loops);
+        assert!(!large.example_turns);
+        assert_eq!(large.reply_cap, None);
         assert!(
-            large.refuse_repeats,
-            "every model is spared its repeated failures"
+            large.refuse_repeats && large.refuse_no_code,
+            "every model is spared its repeated failures and its empty blocks"
         );
         let some = Adaptations::new(true, &["nudge".into(), "repeats".into()]);
         assert!(!some.nudge && !some.refuse_repeats && some.one_block && some.compact_prompt);
         let none = Adaptations::new(true, &["all".into()]);
-        assert_eq!(none, Adaptations::new(false, &["repeats".into()]));
+        assert_eq!(
+            none,
+            Adaptations::new(false, &["repeats".into(), "no_code".into()])
+        );
     }
 
     #[test]

@@ -19,11 +19,20 @@ const PROBE: usize = 24;
 /// Check again after this many new bytes.
 const CHECK_EVERY: usize = 256;
 
+/// A small model's loops are caught sooner (`RepetitionGuard::strict`): a short unit repeated
+/// this many times…
+const STRICT_COPIES: usize = 6;
+/// …over at least this many bytes is a loop (`The answer is 5.` seven times), checked this
+/// often.
+const STRICT_SPAN: usize = 120;
+const STRICT_CHECK_EVERY: usize = 32;
+
 /// Watches a growing reply.
 #[derive(Debug, Default, Clone)]
 pub struct RepetitionGuard {
     tail: Vec<u8>,
     since_check: usize,
+    strict: bool,
 }
 
 /// A detected loop.
@@ -36,6 +45,17 @@ pub struct Repetition {
 }
 
 impl RepetitionGuard {
+    /// A guard that also calls a short unit repeated a few lines long a loop. For a small
+    /// model, whose loops start at once and whose one-line tasks never need seven identical
+    /// lines in a row; a capable model's table of zeros must not be cut, so it is not the
+    /// default.
+    pub fn strict() -> Self {
+        Self {
+            strict: true,
+            ..Self::default()
+        }
+    }
+
     /// Adds answer text; returns the repetition once the tail has become a loop.
     pub fn push(&mut self, text: &str) -> Option<Repetition> {
         self.tail.extend_from_slice(text.as_bytes());
@@ -43,12 +63,22 @@ impl RepetitionGuard {
             self.tail.drain(..self.tail.len() - WINDOW);
         }
         self.since_check += text.len();
-        if self.since_check < CHECK_EVERY {
+        let every = if self.strict {
+            STRICT_CHECK_EVERY
+        } else {
+            CHECK_EVERY
+        };
+        if self.since_check < every {
             return None;
         }
         self.since_check = 0;
         let window = &self.tail[self.tail.len().saturating_sub(WINDOW)..];
-        periodic_suffix(window)
+        let found = periodic_suffix(window, MIN_SPAN, MIN_COPIES);
+        if self.strict {
+            found.or_else(|| periodic_suffix(window, STRICT_SPAN, STRICT_COPIES))
+        } else {
+            found
+        }
     }
 }
 
@@ -58,8 +88,8 @@ impl RepetitionGuard {
 /// (found with a SIMD substring search); each candidate is verified by walking backwards while
 /// `text[i] == text[i + unit]`. Ordinary prose rarely repeats a 24-byte snippet, so a check costs
 /// about one fast scan of the window.
-fn periodic_suffix(text: &[u8]) -> Option<Repetition> {
-    if text.len() < MIN_SPAN {
+fn periodic_suffix(text: &[u8], min_span: usize, min_copies: usize) -> Option<Repetition> {
+    if text.len() < min_span.max(PROBE + 1) {
         return None;
     }
     let probe = &text[text.len() - PROBE..];
@@ -76,7 +106,7 @@ fn periodic_suffix(text: &[u8]) -> Option<Repetition> {
             start -= 1;
         }
         let span = text.len() - start;
-        if span >= MIN_SPAN && span >= MIN_COPIES * unit {
+        if span >= min_span && span >= min_copies * unit {
             return Some(Repetition {
                 unit_len: unit,
                 span,
@@ -131,6 +161,40 @@ mod tests {
             None,
             "three copies are not a loop"
         );
+    }
+
+    #[test]
+    fn a_strict_guard_catches_a_short_unit_after_a_few_lines() {
+        let unit = "The answer is 5.\n\n";
+        let text = format!("```bash\nmv old.txt new.txt\n```\n{}", unit.repeat(12));
+        assert_eq!(feed(&mut RepetitionGuard::default(), &text, 5), None, "lax");
+        let found = feed(&mut RepetitionGuard::strict(), &text, 5).expect("strict");
+        assert_eq!(found.unit_len, unit.len());
+        let comments = feed(&mut RepetitionGuard::strict(), &"# \n".repeat(60), 3);
+        assert_eq!(comments.map(|r| r.unit_len), Some(3));
+    }
+
+    #[test]
+    fn a_strict_guard_still_passes_ordinary_code() {
+        let code: String = (1..=40).map(|i| format!("print({i} * {i})\n")).collect();
+        let five_rows = "0, 0, 0, 0\n".repeat(5);
+        for text in [code, five_rows, format!("Title\n{}\n", "=".repeat(100))] {
+            assert_eq!(
+                feed(&mut RepetitionGuard::strict(), &text, 4),
+                None,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_strict_guard_keeps_the_lax_rule_for_long_units() {
+        let unit: String = (0..6)
+            .map(|i| format!("step {i} of the long plan here\n"))
+            .collect();
+        assert!(unit.len() > STRICT_SPAN);
+        let found = feed(&mut RepetitionGuard::strict(), &unit.repeat(6), 9).expect("caught");
+        assert_eq!(found.unit_len, unit.len());
     }
 
     #[test]

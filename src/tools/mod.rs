@@ -10,6 +10,7 @@ mod file_finder;
 mod guard;
 mod interactive;
 mod mcp;
+mod no_code;
 mod own_files;
 mod python;
 mod rerun;
@@ -60,6 +61,8 @@ pub struct ToolContext {
     pub limits: crate::exec::cgroup::Limits,
     /// seek's own files, which a `:path` save must never write.
     pub own_files: std::sync::Arc<OwnFiles>,
+    /// A bash or python block of only comments fails instead of running (`no_code`).
+    pub refuse_no_code: bool,
 }
 
 impl ToolContext {
@@ -74,6 +77,7 @@ impl ToolContext {
             safe_mode: false,
             limits: crate::exec::cgroup::Limits::default(),
             own_files: std::sync::Arc::default(),
+            refuse_no_code: true,
         }
     }
 
@@ -281,6 +285,12 @@ pub async fn execute_block(
             "the {} block was not closed: end it with a line holding only ``` and send it again",
             block.tag
         ));
+    }
+    if ctx.refuse_no_code
+        && block.save_path.is_none()
+        && let Some(why) = no_code::refused(tool.kind(), &block.tag, &block.code)
+    {
+        return ToolOutcome::failed_without_process(why);
     }
     let mut outcome = tool.run(block, ctx, on_output).await;
     let Some(path) = block
