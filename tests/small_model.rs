@@ -369,7 +369,7 @@ fn a_block_of_only_comments_fails_and_says_so_for_every_model() {
         assert_eq!(finished[1]["success"], true, "{size}");
         let told = server.chat_requests()[1].last_user_message();
         assert!(
-            told.starts_with("[failure] ") && told.contains("holds only comments"),
+            told.starts_with("[failure] ") && told.contains("holds no command, only comments"),
             "{size}: {told}"
         );
     }

@@ -19,7 +19,7 @@ pub fn refused(kind: ToolKind, tag: &str, code: &str) -> Option<String> {
     });
     (!has_code).then(|| {
         format!(
-            "the {tag} block holds only comments, so nothing ran and nothing was done. Write the commands themselves, for example `ls`, not `# list the files`."
+            "the {tag} block holds no command, only comments or blank lines, so nothing ran and nothing was done. Write the commands themselves, for example `ls`, not `# list the files`."
         )
     })
 }
@@ -40,7 +40,7 @@ mod tests {
         }
         let told = refused(ToolKind::Python, "python", "# Hello World\n").unwrap_or_default();
         assert!(
-            told.starts_with("the python block holds only comments"),
+            told.starts_with("the python block holds no command, only comments"),
             "{told}"
         );
     }
