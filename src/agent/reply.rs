@@ -254,10 +254,13 @@ fn with_examples(mut messages: Vec<Message>, examples: Vec<Message>) -> Vec<Mess
 
 /// `options` asking for at most `cap` tokens.
 fn capped(mut options: GenerationOptions, cap: Option<u64>) -> GenerationOptions {
-    if let Some(cap) = cap {
-        options.max_tokens = options.max_tokens.min(cap);
-    }
+    options.max_tokens = capped_tokens(options.max_tokens, cap);
     options
+}
+
+/// The tokens a reply is asked for: `max_tokens`, lowered to `cap` when there is one.
+pub(super) fn capped_tokens(max_tokens: u64, cap: Option<u64>) -> u64 {
+    cap.map_or(max_tokens, |cap| cap.min(max_tokens))
 }
 
 fn join_notes(messages: Vec<Message>) -> Vec<Message> {

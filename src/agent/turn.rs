@@ -485,12 +485,10 @@ async fn run_blocks(
     )
     .await;
     if let Some(first) = unclosed.first() {
-        let configured = ctx.config.model_settings.max_tokens.value;
-        let asked = ctx
-            .config
-            .adaptations()
-            .reply_cap
-            .map_or(configured, |cap| cap.min(configured));
+        let asked = super::reply::capped_tokens(
+            ctx.config.model_settings.max_tokens.value,
+            ctx.config.adaptations().reply_cap,
+        );
         let note = cut::length_message(first, asked);
         if !executed.feedback.is_empty() {
             executed.feedback.push_str("\n\n");
