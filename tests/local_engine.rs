@@ -1,5 +1,6 @@
 //! The built-in engine on the real SmolLM2-135M file: repeatable greedy output, end of
-//! generation, `max_tokens`, Stop mid-reply, and the conversation's prefix kept between rounds.
+//! generation, `max_tokens`, Stop mid-reply, the conversation's prefix kept between rounds, and
+//! a started answer continued.
 //!
 //! The file is `SEEK_TEST_GGUF` (set by `.ci/run`, which pulls it with `seek pull`), else the
 //! developer cache of `local-model.sh`. Without either the tests say so and pass: a machine
@@ -81,6 +82,25 @@ fn greedy_replies_are_identical_across_runs() {
         first.starts_with("```python\ndef add_numbers(num1, num2):\n    return num1 + num2"),
         "{first:?}"
     );
+}
+
+#[test]
+fn a_last_assistant_message_is_continued() {
+    let Some(engine) = engine() else { return };
+    let task = "Write a Python function that adds two numbers.";
+    let started = vec![user(task), Message::new(Role::Assistant, "```python\n")];
+    let (rest, _) = reply(&engine, request(started, 30));
+    // The greedy reply to the task alone is a whole message, "```python\ndef add_numbers(…"
+    // (greedy_replies_are_identical_across_runs): continued, it goes on from the fence line
+    // with the code, and opens no fence of its own.
+    assert!(
+        rest.starts_with("def add_") && rest.contains("return num1 + num2\n```"),
+        "the reply is the rest of the started message: {rest:?}"
+    );
+    assert!(!rest.contains("```python"), "not a new message: {rest:?}");
+    let opened = vec![user(task), Message::new(Role::Assistant, "```bash\n")];
+    let (other, _) = reply(&engine, request(opened, 30));
+    assert_ne!(other, rest, "what was started decides how it goes on");
 }
 
 #[test]

@@ -250,6 +250,13 @@ pub trait ChatModel: Send + Sync {
     fn context_window(&self) -> client::BoxFuture<'_, Option<u64>> {
         Box::pin(async { None })
     }
+
+    /// Whether a request whose last message is the assistant's is continued: the reply is the
+    /// rest of that message, not a new one. Only where that is certain (the built-in engine);
+    /// an HTTP server may answer such a request with a whole new message.
+    fn continues_answer(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the configured provider: the built-in engine for `local`, an HTTP client otherwise.

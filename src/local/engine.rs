@@ -233,7 +233,7 @@ impl Worker {
 
     fn try_reply(&mut self, job: &Job) -> Result<(), LocalError> {
         let request = &job.request;
-        let prompt = self.template.render(&request.messages, true)?;
+        let prompt = self.template.prompt(&request.messages)?;
         let ids = self.tokenizer.encode(&prompt, true, true);
         if ids.is_empty() {
             return Err(LocalError::Tokenizer {

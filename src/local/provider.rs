@@ -194,6 +194,11 @@ impl ChatModel for LocalChatModel {
             .map_err(|e| e.to_string())
     }
 
+    /// The engine writes a last assistant message into the prompt unclosed (`ChatTemplate::prompt`).
+    fn continues_answer(&self) -> bool {
+        true
+    }
+
     /// Read from the file's header when the file is here (no download, no load).
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         Box::pin(async move {

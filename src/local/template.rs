@@ -12,6 +12,10 @@
 //! trimmed as Hugging Face and llama.cpp trim them (`trim_blocks`, `lstrip_blocks`). A file
 //! without a template gets llama.cpp's ChatML one. Not provided: `strftime_now` (templates that
 //! use it test whether it is defined and fall back to a fixed date).
+//!
+//! A conversation whose last message is the assistant's is continued (`prompt`): that message's
+//! text ends the prompt, unclosed, and the reply is the rest of it, as llama.cpp's server and
+//! Ollama do with a trailing assistant message.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +24,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value, context};
 
 use super::LocalError;
 use super::tokenizer::Tokenizer;
-use crate::llm::Message;
+use crate::llm::{Message, Role};
 
 const TEMPLATE_KEY: &str = "tokenizer.chat_template";
 /// Steps a template may take to render one conversation (minijinja's fuel): thousands of
@@ -104,6 +108,20 @@ impl ChatTemplate {
             eos_token: eos_token.to_owned(),
             strip_leading_bos: tokenizer_adds_bos && !bos_token.is_empty(),
         })
+    }
+
+    /// The prompt a reply to `messages` continues: the assistant's turn opened after them, or,
+    /// when the last message is the assistant's, the turn opened before it and its text written
+    /// in (never closed), so that the reply goes on from that text.
+    pub fn prompt(&self, messages: &[Message]) -> Result<String, LocalError> {
+        match messages.split_last() {
+            Some((last, earlier)) if last.role == Role::Assistant => {
+                let mut prompt = self.render(earlier, true)?;
+                prompt.push_str(&last.content);
+                Ok(prompt)
+            }
+            _ => self.render(messages, true),
+        }
     }
 
     /// The prompt text for `messages`, ending with the assistant's turn opened when

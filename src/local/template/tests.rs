@@ -100,6 +100,23 @@ fn smollm2_renders_chatml_with_its_default_system_message() {
 }
 
 #[test]
+fn a_last_assistant_message_is_continued_not_closed() {
+    let t = template(SMOLLM2);
+    let mut messages = conversation();
+    assert_eq!(
+        t.prompt(&messages).expect("renders"),
+        format!("{CHATML_CONVERSATION}<|im_start|>assistant\n"),
+        "a conversation ending with the user's message opens the assistant's turn"
+    );
+    messages.push(Message::new(Role::Assistant, "```python"));
+    assert_eq!(
+        t.prompt(&messages).expect("renders"),
+        format!("{CHATML_CONVERSATION}<|im_start|>assistant\n```python"),
+        "the assistant's last message is written in, with no end of turn after it"
+    );
+}
+
+#[test]
 fn qwen25_renders_without_tools() {
     let t = template(QWEN25);
     assert_eq!(
