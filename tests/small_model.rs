@@ -461,3 +461,44 @@ fn a_small_model_is_asked_for_short_replies_after_worked_examples() {
     );
     assert_eq!(request.messages().len(), 2);
 }
+
+#[test]
+fn a_small_model_is_shown_the_worked_example_nearest_its_task_with_its_files() {
+    let sb = Sandbox::new();
+    let task = "print the last line of poem.txt";
+    let server = FakeModel::start(vec![
+        Reply::text(fence("bash", "echo violets")),
+        Reply::text("Done: violets."),
+    ]);
+    run_ok(&sb, &server, task, "small");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let messages = request.messages();
+        assert_eq!(messages[1].1, "print the numbers 7 to 9 with python");
+        assert_eq!(messages[5], ("user".to_owned(), task.to_owned()));
+        assert_eq!(
+            messages[6],
+            (
+                "assistant".to_owned(),
+                "```bash\ntail -n 1 poem.txt\n```".to_owned()
+            ),
+            "the bank's nearest task, its file name replaced by the task's"
+        );
+        assert_ne!(
+            messages.last().map(|m| m.0.as_str()),
+            Some("assistant"),
+            "an HTTP server is never sent a started answer to continue"
+        );
+    }
+
+    // Turned off, the last example is the fixed one.
+    let server = FakeModel::start(vec![Reply::text("Done.")]);
+    let out = seek_json(&sb, &server, task, "small")
+        .env("SEEK_SMALL_MODEL_OFF", "nearest,nudge")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let messages = server.chat_requests()[0].messages();
+    assert_eq!(messages[6].1, "```bash\ncat draft.txt\n```");
+}

@@ -8,6 +8,7 @@ mod approval;
 mod attach;
 mod budget;
 mod cut;
+mod examples;
 mod execute;
 mod memory;
 mod models;

@@ -85,8 +85,11 @@ pub(super) struct Shape<'a> {
     pub strict_loops: bool,
     /// The reply's tokens, at most (and never more than `max_tokens`).
     pub max_tokens: Option<u64>,
-    /// Worked exchanges go after the system prompt (`small::example_turns`).
-    pub example_turns: bool,
+    /// Worked exchanges that go after the system prompt (`examples::example_turns`).
+    pub examples: &'a [Message],
+    /// The reply starts with this text (`small::fence_opening`), where the model continues a
+    /// started answer (`ChatModel::continues_answer`); elsewhere nothing is started for it.
+    pub opening: Option<&'a str>,
 }
 
 /// Streams one reply, emitting deltas. On failure the text that arrived comes back with the error.
@@ -123,11 +126,7 @@ async fn stream(
     let one_block = shape.one_block;
     let events = &ctx.events;
     let settings = &ctx.config.model_settings;
-    let examples = if shape.example_turns {
-        super::small::example_turns()
-    } else {
-        Vec::new()
-    };
+    let examples = shape.examples.to_vec();
     let budget = budget::prompt_budget(window, settings.max_tokens.value)
         .saturating_sub(budget::estimate(&examples));
     let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
@@ -142,8 +141,11 @@ async fn stream(
             budget,
         });
     }
+    let opening = shape.opening.filter(|_| ctx.model.continues_answer());
+    let mut messages = with_examples(join_notes(fitted.messages), examples);
+    messages.extend(opening.map(|text| Message::new(Role::Assistant, text)));
     let request = ChatRequest {
-        messages: with_examples(join_notes(fitted.messages), examples),
+        messages,
         options: capped(
             warmed(
                 GenerationOptions::from_config(&ctx.config),
@@ -159,6 +161,8 @@ async fn stream(
         ..Reply::empty()
     };
     let mut loops = shape.strict_loops.then(RepetitionGuard::strict);
+    // Shown and kept with the first text the model writes, so a reply of nothing stays empty.
+    let mut unsent_opening = opening;
     loop {
         let item = tokio::select! {
             () = cancel.cancelled() => return Err((ReplyError::Stopped, reply)),
@@ -167,6 +171,9 @@ async fn stream(
         match item {
             Some(Ok(Delta::Answer(mut text))) => {
                 reply.clock.tick();
+                if let Some(opening) = unsent_opening.take() {
+                    text.insert_str(0, opening);
+                }
                 let start = reply.answer.len();
                 reply.answer.push_str(&text);
                 // Only a delta ending a line can complete a closing fence.

@@ -6,8 +6,7 @@
 //! Pure text: it must not decide the round or run anything.
 
 use super::repeats::last_lines;
-use crate::llm::{Message, Role};
-use crate::protocol::{FAILURE_PREFIX, SUCCESS_PREFIX};
+use crate::protocol::{FAILURE_PREFIX, SUCCESS_PREFIX, ToolTags};
 
 /// Lines of a failure a small model is shown: the error is at the end of what a program prints.
 const FAILURE_LINES: usize = 3;
@@ -24,37 +23,6 @@ const LANGUAGES: [(&str, &str); 5] = [
     ("java", "java"),
 ];
 
-/// Worked exchanges sent before the conversation to a small model doing a coder task, as if
-/// they had happened (`Adaptations::example_turns`): a 135M model imitates the turns it was
-/// just shown far more than the rules of a system prompt. They teach what it gets wrong most:
-/// a loop instead of a `range` printed whole, a finished task answered in words, a command
-/// instead of a comment about it. None of them is kept in memory or shown. No example writes,
-/// moves or deletes anything: a small model copies the last example it saw into unrelated tasks
-/// (with an `echo … > file` example it overwrote the file it was asked to show), so the last
-/// one only reads. The file names are not those of the small-model benchmark's tasks.
-const EXAMPLE_TURNS: [(Role, &str); 6] = [
-    (Role::User, "print the numbers 7 to 9 with python"),
-    (
-        Role::Assistant,
-        "```python\nfor n in range(7, 10):\n    print(n)\n```",
-    ),
-    (
-        Role::User,
-        "[success] Execution success, code output:\n7\n8\n9",
-    ),
-    (Role::Assistant, "Done: it printed 7, 8 and 9."),
-    (Role::User, "show the file draft.txt with bash"),
-    (Role::Assistant, "```bash\ncat draft.txt\n```"),
-];
-
-/// The example exchanges as messages.
-pub fn example_turns() -> Vec<Message> {
-    EXAMPLE_TURNS
-        .iter()
-        .map(|(role, text)| Message::new(*role, *text))
-        .collect()
-}
-
 /// What the model is told when its first reply to a coder task ran nothing.
 pub fn nudge(task: &str) -> String {
     let tag = named_language(task).unwrap_or("python");
@@ -63,8 +31,21 @@ pub fn nudge(task: &str) -> String {
     )
 }
 
+/// How a small model's coder reply starts while no block of the task has succeeded
+/// (`Adaptations::open_fence`): a fence already opened, for the language the task names
+/// (`… with python` → "```python"), bash when it names none of the agent's. Left for the model:
+/// the rest of the fence line (so a `:path` save still works) and the code. A 135M model asked
+/// to "create hello.txt" otherwise answers in prose or prints the text with python.
+pub fn fence_opening(task: &str, tags: &ToolTags) -> String {
+    let tag = named_language(task)
+        .and_then(|tag| tags.resolve(tag))
+        .or_else(|| tags.resolve("bash"))
+        .unwrap_or_default();
+    format!("```{tag}")
+}
+
 /// The language a task names (`… with bash`, `a C program`), as a fence tag.
-fn named_language(task: &str) -> Option<&'static str> {
+pub(super) fn named_language(task: &str) -> Option<&'static str> {
     let lower = task.to_ascii_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -159,28 +140,31 @@ mod tests {
     }
 
     #[test]
-    fn the_examples_alternate_and_their_blocks_parse() {
-        let turns = example_turns();
-        for (i, turn) in turns.iter().enumerate() {
-            let expected = if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            };
-            assert_eq!(turn.role, expected, "turn {i}");
-        }
-        let tags = crate::protocol::ToolTags::new(["bash", "python"]);
-        let blocks: usize = turns
-            .iter()
-            .filter(|t| t.role == Role::Assistant)
-            .map(|t| crate::protocol::parse(&t.content, &tags).blocks.len())
-            .sum();
-        assert_eq!(blocks, 2, "each example block is a real block");
-        for turn in &turns {
-            for verb in ["rm ", "mv ", "> ", "open("] {
-                assert!(!turn.content.contains(verb), "{verb} in {}", turn.content);
-            }
-        }
+    fn the_fence_is_opened_for_the_named_language_else_bash() {
+        let coder = ToolTags::new(["bash", "python", "c", "go", "java"]);
+        assert_eq!(
+            fence_opening("print 1 to 5 with python", &coder),
+            "```python"
+        );
+        assert_eq!(
+            fence_opening("write a C program that prints 42", &coder),
+            "```c"
+        );
+        assert_eq!(
+            fence_opening("create hello.txt containing Hello", &coder),
+            "```bash"
+        );
+        assert_eq!(
+            fence_opening("save a python script greet.py", &coder),
+            "```python",
+            "the fence line stays open: the model may add `:greet.py`"
+        );
+        let python_only = ToolTags::new(["python"]);
+        assert_eq!(
+            fence_opening("list the files with bash", &python_only),
+            "```",
+            "never a tag the agent cannot run"
+        );
     }
 
     #[test]

@@ -248,6 +248,13 @@ pub async fn run_turn(
     progress.rules.end_on_rerun = adapt.end_on_rerun;
     // A small model gets one block per reply: what it writes after its block is not generated.
     let one_block = (adapt.one_block && agent != AgentName::Casual).then_some(&tools.parse_tags);
+    let examples = if adapt.example_turns && agent == AgentName::Coder {
+        super::examples::example_turns(&task_words, adapt.nearest_example)
+    } else {
+        Vec::new()
+    };
+    let fence = (adapt.open_fence && agent == AgentName::Coder)
+        .then(|| super::small::fence_opening(&task_words, &tools.parse_tags));
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
     let window = tokio::select! {
@@ -272,8 +279,12 @@ pub async fn run_turn(
                 .then(|| super::small::resample_temperature(progress.stuck))
                 .flatten(),
             strict_loops: adapt.strict_loops,
-            example_turns: adapt.example_turns && agent == AgentName::Coder,
+            examples: &examples,
             max_tokens: adapt.reply_cap,
+            // Once a block worked, the model may answer in words ("Done: …").
+            opening: fence
+                .as_deref()
+                .filter(|_| !progress.records.iter().any(|r| r.success)),
         };
         let reply = match stream_reply(ctx, memory, window, &cancel, shape).await {
             Ok(reply) => reply,

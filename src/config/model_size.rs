@@ -120,6 +120,9 @@ pub struct Adaptations {
     pub compact_prompt: bool,
     /// `examples`: worked exchanges go before a coder task's conversation.
     pub example_turns: bool,
+    /// `nearest`: the last worked exchange is the bank's one-line task nearest the user's, with
+    /// the task's file names (`examples::example_turns`), not a fixed one.
+    pub nearest_example: bool,
     /// `one_block`: a reply ends where its first tool block closes.
     pub one_block: bool,
     /// `nudge`: a coder task whose first reply runs nothing is told once to run it.
@@ -140,6 +143,10 @@ pub struct Adaptations {
     /// a one-block answer never needs more, and a reply looping to 1,024 tokens round after
     /// round costs a minute on a CPU.
     pub reply_cap: Option<u64>,
+    /// `fence`: a coder reply starts with its block's fence opened (`small::fence_opening`)
+    /// until a block of the task succeeds, on the built-in engine (which continues a started
+    /// answer).
+    pub open_fence: bool,
     /// `no_code`: a bash or python block of only comments fails, saying so, instead of
     /// succeeding with no output. On for every model.
     pub refuse_no_code: bool,
@@ -149,9 +156,10 @@ pub struct Adaptations {
 pub const SMALL_REPLY_TOKENS: u64 = 512;
 
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 11] = [
+pub const ADAPTATION_NAMES: [&str; 13] = [
     "prompt",
     "examples",
+    "nearest",
     "one_block",
     "nudge",
     "feedback",
@@ -160,6 +168,7 @@ pub const ADAPTATION_NAMES: [&str; 11] = [
     "reruns",
     "loops",
     "cap",
+    "fence",
     "no_code",
 ];
 
@@ -170,6 +179,7 @@ impl Adaptations {
         Self {
             compact_prompt: small && on("prompt"),
             example_turns: small && on("examples"),
+            nearest_example: small && on("nearest"),
             one_block: small && on("one_block"),
             nudge: small && on("nudge"),
             short_feedback: small && on("feedback"),
@@ -178,6 +188,7 @@ impl Adaptations {
             end_on_rerun: small && on("reruns"),
             strict_loops: small && on("loops"),
             reply_cap: (small && on("cap")).then_some(SMALL_REPLY_TOKENS),
+            open_fence: small && on("fence"),
             refuse_no_code: on("no_code"),
         }
     }
