@@ -502,3 +502,35 @@ fn a_small_model_is_shown_the_worked_example_nearest_its_task_with_its_files() {
     let messages = server.chat_requests()[0].messages();
     assert_eq!(messages[6].1, "```bash\ncat draft.txt\n```");
 }
+
+#[test]
+fn the_example_a_small_model_is_shown_holds_the_task_s_own_values() {
+    let sb = Sandbox::new();
+    for (task, example) in [
+        (
+            "show the last 2 lines of log.txt",
+            "```bash\ntail -n 2 log.txt\n```",
+        ),
+        (
+            "create todo.txt containing buy bread",
+            "```bash\necho 'buy bread' > todo.txt\n```",
+        ),
+        (
+            "with python, print the sum of [4, 5, 6]",
+            "```python\nprint(sum([4, 5, 6]))\n```",
+        ),
+        (
+            "create notes.txt containing $(touch pwned)",
+            "```bash\necho 'Good morning' > notes.txt\n```",
+        ),
+    ] {
+        let server = FakeModel::start(vec![Reply::text("Done.")]);
+        let out = seek_json(&sb, &server, task, "small")
+            .env("SEEK_SMALL_MODEL_OFF", "nudge")
+            .output()
+            .expect("run seek");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let messages = server.chat_requests()[0].messages();
+        assert_eq!(messages[6].1, example, "{task}");
+    }
+}
