@@ -426,7 +426,7 @@ fn a_small_model_is_asked_for_short_replies_after_worked_examples() {
     assert_eq!(requests.len(), 2);
     for request in &requests {
         let max_tokens = request.json()["max_tokens"].as_u64().unwrap_or(u64::MAX);
-        assert!(max_tokens <= 512, "{max_tokens}");
+        assert!(max_tokens <= 256, "{max_tokens}");
         let messages = request.messages();
         assert_eq!(messages[0].0, "system");
         assert_eq!(messages[1].1, "print the numbers 7 to 9 with python");
@@ -533,4 +533,30 @@ fn the_example_a_small_model_is_shown_holds_the_task_s_own_values() {
         let messages = server.chat_requests()[0].messages();
         assert_eq!(messages[6].1, example, "{task}");
     }
+}
+
+#[test]
+fn a_small_model_s_block_runs_at_most_twenty_seconds() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(vec![
+        Reply::text(fence("bash", "echo started; sleep 40; echo late")),
+        Reply::text("Done."),
+    ]);
+    let started = std::time::Instant::now();
+    // The task ends unsolved (its only block failed): exit 3, as for any failed task.
+    let out = seek_json(&sb, &server, "wait a while", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let finished = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "block_finished")
+        .expect("the block finished");
+    let said = format!("{}\n{}", finished["output"], finished["feedback"]);
+    assert!(said.contains("timed out after 20 s"), "{said}");
+    assert!(said.contains("started") && !said.contains("late"), "{said}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "the sleep was cut short"
+    );
 }

@@ -164,7 +164,7 @@ struct Tools {
 
 impl Tools {
     fn for_agent(ctx: &TurnContext, agent: AgentName, cancel: &CancellationToken) -> Self {
-        let mut toolbox = Toolbox::builtin(&ctx.config).only(agent_tools(agent));
+        let mut toolbox = Toolbox::for_model_blocks(&ctx.config).only(agent_tools(agent));
         if let Some(hub) = &ctx.mcp
             && super::prompts::may_call_mcp(agent, &ctx.config)
         {
@@ -249,7 +249,7 @@ pub async fn run_turn(
     // A small model gets one block per reply: what it writes after its block is not generated.
     let one_block = (adapt.one_block && agent != AgentName::Casual).then_some(&tools.parse_tags);
     let examples = if adapt.example_turns && agent == AgentName::Coder {
-        super::examples::example_turns(&task_words, adapt.nearest_example)
+        super::examples::example_turns(&task_words, adapt.nearest_example, adapt.fill_values)
     } else {
         Vec::new()
     };

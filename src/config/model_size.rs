@@ -123,6 +123,9 @@ pub struct Adaptations {
     /// `nearest`: the last worked exchange is the bank's one-line task nearest the user's, with
     /// the task's file names (`examples::example_turns`), not a fixed one.
     pub nearest_example: bool,
+    /// `fill`: that exchange also gets the task's other values (extensions, numbers, lists,
+    /// ordinals) and the words it differs in (`examples::fill`), not only its file names.
+    pub fill_values: bool,
     /// `one_block`: a reply ends where its first tool block closes.
     pub one_block: bool,
     /// `nudge`: a coder task whose first reply runs nothing is told once to run it.
@@ -147,19 +150,29 @@ pub struct Adaptations {
     /// until a block of the task succeeds, on the built-in engine (which continues a started
     /// answer).
     pub open_fence: bool,
+    /// `block_time`: a block runs at most `SMALL_BLOCK_SECS` where its tool's `timeout_secs`
+    /// was not set (AgenticSeek's defaults are 120 s for C, 300 s for bash and python): a small
+    /// model's task is a one-liner, and its `while (n <= 99)` with `n` never changed printed for
+    /// two minutes.
+    pub block_secs: Option<u64>,
     /// `no_code`: a bash or python block of only comments fails, saying so, instead of
     /// succeeding with no output. On for every model.
     pub refuse_no_code: bool,
 }
 
 /// The longest reply of a small model, in tokens (`Adaptations::reply_cap`).
-pub const SMALL_REPLY_TOKENS: u64 = 512;
+pub const SMALL_REPLY_TOKENS: u64 = 256;
+
+/// The longest a small model's block runs, in seconds, unless its tool's timeout is configured
+/// (`Adaptations::block_secs`).
+pub const SMALL_BLOCK_SECS: u64 = 20;
 
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 13] = [
+pub const ADAPTATION_NAMES: [&str; 15] = [
     "prompt",
     "examples",
     "nearest",
+    "fill",
     "one_block",
     "nudge",
     "feedback",
@@ -169,6 +182,7 @@ pub const ADAPTATION_NAMES: [&str; 13] = [
     "loops",
     "cap",
     "fence",
+    "block_time",
     "no_code",
 ];
 
@@ -180,6 +194,7 @@ impl Adaptations {
             compact_prompt: small && on("prompt"),
             example_turns: small && on("examples"),
             nearest_example: small && on("nearest"),
+            fill_values: small && on("fill"),
             one_block: small && on("one_block"),
             nudge: small && on("nudge"),
             short_feedback: small && on("feedback"),
@@ -189,6 +204,7 @@ impl Adaptations {
             strict_loops: small && on("loops"),
             reply_cap: (small && on("cap")).then_some(SMALL_REPLY_TOKENS),
             open_fence: small && on("fence"),
+            block_secs: (small && on("block_time")).then_some(SMALL_BLOCK_SECS),
             refuse_no_code: on("no_code"),
         }
     }
@@ -282,12 +298,14 @@ mod tests {
         assert!(all.compact_prompt && all.one_block && all.nudge && all.short_feedback);
         assert!(all.resample && all.end_on_rerun && all.strict_loops && all.example_turns);
         assert_eq!(all.reply_cap, Some(SMALL_REPLY_TOKENS));
+        assert_eq!(all.block_secs, Some(SMALL_BLOCK_SECS));
         assert!(all.refuse_repeats && all.refuse_no_code);
         let large = Adaptations::new(false, &[]);
         assert!(!large.compact_prompt && !large.one_block && !large.nudge && !large.short_feedback);
         assert!(!large.resample && !large.end_on_rerun && !large.strict_loops);
         assert!(!large.example_turns);
         assert_eq!(large.reply_cap, None);
+        assert_eq!(large.block_secs, None);
         assert!(
             large.refuse_repeats && large.refuse_no_code,
             "every model is spared its repeated failures and its empty blocks"

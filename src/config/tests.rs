@@ -330,6 +330,27 @@ fn invalid_values_name_their_origin() {
 }
 
 #[test]
+fn a_small_model_s_cap_lowers_only_the_timeouts_the_user_did_not_set() {
+    let f = Fixture::new();
+    f.write_config("[tools.python]\ntimeout_secs = 90\n");
+    let config = f.resolve(&Overrides::default(), &[]).expect("tools");
+    let mut python = config
+        .tool(crate::tool_kind::ToolKind::Python)
+        .expect("python")
+        .clone();
+    python.cap_default_timeout(20);
+    assert_eq!(python.timeout().as_secs(), 90, "the user's own timeout");
+    let mut bash = config
+        .tool(crate::tool_kind::ToolKind::Bash)
+        .expect("bash")
+        .clone();
+    bash.cap_default_timeout(20);
+    assert_eq!(bash.timeout().as_secs(), 20, "the default 300 s, lowered");
+    bash.cap_default_timeout(600);
+    assert_eq!(bash.timeout().as_secs(), 20, "never raised");
+}
+
+#[test]
 fn tool_tables() {
     let f = Fixture::new();
     let path = f.write_config(

@@ -152,6 +152,16 @@ pub struct ToolConfig {
 }
 
 impl ToolConfig {
+    /// The run timeout lowered to at most `secs` where the config file did not set it (a small
+    /// model's blocks: `Adaptations::block_secs`). A timeout the user chose is kept.
+    pub fn cap_default_timeout(&mut self, secs: u64) {
+        if let Some(timeout) = self.timeout_secs.as_mut()
+            && timeout.origin == Origin::Default
+        {
+            timeout.value = timeout.value.min(secs);
+        }
+    }
+
     /// The run timeout (zero for tools without one).
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs.as_ref().map_or(0, |s| s.value))

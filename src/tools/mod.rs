@@ -219,10 +219,27 @@ pub struct Toolbox {
 impl Toolbox {
     /// Every built-in tool, configured.
     pub fn builtin(config: &Config) -> Self {
+        Self::built(config, None)
+    }
+
+    /// The built-in tools as they run a model's blocks: for a small model, each run timeout the
+    /// config file does not set is at most `Adaptations::block_secs`. The user's own commands
+    /// (`builtin`) are never cut short so.
+    pub fn for_model_blocks(config: &Config) -> Self {
+        Self::built(config, config.adaptations().block_secs)
+    }
+
+    fn built(config: &Config, timeout_cap: Option<u64>) -> Self {
         Self {
             tools: ToolKind::ALL
                 .into_iter()
-                .filter_map(|kind| build(kind, ToolConfig::of(config, kind).into_owned(), config))
+                .filter_map(|kind| {
+                    let mut settings = ToolConfig::of(config, kind).into_owned();
+                    if let Some(secs) = timeout_cap {
+                        settings.cap_default_timeout(secs);
+                    }
+                    build(kind, settings, config)
+                })
                 .collect(),
         }
     }

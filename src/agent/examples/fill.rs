@@ -50,10 +50,17 @@ struct Value {
     in_block: String,
 }
 
-/// The entry `(task, block)` with `task`'s values and differing words put in.
-pub(super) fn fill(entry_task: &str, entry_block: &str, task: &str) -> (String, String) {
+/// The entry `(task, block)` with `task`'s values and differing words put in, or only its file
+/// names unless `all_values` (`Adaptations::fill_values`, there to measure it).
+pub(super) fn fill(
+    entry_task: &str,
+    entry_block: &str,
+    task: &str,
+    all_values: bool,
+) -> (String, String) {
     let (mut user, mut block) = (entry_task.to_owned(), entry_block.to_owned());
-    for kind in KINDS {
+    let kinds: &[Kind] = if all_values { &KINDS } else { &[Kind::File] };
+    for &kind in kinds {
         let ours = values(kind, entry_task);
         let theirs = values(kind, task);
         if ours.is_empty() || ours.len() != theirs.len() {
@@ -71,7 +78,9 @@ pub(super) fn fill(entry_task: &str, entry_block: &str, task: &str) -> (String, 
             block = block.replace(&mark, &value.in_block);
         }
     }
-    let block = swap_differing_words(&user, &block, task);
+    if all_values {
+        block = swap_differing_words(&user, &block, task);
+    }
     (user, block)
 }
 
@@ -492,7 +501,8 @@ mod tests {
             fill(
                 "print the second line of notes.txt",
                 "```bash\nawk 'NR == 2' notes.txt\n```",
-                "print the fifth line of story.txt"
+                "print the fifth line of story.txt",
+                true,
             ),
             (
                 "print the fifth line of story.txt".to_owned(),
@@ -503,6 +513,7 @@ mod tests {
             "print the numbers 2 to 4 with python",
             "```python\nfor n in range(2, 4 + 1):\n    print(n)\n```",
             "print the numbers 3 to 12 with python",
+            true,
         );
         assert_eq!(
             block,
@@ -512,18 +523,21 @@ mod tests {
             "print the sum of [1, 2] with python",
             "```python\nprint(sum([1, 2]))\n```",
             "print the sum of [4, 5, 6] with python",
+            true,
         );
         assert_eq!(block, "```python\nprint(sum([4, 5, 6]))\n```");
         let (_, block) = fill(
             "rename notes.txt to todo.md",
             "```bash\nmv notes.txt todo.md\n```",
             "rename b.txt to a.txt",
+            true,
         );
         assert_eq!(block, "```bash\nmv b.txt a.txt\n```", "names swap cleanly");
         let (_, block) = fill(
             "delete all .log files here",
             "```bash\nrm -f *.log\n```",
             "delete all .tmp files here",
+            true,
         );
         assert_eq!(block, "```bash\nrm -f *.tmp\n```");
     }
@@ -534,6 +548,7 @@ mod tests {
             "print the result of 6 times 9 with python",
             "```python\nprint(6 * 9)\n```",
             "print 1 plus 2 plus 3",
+            true,
         );
         assert_eq!(block, "```python\nprint(6 * 9)\n```");
     }
@@ -544,36 +559,42 @@ mod tests {
             "replace red with blue in notes.txt and save it",
             "```bash\nsed -i 's/red/blue/g' notes.txt\n```",
             "replace cat with dog in pets.txt and save it",
+            true,
         );
         assert_eq!(block, "```bash\nsed -i 's/cat/dog/g' pets.txt\n```");
         let (_, block) = fill(
             "create notes.txt containing Good morning",
             "```bash\necho 'Good morning' > notes.txt\n```",
             "create todo.txt containing buy bread",
+            true,
         );
         assert_eq!(block, "```bash\necho 'buy bread' > todo.txt\n```");
         let (_, block) = fill(
             "make a directory called docs",
             "```bash\nmkdir -p docs\n```",
             "make the directory out/logs with bash",
+            true,
         );
         assert_eq!(block, "```bash\nmkdir -p out/logs\n```");
         let (_, block) = fill(
             "write a C program that prints Hi",
             "```c\nint main(void) {\n    printf(\"Hi\\n\");\n}\n```",
             "write a C program that prints Bye bye",
+            true,
         );
         assert!(block.contains("printf(\"Bye bye\\n\")"), "{block}");
         let (_, block) = fill(
             "create notes.txt containing Good morning",
             "```bash\necho 'Good morning' > notes.txt\n```",
             "create greeting.txt with the text hi there",
+            true,
         );
         assert_eq!(block, "```bash\necho 'hi there' > greeting.txt\n```");
         let (_, block) = fill(
             "with python, count the letter s in the word mississippi",
             "```python\nprint('mississippi'.count('s'))\n```",
             "count how many times the letter a appears in the word banana using python",
+            true,
         );
         assert_eq!(
             block, "```python\nprint('banana'.count('a'))\n```",
@@ -583,6 +604,7 @@ mod tests {
             "print notes.txt with red replaced by blue",
             "```bash\nsed 's/red/blue/g' notes.txt\n```",
             "print menu.txt with every tea replaced by coffee",
+            true,
         );
         assert_eq!(
             block, "```bash\nsed 's/tea/coffee/g' menu.txt\n```",
@@ -592,6 +614,7 @@ mod tests {
             "create notes.txt containing Good morning",
             "```bash\necho 'Good morning' > notes.txt\n```",
             "create config.yaml with the line debug: true",
+            true,
         );
         assert_eq!(
             block, "```bash\necho 'debug: true' > config.yaml\n```",
@@ -605,6 +628,7 @@ mod tests {
             "print the word apple backwards with python",
             "```python\nprint('apple'[::-1])\n```",
             "echo the word apple backwards with python",
+            true,
         );
         assert_eq!(
             block, "```python\nprint('apple'[::-1])\n```",
@@ -614,6 +638,7 @@ mod tests {
             "create notes.txt containing Good morning",
             "```bash\necho 'Good morning' > notes.txt\n```",
             "create notes.txt containing it's $(rm -rf ~)",
+            true,
         );
         assert_eq!(
             block, "```bash\necho 'Good morning' > notes.txt\n```",
@@ -623,6 +648,7 @@ mod tests {
             "list the files here",
             "```bash\nls\n```",
             "rm the files here",
+            true,
         );
         assert_eq!(block, "```bash\nls\n```", "a command word stays");
     }

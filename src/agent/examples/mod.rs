@@ -106,10 +106,11 @@ const PHRASES: &[(&str, &str)] = &[
     ("lowercase", "lower case"),
 ];
 
-/// The exchanges for a coder task, in order, as messages.
-pub fn example_turns(task: &str, nearest: bool) -> Vec<Message> {
+/// The exchanges for a coder task, in order, as messages: the nearest bank entry last when
+/// `nearest`, with all the task's values put in when `fill_values`, else only its file names.
+pub fn example_turns(task: &str, nearest: bool, fill_values: bool) -> Vec<Message> {
     let (user, assistant) = nearest
-        .then(|| nearest_example(task))
+        .then(|| nearest_example(task, fill_values))
         .flatten()
         .unwrap_or_else(|| (NEUTRAL.0.to_owned(), NEUTRAL.1.to_owned()));
     ROUND_TRIP
@@ -124,7 +125,7 @@ pub fn example_turns(task: &str, nearest: bool) -> Vec<Message> {
 
 /// The bank entry nearest `task`, with the task's values and differing words put in
 /// (`fill::fill`), or `None` when none is near enough.
-fn nearest_example(task: &str) -> Option<(String, String)> {
+fn nearest_example(task: &str, fill_values: bool) -> Option<(String, String)> {
     if task.len() > LONGEST_TASK {
         return None;
     }
@@ -146,7 +147,7 @@ fn nearest_example(task: &str) -> Option<(String, String)> {
     if score < NEAR_ENOUGH {
         return None;
     }
-    let (user, assistant) = fill::fill(entry.0, entry.1, task);
+    let (user, assistant) = fill::fill(entry.0, entry.1, task, fill_values);
     Some((user, assistant))
 }
 
@@ -254,7 +255,7 @@ mod tests {
     use crate::protocol::{ToolTags, parse};
 
     fn last_exchange(task: &str) -> (String, String) {
-        let turns = example_turns(task, true);
+        let turns = example_turns(task, true, true);
         let n = turns.len();
         (turns[n - 2].content.clone(), turns[n - 1].content.clone())
     }
@@ -262,7 +263,7 @@ mod tests {
     #[test]
     fn the_exchanges_alternate_and_every_block_parses() {
         let tags = ToolTags::new(["bash", "python", "c"]);
-        let round_trip = example_turns("anything", false);
+        let round_trip = example_turns("anything", false, true);
         assert_eq!(round_trip.len(), 6);
         for (i, turn) in round_trip.iter().enumerate() {
             let expected = if i % 2 == 0 {
@@ -360,10 +361,15 @@ mod tests {
             block.contains("range(1, 5 + 1)"),
             "numbers are not what a task does: not near `compute 5 factorial`: {block}"
         );
-        let turns = example_turns("print the last line of poem.txt", false);
+        let turns = example_turns("print the last line of poem.txt", false, true);
         assert_eq!(
             turns[5].content, NEUTRAL.1,
             "nearest off: the fixed exchanges"
+        );
+        let turns = example_turns("show the last 2 lines of log.txt", true, false);
+        assert_eq!(
+            turns[5].content, "```bash\ntail -n 3 log.txt\n```",
+            "fill off: the file names only"
         );
     }
 
