@@ -63,7 +63,11 @@ pub(super) fn fill(
     for &kind in kinds {
         let ours = values(kind, entry_task);
         let theirs = values(kind, task);
-        if ours.is_empty() || ours.len() != theirs.len() {
+        // A value that could expand or end a command (a list `[$(…)]`) is never put in.
+        let unsafe_value = theirs
+            .iter()
+            .any(|v| v.in_block.contains(EXPANDS) || v.in_task.contains('\u{1}'));
+        if ours.is_empty() || ours.len() != theirs.len() || unsafe_value {
             continue;
         }
         // Through placeholders, so that swapping two values cannot replace one twice.
@@ -290,6 +294,9 @@ fn replace_whole(text: &str, needle: &str, with: &str) -> String {
     out.push_str(&text[from..]);
     out
 }
+
+/// Characters a value put into a block may not hold: they could expand or end a command.
+const EXPANDS: &[char] = &['$', '`', '\\', '\n', ';', '|', '&', '<', '>', '{', '}'];
 
 /// Characters a phrase put into a block may not hold: they would end its quotes or expand.
 const UNSAFE: &[char] = &[
@@ -644,6 +651,13 @@ mod tests {
             block, "```bash\necho 'Good morning' > notes.txt\n```",
             "a quote or an expansion would run the task's text"
         );
+        let (_, block) = fill(
+            "print the sum of [1, 2, 3] with python",
+            "```python\nprint(sum([1, 2, 3]))\n```",
+            "print the sum of [$(touch pwned)] with python",
+            true,
+        );
+        assert_eq!(block, "```python\nprint(sum([1, 2, 3]))\n```", "nor a list");
         let (_, block) = fill(
             "list the files here",
             "```bash\nls\n```",
