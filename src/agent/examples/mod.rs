@@ -138,10 +138,11 @@ fn nearest_example(task: &str, fill_values: bool) -> Option<(String, String)> {
     let (entry, score) = BANK
         .iter()
         .zip(&INDEX.words)
-        .filter(|(entry, _)| block_tag(entry.1) == language)
-        .filter_map(|(entry, words)| {
+        .enumerate()
+        .filter(|(_, (entry, _))| block_tag(entry.1) == language)
+        .filter_map(|(index, (entry, words))| {
             let shared = nearness(&task_words, known, words)?;
-            Some((entry, shared + shape_bonus(counts, entry.0)))
+            Some((entry, shared + shape_bonus(counts, INDEX.values[index])))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     if score < NEAR_ENOUGH {
@@ -171,9 +172,11 @@ fn nearness(task: &[String], known: f64, entry: &[String]) -> Option<f64> {
         .then(|| shared / known - UNSHARED_COST * unshared.len() as f64)
 }
 
-/// Each bank entry's content words, and in how many entries each word appears: read once.
+/// Each bank entry's content words and value counts, and in how many entries each word
+/// appears: read once.
 struct Index {
     words: Vec<Vec<String>>,
+    values: Vec<[usize; 5]>,
     uses: HashMap<String, usize>,
 }
 
@@ -188,7 +191,12 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
             *uses.entry(word).or_default() += 1;
         }
     }
-    Index { words, uses }
+    let values = BANK.iter().map(|entry| value_counts(entry.0)).collect();
+    Index {
+        words,
+        values,
+        uses,
+    }
 });
 
 /// How rare `word` is in the bank (its inverse document frequency), 0 for a word it never uses.
@@ -202,8 +210,7 @@ fn weight(word: &str) -> f64 {
 /// What a task and an entry naming values of the same kinds, as many of each, add to their
 /// nearness: of `print the last line` and `print the last 3 lines`, the second is the example
 /// for `show the last 2 lines`. Too little to make an entry near by itself.
-fn shape_bonus(theirs: [usize; 5], entry: &str) -> f64 {
-    let ours = value_counts(entry);
+fn shape_bonus(theirs: [usize; 5], ours: [usize; 5]) -> f64 {
     ours.iter()
         .zip(theirs)
         .map(|(&o, t)| match (o, t) {
