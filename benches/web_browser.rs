@@ -1,10 +1,12 @@
-//! What the `chromium` page reader costs: time to start (chromedriver, Chromium, the WebDriver
-//! session), time to read a page (a plain article, a page written by script), and the peak
-//! memory of all the browser's processes. Run with `cargo bench --bench web_browser`.
+//! What the `chromium` page reader costs: time to start (Chromium confined, its proxy, the
+//! DevTools session over the pipe), time to read a page (a plain article, a page written by
+//! script, one drawn 300 ms after its load, one waiting on a 700 ms API), how long a stop during
+//! a page load takes until every process is gone and the profile removed, and the peak memory of
+//! all the browser's processes. Run with `cargo bench --bench web_browser`.
 //!
 //! A small harness rather than criterion: each start is a whole browser, so a handful of runs
 //! reported as median and spread says more than criterion's statistics. Needs Debian's
-//! `chromium` and `chromium-driver`.
+//! `chromium`.
 
 #[path = "../tests/support/web_site.rs"]
 #[allow(unused_imports)]
@@ -45,10 +47,13 @@ async fn run() {
     let mut starts = Vec::new();
     let mut article = Vec::new();
     let mut script = Vec::new();
+    let mut late = Vec::new();
+    let mut api = Vec::new();
+    let mut stops = Vec::new();
     let mut peak_kib = Vec::new();
     for _ in 0..STARTS {
         let began = Instant::now();
-        let mut reader = match ChromiumReader::start(&settings, Arc::clone(&policy)).await {
+        let mut reader = match ChromiumReader::start(&settings, Arc::clone(&policy), &[]).await {
             Ok(reader) => reader,
             Err(e) => {
                 eprintln!("chromium did not start: {e}");
@@ -57,7 +62,12 @@ async fn run() {
         };
         starts.push(began.elapsed());
         let group = reader.process_group();
-        for (path, into) in [("/article.html", &mut article), ("/js.html", &mut script)] {
+        for (path, into) in [
+            ("/article.html", &mut article),
+            ("/js.html", &mut script),
+            ("/late.html", &mut late),
+            ("/api.html", &mut api),
+        ] {
             let Ok(url) = Url::parse(&site.url(path)) else {
                 continue;
             };
@@ -72,11 +82,15 @@ async fn run() {
         }
         peak_kib.push(group_memory_kib(group));
         reader.close().await;
+        stops.push(stop_during_a_load(&settings, &policy).await);
     }
     println!("chromium reader, {STARTS} starts, {READS} reads of each page per start");
     report("start (driver + browser + session)", &mut starts);
     report("read /article.html", &mut article);
     report("read /js.html (script-written)", &mut script);
+    report("read /late.html (text drawn 300 ms after load)", &mut late);
+    report("read /api.html (text from a 700 ms API)", &mut api);
+    report("stop during a load: processes gone, profile removed", &mut stops);
     peak_kib.sort_unstable();
     let (hwm, rss): (Vec<u64>, Vec<u64>) = peak_kib.into_iter().unzip();
     println!(
@@ -84,6 +98,39 @@ async fn run() {
         median(&hwm) / 1024,
         median(&rss) / 1024
     );
+}
+
+/// Starts a reader, opens the held page, and once the site saw the request stops the load (the
+/// future dropped, the reader closed): the time from the stop to no process and no profile.
+async fn stop_during_a_load(settings: &WebSettings, policy: &Arc<UrlPolicy>) -> Duration {
+    // A site of its own: its held page stays held until this stop is measured.
+    let site = Arc::new(web_site::WebSite::start());
+    let mut reader = match ChromiumReader::start(settings, Arc::clone(policy), &[]).await {
+        Ok(reader) => reader,
+        Err(e) => {
+            eprintln!("chromium did not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    let profile = reader.profile_dir().map(std::path::Path::to_path_buf);
+    let Ok(slow) = Url::parse(&site.url("/slow.html")) else {
+        return Duration::ZERO;
+    };
+    let watcher = Arc::clone(&site);
+    let arrived = tokio::task::spawn_blocking(move || watcher.wait_for("/slow.html"));
+    tokio::select! {
+        _ = reader.open(&slow) => {}
+        _ = arrived => {}
+    }
+    let began = Instant::now();
+    reader.close().await;
+    let took = began.elapsed();
+    if profile.is_some_and(|p| p.exists()) {
+        eprintln!("the profile was left after a stop");
+        std::process::exit(1);
+    }
+    site.open_slow_page();
+    took
 }
 
 fn median(values: &[u64]) -> u64 {

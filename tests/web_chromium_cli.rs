@@ -133,3 +133,76 @@ fn stopping_seek_during_a_page_load_kills_the_browser() {
     });
     site.open_slow_page();
 }
+
+/// The browser's processes' environment (each `NAME=value`), from `/proc`.
+fn environ_of(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect()
+}
+
+#[test]
+fn killing_seek_mid_page_leaves_no_browser_and_the_next_start_removes_its_profile() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let site = Arc::new(WebSite::start());
+    let slow = site.url("/slow.html");
+    let server = FakeModel::start(vec![]);
+    let (sb, marker) = setup(&site);
+    let canary = "sk-canary-7f3a9c2e11d04b5b";
+    let mut child = sb
+        .seek_at(
+            &server.url(),
+            &["--agent", "web", "--json", "-p", &format!("read {slow}")],
+        )
+        .env("TMPDIR", &marker)
+        .env("OPENAI_API_KEY", canary)
+        .env("SEEK_TEST_CANARY_TOKEN", canary)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn seek");
+    site.wait_for("/slow.html");
+    let browser = procs::processes_with(&marker, false);
+    assert!(!browser.is_empty(), "the browser runs while the page loads");
+    // The browser inherits none of seek's credentials.
+    for (pid, _) in &browser {
+        let environ = environ_of(*pid);
+        assert!(
+            !environ.iter().any(|v| v.contains(canary)),
+            "pid {pid} has a credential in its environment"
+        );
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    // The parent-death signal takes the browser down with seek.
+    wait_until(Duration::from_secs(5), "no browser process left", || {
+        procs::processes_with(&marker, false).is_empty()
+    });
+    let left: Vec<_> = std::fs::read_dir(&marker)
+        .expect("the temp dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("seek-chromium-"))
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(left.len(), 1, "the killed seek could not remove its profile: {left:?}");
+    site.open_slow_page();
+
+    // The next seek that starts a browser removes what the killed one left.
+    let article = site.url("/article.html");
+    let server = FakeModel::start(vec![
+        Reply::text("Note: quokkas.\nREQUEST_EXIT"),
+        Reply::text("Quokkas."),
+    ]);
+    let out = run_within(
+        sb.seek_at(
+            &server.url(),
+            &["--agent", "web", "--json", "-p", &format!("read {article}")],
+        )
+        .env("TMPDIR", &marker),
+        BOUND,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!left[0].exists(), "the stale profile was removed");
+}

@@ -1,8 +1,9 @@
 //! The `[web]` section: where `web_search` asks (`searxng_url`, env `SEARXNG_BASE_URL`), which
 //! engine reads pages (`browser`), whether private addresses may be opened (`allow_private`),
 //! the web agent's step cap (`max_steps`), the per-request timeout (`timeout_secs`), the size
-//! cap of a page (`max_page_bytes`), and where Chromium and its driver are (`chromium`,
-//! `chromedriver`).
+//! cap of a page (`max_page_bytes`), how long Chromium waits for a loaded page to be ready
+//! (`settle_ms`), and where Chromium is (`chromium`; `chromedriver` is accepted and unused since
+//! Chromium is driven over a pipe).
 //!
 //! Owns these keys, their defaults, their validation and their lines in `seek config`. It must
 //! not open a connection or start a browser.
@@ -28,6 +29,7 @@ pub struct WebFile {
     pub max_steps: FileValue<i64>,
     pub timeout_secs: FileValue<i64>,
     pub max_page_bytes: FileValue<i64>,
+    pub settle_ms: FileValue<i64>,
     pub chromium: FileValue<String>,
     pub chromedriver: FileValue<String>,
 }
@@ -35,11 +37,11 @@ pub struct WebFile {
 /// Which engine reads pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BrowserChoice {
-    /// Chromium where it (and its driver) is installed, else `http`; the agent says which.
+    /// Chromium where it is installed and starts, else `http`; the agent says which.
     Auto,
     /// Plain HTTP requests: fast, no scripts run.
     Http,
-    /// A real headless Chromium over WebDriver: scripts run.
+    /// A real headless Chromium over the DevTools protocol: scripts run.
     Chromium,
 }
 
@@ -75,6 +77,9 @@ impl FromStr for BrowserChoice {
 pub const DEFAULT_WEB_MAX_STEPS: u64 = 15;
 /// Default timeout of one request or page load, in seconds.
 pub const DEFAULT_WEB_TIMEOUT_SECS: u64 = 20;
+/// Default cap, in milliseconds, on waiting after a load for the network to go idle and the
+/// text to stop changing.
+pub const DEFAULT_SETTLE_MS: u64 = 2000;
 /// Default cap on the bytes of one page read.
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -91,10 +96,14 @@ pub struct WebSettings {
     pub max_steps: Sourced<u64>,
     pub timeout_secs: Sourced<u64>,
     pub max_page_bytes: Sourced<u64>,
+    /// After a page loaded, Chromium waits at most this long (ms) for no request in flight and
+    /// unchanged text for 500 ms.
+    pub settle_ms: Sourced<u64>,
     /// Chromium's binary (`None`: looked up on `PATH` as `chromium`, `chromium-browser`,
     /// `google-chrome`).
     pub chromium: Sourced<Option<PathBuf>>,
-    /// chromedriver's binary (`None`: `chromedriver` on `PATH`).
+    /// Accepted for old config files and unused: Chromium is driven over a pipe, without
+    /// chromedriver.
     pub chromedriver: Sourced<Option<PathBuf>>,
     /// Where the web agent keeps a screenshot of the latest page it read with a real browser
     /// (`updated_screen.png`, AgenticSeek's name). Not a file key: `seek serve` sets it, for its
@@ -105,6 +114,10 @@ pub struct WebSettings {
 impl WebSettings {
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs.value)
+    }
+
+    pub fn settle(&self) -> Duration {
+        Duration::from_millis(self.settle_ms.value)
     }
 
     pub fn max_page_bytes(&self) -> usize {
@@ -121,6 +134,7 @@ impl Default for WebSettings {
             max_steps: Sourced::new(DEFAULT_WEB_MAX_STEPS, Origin::Default),
             timeout_secs: Sourced::new(DEFAULT_WEB_TIMEOUT_SECS, Origin::Default),
             max_page_bytes: Sourced::new(DEFAULT_MAX_PAGE_BYTES, Origin::Default),
+            settle_ms: Sourced::new(DEFAULT_SETTLE_MS, Origin::Default),
             chromium: Sourced::new(None, Origin::Default),
             chromedriver: Sourced::new(None, Origin::Default),
             screenshots: None,
@@ -189,6 +203,12 @@ pub(super) fn resolve(
         16 * 1024..=256 * 1024 * 1024,
         DEFAULT_MAX_PAGE_BYTES,
     )?;
+    let settle_ms = r.number(
+        file.and_then(|w| w.settle_ms.as_ref()),
+        "web.settle_ms",
+        0..=60_000,
+        DEFAULT_SETTLE_MS,
+    )?;
     let chromium = binary(r, file.and_then(|w| w.chromium.as_ref()), "web.chromium")?;
     let chromedriver = binary(
         r,
@@ -202,6 +222,7 @@ pub(super) fn resolve(
         max_steps,
         timeout_secs,
         max_page_bytes,
+        settle_ms,
         chromium,
         chromedriver,
         screenshots: None,
@@ -264,13 +285,22 @@ pub(super) fn render(out: &mut String, web: &WebSettings) {
         ("max_steps", &web.max_steps),
         ("timeout_secs", &web.timeout_secs),
         ("max_page_bytes", &web.max_page_bytes),
+        ("settle_ms", &web.settle_ms),
     ] {
         line(out, key, &value.value.to_string(), &value.origin, None);
     }
-    for (key, value) in [
-        ("chromium", &web.chromium),
-        ("chromedriver", &web.chromedriver),
-    ] {
+    let _ = writeln!(
+        out,
+        "# the browser: DevTools over a pipe (no port), every request through seek's proxy; {}",
+        crate::exec::jail::describe()
+    );
+    if web.chromedriver.value.is_some() {
+        let _ = writeln!(
+            out,
+            "# chromedriver: set but unused (Chromium is driven over a pipe, without a driver)"
+        );
+    }
+    for (key, value) in [("chromium", &web.chromium)] {
         if let Some(path) = &value.value {
             line(
                 out,

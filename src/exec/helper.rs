@@ -134,6 +134,21 @@ impl HelperGroup {
     }
 }
 
+/// Whether any process of group `pgid` is still alive (zombies not counted).
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse().ok())
+            .and_then(ProcStat::read)
+            .is_some_and(|stat| stat.pgrp == pgid && !stat.zombie)
+    })
+}
+
 /// The fields of `/proc/PID/stat` the group sweep needs.
 struct ProcStat {
     ppid: i32,

@@ -10,6 +10,7 @@ mod capture;
 mod carve;
 pub mod cgroup;
 mod helper;
+pub mod jail;
 pub mod idle;
 pub mod instance;
 mod reaper;
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use capture::Output;
 pub use capture::{HeadTail, Utf8Stream};
-pub use helper::{HelperGroup, die_with_parent};
+pub use helper::{HelperGroup, die_with_parent, group_alive};
 pub use reaper::{TOKEN_VAR, hold_group_apart, release_group};
 
 /// How long processes get between SIGTERM and SIGKILL.

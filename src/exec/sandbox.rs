@@ -272,49 +272,9 @@ impl Prepared {
         if !self.confine {
             return Ok(());
         }
-        let check = |result: libc::c_long| {
-            if result < 0 {
-                Err(std::io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        };
-        // SAFETY: prctl and capset with plain integer arguments and pointers to live stack
-        // values; landlock_restrict_self with a ruleset fd this process owns.
-        unsafe {
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into())?;
-            // Without CAP_SETPCAP (not root) there is nothing to drop: errors are expected.
-            for cap in 0..64 {
-                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
-            }
-            libc::prctl(
-                libc::PR_CAP_AMBIENT,
-                libc::PR_CAP_AMBIENT_CLEAR_ALL,
-                0,
-                0,
-                0,
-            );
-            let mut header = CapHeader {
-                version: CAPABILITY_VERSION_3,
-                pid: 0,
-            };
-            let data = [CapData {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            }; 2];
-            check(libc::syscall(
-                libc::SYS_capset,
-                &mut header as *mut CapHeader,
-                data.as_ptr(),
-            ))?;
-            if let Some(fd) = &self.ruleset {
-                check(libc::syscall(
-                    libc::SYS_landlock_restrict_self,
-                    fd.as_raw_fd(),
-                    0u32,
-                ))?;
-            }
+        drop_privileges_in_child()?;
+        if let Some(fd) = &self.ruleset {
+            restrict_self_in_child(fd)?;
         }
         // Last, so that the only calls made under the filter before `exec` are the listener's
         // hand-over, and the listener lives in the child as briefly as possible. (Needs
@@ -324,4 +284,59 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+fn check_call(result: libc::c_long) -> std::io::Result<()> {
+    if result < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The child's half of dropping privileges, after `fork` and before `exec`: `no_new_privs`, the
+/// capability bounding set emptied, ambient and effective/permitted/inheritable capabilities
+/// cleared (even as root). Only raw system calls: no allocation in a forked child.
+pub(crate) fn drop_privileges_in_child() -> std::io::Result<()> {
+    // SAFETY: prctl and capset with plain integer arguments and pointers to live stack values.
+    unsafe {
+        check_call(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into())?;
+        // Without CAP_SETPCAP (not root) there is nothing to drop: errors are expected.
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let mut header = CapHeader {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        check_call(libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        ))
+    }
+}
+
+/// Enters the Landlock domain of `ruleset` (in the child; `no_new_privs` must be set first).
+pub(crate) fn restrict_self_in_child(ruleset: &OwnedFd) -> std::io::Result<()> {
+    // SAFETY: landlock_restrict_self with a ruleset fd this process owns and no flags.
+    check_call(unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            ruleset.as_raw_fd(),
+            0u32,
+        )
+    })
 }

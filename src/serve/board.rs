@@ -174,6 +174,10 @@ impl TaskView {
             Event::Status { status: s, .. } => {
                 self.status = match s {
                     Status::Thinking => status::THINKING,
+                    // AgenticSeek says `Navigating...` while its browser loads a page, before
+                    // the page is read; a search is its own word.
+                    Status::Executing { tool } if tool == "browser" => status::NAVIGATING,
+                    Status::Executing { tool } if tool == "web_search" => status::SEARCHING,
                     Status::Executing { .. } => status::EXECUTING,
                     Status::Correcting => status::CORRECTING,
                 };
@@ -253,6 +257,23 @@ mod tests {
             plan: None,
             web: None,
         }
+    }
+
+    #[test]
+    fn a_page_being_loaded_says_navigating_not_executing_code() {
+        let mut task = TaskView::default();
+        let executing = |tool: &str| Event::Status {
+            status: Status::Executing { tool: tool.into() },
+            round: 1,
+            attempt: 0,
+            max_attempts: 15,
+        };
+        task.apply(&executing("browser"));
+        assert_eq!(task.status, status::NAVIGATING);
+        task.apply(&executing("web_search"));
+        assert_eq!(task.status, status::SEARCHING);
+        task.apply(&executing("bash"));
+        assert_eq!(task.status, status::EXECUTING);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! The site: a plain article, a page whose text JavaScript writes (the `http` engine cannot see
 //! it, Chromium must), a page linking onward, a deeper page, a login form (`POST /login` checks
 //! the values), a 404, a slow page held until the test opens its gate, a CAPTCHA-like page, a
-//! 10 MB page, a Latin-1 page, a redirect, and non-HTML files. The search: `GET` or `POST
+//! 10 MB page, a Latin-1 page, a redirect, non-HTML files, pages whose text comes late (a
+//! timer 300 ms after the load, an API that answers after 700 ms), and an attacker's page that
+//! makes the browser `fetch`, load an image from and open a WebSocket to an address it is given. The search: `GET` or `POST
 //! /search` answering JSON (`format=json`) or SearxNG's HTML results page; one mode refuses JSON
 //! with 403 as instances configured without it do.
 //!
@@ -27,6 +29,10 @@ pub const LOGIN_USER: &str = "alice";
 pub const LOGIN_PASSWORD: &str = "s3cret";
 /// The text the JavaScript page writes once scripts ran.
 pub const JS_TEXT: &str = "48151623";
+/// The text `/late.html` writes 300 ms after its load.
+pub const LATE_TEXT: &str = "The late text arrived: 90210.";
+/// The text `/api.html` shows once `/api/slow` answered (after 700 ms).
+pub const API_TEXT: &str = "The API says the answer is 314159.";
 /// Size of `/big.html`.
 pub const BIG_PAGE_BYTES: usize = 10 * 1024 * 1024;
 
@@ -113,13 +119,21 @@ struct State {
 /// The running site; its threads end with the test process.
 pub struct WebSite {
     pub port: u16,
+    /// The loopback address it listens on.
+    pub ip: String,
     state: Arc<Mutex<State>>,
     arrivals: Mutex<mpsc::Receiver<String>>,
 }
 
 impl WebSite {
     pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        Self::start_on("127.0.0.1")
+    }
+
+    /// The site on another loopback address (`127.0.0.2`: an "internal service" the policy does
+    /// not trust when only `127.0.0.1` is).
+    pub fn start_on(ip: &str) -> Self {
+        let listener = TcpListener::bind((ip, 0)).expect("bind loopback");
         let port = listener.local_addr().expect("addr").port();
         let state = Arc::new(Mutex::new(State {
             mode: SearchMode::Json,
@@ -139,6 +153,7 @@ impl WebSite {
         });
         Self {
             port,
+            ip: ip.to_owned(),
             state,
             arrivals: Mutex::new(arrival_rx),
         }
@@ -146,7 +161,7 @@ impl WebSite {
 
     /// `http://127.0.0.1:PORT` (the SearxNG base URL too).
     pub fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{}:{}", self.ip, self.port)
     }
 
     /// The URL of `path` on this site.
@@ -341,6 +356,42 @@ fn serve(
         "/loop" => {
             let head = "HTTP/1.1 302 Found\r\nLocation: /loop\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
             let _ = stream.write_all(head.as_bytes());
+        }
+        "/late.html" => {
+            let page = format!(
+                "<html><head><title>Late</title></head><body><div id=\"t\">Loading…</div><script>\
+                 window.addEventListener('load', () => setTimeout(() => {{ \
+                 document.getElementById('t').textContent = '{LATE_TEXT}'; }}, 300));</script></body></html>"
+            );
+            respond(&mut stream, 200, html, page.as_bytes());
+        }
+        "/api.html" => {
+            let page = "<html><head><title>API</title></head><body><div id=\"t\">Loading…</div><script>\
+                 fetch('/api/slow').then(r => r.json()).then(j => { \
+                 document.getElementById('t').textContent = j.text; });</script></body></html>";
+            respond(&mut stream, 200, html, page.as_bytes());
+        }
+        "/api/slow" => {
+            // The delay is the scenario (a slow API), not synchronisation.
+            std::thread::sleep(Duration::from_millis(700));
+            let body = format!("{{\"text\": \"{API_TEXT}\"}}");
+            respond(&mut stream, 200, "application/json", body.as_bytes());
+        }
+        "/attack.html" => {
+            // The attacker's page: it makes the browser reach `to` in every way a page can, and
+            // writes what each attempt got.
+            let to = param(&query, "to").unwrap_or_default();
+            let ws = to.replacen("http://", "ws://", 1);
+            let page = format!(
+                "<html><head><title>Attack</title></head><body><p id=\"f\">fetch pending</p><p id=\"w\">ws pending</p>\
+                 <img src=\"{to}?via=img\"><script>\
+                 fetch('{to}?via=fetch').then(r => r.text()).then(t => {{ document.getElementById('f').textContent = 'fetch got: ' + t; }}, \
+                   e => {{ document.getElementById('f').textContent = 'fetch failed'; }});\
+                 try {{ const s = new WebSocket('{ws}?via=ws'); s.onopen = () => {{ document.getElementById('w').textContent = 'ws opened'; }}; \
+                   s.onerror = () => {{ document.getElementById('w').textContent = 'ws failed'; }}; }} catch (e) {{ document.getElementById('w').textContent = 'ws failed'; }}\
+                 </script></body></html>"
+            );
+            respond(&mut stream, 200, html, page.as_bytes());
         }
         "/data.json" => respond(&mut stream, 200, "application/json", b"{\"a\": 1}"),
         "/image.png" => respond(&mut stream, 200, "image/png", b"\x89PNG\r\n\x1a\n...."),

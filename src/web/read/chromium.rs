@@ -1,129 +1,143 @@
-//! The `chromium` engine: a real headless Chromium driven over WebDriver (fantoccini and
-//! chromedriver, which Debian ships at the same version as chromium). chromedriver runs in its
-//! own process group with a parent-death signal; Chromium gets a fresh profile in a temporary
-//! directory, `--no-sandbox` only when seek runs as root; closing (or dropping) the reader kills
-//! the whole group, so no browser process outlives the task. The page is read from the DOM once
-//! scripts ran, through `web::html`.
+//! The `chromium` engine: a real headless Chromium driven over the DevTools protocol on a pipe
+//! (no WebDriver, no listening control socket), confined like a block (`launch.rs`), with every
+//! request it makes (navigations, each redirect hop, subresources, `fetch`/XHR, WebSockets)
+//! sent through seek's policy proxy (`web::proxy`), which resolves names itself and connects
+//! only to addresses the URL policy allows. A page is read from the DOM when it is ready (its
+//! load fired, the network idle and the text unchanged for 500 ms, at most the settle cap).
+//! Closing, dropping or stopping the reader kills the whole process group and cgroup, then
+//! removes the profile; a profile left by a killed seek is removed by the next start.
 //!
-//! It must not decide which URLs may be opened (the policy, checked before and after each load).
-//! Processes live in `chromium/launch.rs`, reading the DOM in `chromium/dom.rs`, forms in
-//! `chromium/form.rs`.
+//! It must not decide which URLs may be opened (the policy and the proxy do). Processes live in
+//! `chromium/launch.rs`, the protocol in `chromium/cdp.rs`, reading the DOM in
+//! `chromium/dom.rs`, forms in `chromium/form.rs`.
 
+mod cdp;
 mod dom;
 mod form;
 mod launch;
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fantoccini::wd::Capabilities;
-use fantoccini::{Client, ClientBuilder};
 use reqwest::Url;
 use serde_json::json;
+use tokio::time::Instant;
 
 use super::{Engine, Page, PageReader, ReadError};
 use crate::BoxFuture;
 use crate::config::WebSettings;
+use crate::exec::HelperGroup;
+use crate::exec::cgroup::BlockGroup;
 use crate::web::html;
 use crate::web::policy::UrlPolicy;
+use crate::web::proxy::{PeerFilter, PolicyProxy};
 use crate::wire::WebField;
+use cdp::{Cdp, CdpError};
+use dom::{Activity, PageSession};
 
-pub use launch::{Binaries, find_binaries};
+pub use launch::{find_chromium, remove_stale_profiles};
 
 /// How long Chromium may take to start (its first start on a busy machine is slow), at least.
-const SESSION_START_BOUND: Duration = Duration::from_secs(30);
-/// How long ending the WebDriver session may take before the processes are killed anyway.
-const SESSION_END_BOUND: Duration = Duration::from_secs(2);
+const START_BOUND: Duration = Duration::from_secs(30);
 /// How long the killed processes may take to disappear from `/proc`.
 const EXIT_BOUND: Duration = Duration::from_secs(5);
 /// How long a screenshot may take before the page goes on without one.
 const SCREENSHOT_BOUND: Duration = Duration::from_secs(3);
-/// Beyond the page-load timeout Chromium enforces, how long a WebDriver command may hang.
+/// Beyond the page-load timeout, how long reading a loaded page may take.
 const COMMAND_MARGIN: Duration = Duration::from_secs(5);
+/// After a form's button is clicked, how long a navigation may take to begin before the page is
+/// taken to have answered in place (a script's `fetch`).
+const SUBMIT_NAVIGATION_BOUND: Duration = Duration::from_millis(500);
 
 /// A Chromium reader.
 pub struct ChromiumReader {
     policy: Arc<UrlPolicy>,
     /// `None` once closed.
-    client: Option<Client>,
-    group: crate::exec::HelperGroup,
+    page: Option<PageSession>,
+    group: HelperGroup,
+    cgroup: Arc<BlockGroup>,
+    /// Every request of the browser goes through it; stopped when the reader ends.
+    proxy: Option<PolicyProxy>,
     /// Removed when closed (after the processes are gone) or dropped.
     profile: Option<tempfile::TempDir>,
     version: String,
     timeout: Duration,
+    settle: Duration,
     max_bytes: usize,
     /// The page open now, if any (forms are filled there).
     current: Option<Url>,
 }
 
 impl ChromiumReader {
-    /// Starts chromedriver and a headless Chromium session.
-    pub async fn start(settings: &WebSettings, policy: Arc<UrlPolicy>) -> Result<Self, ReadError> {
-        let binaries = find_binaries(
-            settings.chromium.value.as_deref(),
-            settings.chromedriver.value.as_deref(),
-        )?;
-        Self::start_with(&binaries, settings, policy).await
-    }
-
-    /// Starts the given binaries.
-    pub async fn start_with(
-        binaries: &Binaries,
+    /// Starts a headless Chromium (`[web] chromium`, else found on `PATH`) that inherits none of
+    /// `env_remove` (credentials, session handles).
+    pub async fn start(
         settings: &WebSettings,
         policy: Arc<UrlPolicy>,
+        env_remove: &[OsString],
     ) -> Result<Self, ReadError> {
-        let profile = tempfile::Builder::new()
-            .prefix("seek-chromium-")
-            .tempdir()
+        let binary = find_chromium(settings.chromium.value.as_deref())?;
+        Self::start_with(&binary, settings, policy, env_remove).await
+    }
+
+    /// Starts the given binary.
+    pub async fn start_with(
+        binary: &Path,
+        settings: &WebSettings,
+        policy: Arc<UrlPolicy>,
+        env_remove: &[OsString],
+    ) -> Result<Self, ReadError> {
+        remove_stale_profiles(&std::env::temp_dir());
+        let profile = launch::make_profile()?;
+        let proxy = PolicyProxy::start(Arc::clone(&policy), PeerFilter::Nobody, settings.timeout())
+            .await
             .map_err(|e| ReadError::Browser {
-                reason: format!("a profile directory could not be made: {e}"),
+                reason: format!("seek's proxy for the browser could not start: {e}"),
             })?;
-        let driver = launch::spawn_driver(&binaries.chromedriver).await?;
-        let major = driver.version.split('.').next().unwrap_or("");
-        let args = launch::chromium_args(
-            profile.path(),
-            &launch::user_agent(major),
-            running_as_root(),
-        );
+        let browser = launch::spawn(binary, profile.path(), proxy.address(), env_remove)?;
+        // Only Chromium's own processes may use the proxy.
+        proxy.allow_group(browser.group.pgid());
+        let cdp = Cdp::new(browser.to_browser, browser.from_browser);
         let timeout = settings.timeout();
-        let capabilities = capabilities(&binaries.chromium, &args, timeout);
-        let mut builder =
-            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
-        builder.capabilities(capabilities);
-        let address = format!("http://127.0.0.1:{}", driver.port);
-        let bound = SESSION_START_BOUND.max(timeout);
-        let client = match tokio::time::timeout(bound, builder.connect(&address)).await {
-            Ok(Ok(client)) => client,
+        let bound = START_BOUND.max(timeout);
+        let started = tokio::time::timeout(bound, async {
+            let version = cdp.call(None, "Browser.getVersion", json!({})).await?;
+            let product = version["product"].as_str().unwrap_or_default().to_owned();
+            let number = product.split('/').nth(1).unwrap_or_default().to_owned();
+            let major = number.split('.').next().unwrap_or_default().to_owned();
+            let page = PageSession::open(&cdp, &launch::user_agent(&major)).await?;
+            Ok::<_, CdpError>((number, page))
+        })
+        .await;
+        let (version, page) = match started {
+            Ok(Ok(started)) => started,
             Ok(Err(error)) => {
-                driver.group.kill_and_wait(EXIT_BOUND).await;
+                browser.group.kill_and_wait(EXIT_BOUND).await;
+                let why = launch::last_complaint(&browser.stderr_tail)
+                    .unwrap_or_else(|| error.to_string());
                 return Err(ReadError::Browser {
-                    reason: format!(
-                        "chromium ({}) failed to start: {}",
-                        binaries.chromium.display(),
-                        first_line(&error.to_string())
-                    ),
+                    reason: format!("chromium ({}) failed to start: {why}", binary.display()),
                 });
             }
             Err(_) => {
-                driver.group.kill_and_wait(EXIT_BOUND).await;
+                browser.group.kill_and_wait(EXIT_BOUND).await;
                 return Err(ReadError::Browser {
                     reason: format!("chromium did not start within {} s", bound.as_secs()),
                 });
             }
         };
-        let version = client
-            .capabilities()
-            .and_then(|c| c.get("browserVersion"))
-            .and_then(|v| v.as_str())
-            .unwrap_or(&driver.version)
-            .to_owned();
         Ok(Self {
             policy,
-            client: Some(client),
-            group: driver.group,
+            page: Some(page),
+            group: browser.group,
+            cgroup: browser.cgroup,
+            proxy: Some(proxy),
             profile: Some(profile),
             version,
             timeout,
+            settle: settings.settle(),
             max_bytes: settings.max_page_bytes(),
             current: None,
         })
@@ -134,18 +148,23 @@ impl ChromiumReader {
         &self.version
     }
 
-    /// The process group of the driver, Chromium and its helpers (for tests and measurements).
+    /// The process group of Chromium and its helpers (for tests and measurements).
     pub fn process_group(&self) -> i32 {
         self.group.pgid()
     }
 
     /// The profile directory (it appears on every Chromium process's command line).
-    pub fn profile_dir(&self) -> Option<&std::path::Path> {
+    pub fn profile_dir(&self) -> Option<&Path> {
         self.profile.as_ref().map(tempfile::TempDir::path)
     }
 
-    fn client(&self) -> Result<Client, ReadError> {
-        self.client.clone().ok_or_else(|| ReadError::Browser {
+    /// The proxy's address (for tests: only the browser's processes may use it).
+    pub fn proxy_address(&self) -> Option<std::net::SocketAddr> {
+        self.proxy.as_ref().map(PolicyProxy::address)
+    }
+
+    fn page(&self) -> Result<PageSession, ReadError> {
+        self.page.clone().ok_or_else(|| ReadError::Browser {
             reason: "the browser was closed".into(),
         })
     }
@@ -153,39 +172,70 @@ impl ChromiumReader {
     /// Opens `url` in the page.
     async fn navigate(&mut self, url: &Url) -> Result<Page, ReadError> {
         self.policy.check(url.as_str())?;
-        let client = self.client()?;
+        let page = self.page()?;
         self.current = None;
-        let bound = self.timeout + COMMAND_MARGIN;
-        match tokio::time::timeout(bound, client.goto(url.as_str())).await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => return Err(dom::navigation_error(url, &error, self.timeout)),
-            Err(_) => {
-                return Err(ReadError::Timeout {
-                    url: url.to_string(),
-                    secs: self.timeout.as_secs(),
-                });
+        let mut events = page.cdp.subscribe();
+        let mut activity = Activity::default();
+        let deadline = Instant::now() + self.timeout;
+        let navigated = tokio::time::timeout_at(
+            deadline,
+            page.call("Page.navigate", json!({"url": url.as_str()})),
+        )
+        .await;
+        match navigated {
+            Err(_) => return Err(timeout_error(url, self.timeout)),
+            Ok(Err(error)) => return Err(dom::browser_error(&error)),
+            Ok(Ok(answer)) => {
+                if let Some(error_text) = answer["errorText"].as_str().filter(|t| !t.is_empty()) {
+                    return Err(self.failed_navigation(url, error_text));
+                }
             }
         }
-        self.read(&client, url).await
+        let loaded = dom::wait_for_load(&mut events, &page, &mut activity, deadline)
+            .await
+            .map_err(|e| dom::browser_error(&e))?;
+        if !loaded {
+            return Err(timeout_error(url, self.timeout));
+        }
+        self.read(&page, events, activity, url).await
     }
 
-    /// Reads the page the browser shows now, after `asked` was opened or submitted.
-    async fn read(&mut self, client: &Client, asked: &Url) -> Result<Page, ReadError> {
-        let bound = self.timeout + COMMAND_MARGIN;
+    /// Why a navigation failed: the proxy's refusal when it refused the address, else the
+    /// browser's network error.
+    fn failed_navigation(&self, url: &Url, error_text: &str) -> ReadError {
+        let host = url.host_str().unwrap_or_default();
+        let refused = self
+            .proxy
+            .as_ref()
+            .and_then(|proxy| proxy.refusal_for(host));
+        match refused {
+            Some(reason) => ReadError::Blocked {
+                url: url.to_string(),
+                reason,
+            },
+            None => dom::navigation_error(url, error_text),
+        }
+    }
+
+    /// Reads the page the browser shows now, after `asked` was opened or submitted, once it is
+    /// ready.
+    async fn read(
+        &mut self,
+        page: &PageSession,
+        mut events: tokio::sync::broadcast::Receiver<cdp::CdpEvent>,
+        mut activity: Activity,
+        asked: &Url,
+    ) -> Result<Page, ReadError> {
+        let bound = self.settle + COMMAND_MARGIN;
         let taken = tokio::time::timeout(bound, async {
-            dom::settle(client, self.timeout).await?;
-            dom::snapshot(client, self.max_bytes).await
+            dom::settle(&mut events, page, &mut activity, self.settle).await?;
+            dom::snapshot(page, self.max_bytes).await
         })
         .await;
         let snapshot = match taken {
             Ok(Ok(snapshot)) => snapshot,
             Ok(Err(error)) => return Err(dom::browser_error(&error)),
-            Err(_) => {
-                return Err(ReadError::Timeout {
-                    url: asked.to_string(),
-                    secs: self.timeout.as_secs(),
-                });
-            }
+            Err(_) => return Err(timeout_error(asked, self.timeout)),
         };
         if snapshot.url.starts_with("chrome-error:") {
             return Err(ReadError::Unreachable {
@@ -193,12 +243,20 @@ impl ChromiumReader {
                 reason: "the browser showed its error page".into(),
             });
         }
-        // A redirect or a script may have led anywhere: the final URL is checked again, and a
-        // refused page is left at once.
+        // The proxy refused the document (a redirect hop into a refused address, or the address
+        // itself): the page is its refusal, not content.
+        if let Some(reason) = activity.refused.take() {
+            let _ = page.call("Page.navigate", json!({"url": "about:blank"})).await;
+            return Err(ReadError::Blocked {
+                url: snapshot.url,
+                reason,
+            });
+        }
+        // Where the page ended is checked again: a script may have led anywhere.
         let url = match self.policy.check(&snapshot.url) {
             Ok(url) => url,
             Err(refused) => {
-                let _ = tokio::time::timeout(bound, client.goto("about:blank")).await;
+                let _ = page.call("Page.navigate", json!({"url": "about:blank"})).await;
                 return Err(refused.into());
             }
         };
@@ -210,12 +268,11 @@ impl ChromiumReader {
         }
         let truncated = snapshot.truncated();
         let extracted = html::extract(&snapshot.html, &url);
-        // WebDriver does not tell the HTTP status: the page's own words say what it is.
-        let kind = html::classify(None, &extracted.title, &extracted.text);
+        let kind = html::classify(activity.status, &extracted.title, &extracted.text);
         self.current = Some(url.clone());
         Ok(Page {
             url: url.to_string(),
-            status: None,
+            status: activity.status,
             title: extracted.title,
             text: extracted.text,
             links: extracted.links,
@@ -230,9 +287,9 @@ impl ChromiumReader {
         let Some(current) = self.current.clone() else {
             return Err(ReadError::NoPage);
         };
-        let client = self.client()?;
+        let page = self.page()?;
         let bound = self.timeout + COMMAND_MARGIN;
-        let forms = match tokio::time::timeout(bound, form::list_forms(&client)).await {
+        let forms = match tokio::time::timeout(bound, form::list_forms(&page)).await {
             Ok(Ok(forms)) => forms,
             Ok(Err(error)) => return Err(dom::browser_error(&error)),
             Err(_) => return Err(timeout_error(&current, self.timeout)),
@@ -240,12 +297,42 @@ impl ChromiumReader {
         let Some(choice) = form::choose(&forms, fields) else {
             return Err(no_matching_form(&current, &forms, fields));
         };
-        match tokio::time::timeout(bound, form::fill_and_submit(&client, &choice)).await {
+        let mut events = page.cdp.subscribe();
+        let mut activity = Activity::default();
+        match tokio::time::timeout(bound, form::fill_and_submit(&page, &choice)).await {
             Ok(Ok(())) => {}
-            Ok(Err(error)) => return Err(dom::navigation_error(&current, &error, self.timeout)),
+            Ok(Err(error)) => return Err(dom::browser_error(&error)),
             Err(_) => return Err(timeout_error(&current, self.timeout)),
         }
-        self.read(&client, &current).await
+        // A submit that navigates is waited for like a load; one a script answers in place is
+        // read once the network is quiet.
+        let began = Instant::now() + SUBMIT_NAVIGATION_BOUND;
+        while !activity.started_loading && Instant::now() < began {
+            match tokio::time::timeout_at(began, events.recv()).await {
+                Ok(Ok(event)) => activity.note(&page.session, &event, Instant::now()),
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                    return Err(dom::browser_error(&CdpError::Closed));
+                }
+                Err(_) => break,
+            }
+        }
+        if activity.started_loading {
+            let deadline = Instant::now() + self.timeout;
+            let loaded = dom::wait_for_load(&mut events, &page, &mut activity, deadline)
+                .await
+                .map_err(|e| dom::browser_error(&e))?;
+            if !loaded {
+                return Err(timeout_error(&current, self.timeout));
+            }
+        }
+        self.read(&page, events, activity, &current).await
+    }
+
+    /// Kills the browser's processes (group and cgroup) now, without waiting.
+    fn kill(&self) {
+        self.cgroup.kill();
+        self.group.kill();
     }
 }
 
@@ -271,39 +358,6 @@ fn no_matching_form(url: &Url, forms: &[Vec<String>], fields: &[WebField]) -> Re
     }
 }
 
-/// Chromium refuses to start its sandbox as root (containers): only then is it turned off.
-fn running_as_root() -> bool {
-    // SAFETY: geteuid(2) cannot fail and touches no memory of ours.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("").trim()
-}
-
-/// The session Chromium is started with.
-fn capabilities(binary: &std::path::Path, args: &[String], timeout: Duration) -> Capabilities {
-    let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-    let value = json!({
-        "browserName": "chrome",
-        "pageLoadStrategy": "normal",
-        // A page's alert() must not block every later command.
-        "unhandledPromptBehavior": "dismiss",
-        "timeouts": {"pageLoad": millis, "script": millis, "implicit": 0},
-        "goog:chromeOptions": {
-            "binary": binary.display().to_string(),
-            "args": args,
-            // Nothing a page offers is saved to disk.
-            "prefs": {"download_restrictions": 3},
-        },
-    });
-    match value {
-        serde_json::Value::Object(map) => map,
-        // The literal above is an object.
-        _ => Capabilities::new(),
-    }
-}
-
 impl PageReader for ChromiumReader {
     fn engine(&self) -> Engine {
         Engine::Chromium
@@ -319,21 +373,30 @@ impl PageReader for ChromiumReader {
 
     fn screenshot(&mut self) -> BoxFuture<'_, Option<Vec<u8>>> {
         Box::pin(async move {
-            let client = self.client.clone()?;
-            match tokio::time::timeout(SCREENSHOT_BOUND, client.screenshot()).await {
-                Ok(Ok(png)) => Some(png),
-                _ => None,
-            }
+            let page = self.page.clone()?;
+            let taken = tokio::time::timeout(
+                SCREENSHOT_BOUND,
+                page.call("Page.captureScreenshot", json!({"format": "png"})),
+            )
+            .await;
+            let data = match taken {
+                Ok(Ok(answer)) => answer["data"].as_str()?.to_owned(),
+                _ => return None,
+            };
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.decode(data).ok()
         })
     }
 
     fn close(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.current = None;
-            if let Some(client) = self.client.take() {
-                let _ = tokio::time::timeout(SESSION_END_BOUND, client.close()).await;
-            }
+            self.page = None;
+            // Killed, not asked to close: a page can keep a polite close waiting, and nothing of
+            // the profile is kept anyway.
+            self.kill();
             self.group.kill_and_wait(EXIT_BOUND).await;
+            self.proxy = None;
             if let Some(profile) = self.profile.take() {
                 let _ = profile.close();
             }
@@ -343,7 +406,18 @@ impl PageReader for ChromiumReader {
 
 impl Drop for ChromiumReader {
     fn drop(&mut self) {
-        // The processes first, so that none writes into the profile being removed after.
-        self.group.kill();
+        // The processes first, so that none writes into the profile being removed after; the
+        // profile goes once they are gone (a thread waits, bounded, rather than the caller).
+        self.kill();
+        if let Some(profile) = self.profile.take() {
+            let pgid = self.group.pgid();
+            std::thread::spawn(move || {
+                let deadline = std::time::Instant::now() + EXIT_BOUND;
+                while crate::exec::group_alive(pgid) && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let _ = profile.close();
+            });
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Reading pages: the `PageReader` trait, what a read page is (`Page`), and the two engines
 //! behind it, chosen by `[web] browser`: plain HTTP (`http.rs`: reqwest, no scripts) and a real
-//! headless Chromium over WebDriver (`chromium.rs`: scripts run). `open_reader` starts the one
-//! the settings ask for (`auto`: Chromium where it and its driver are installed, else HTTP).
+//! headless Chromium over the DevTools protocol on a pipe (`chromium.rs`: scripts run, every
+//! request through seek's policy proxy). `open_reader` starts the one the settings ask for
+//! (`auto`: Chromium where it is installed and starts, else HTTP).
 //!
 //! A reader is one task's browser: a fresh profile, its processes killed when it is closed or
 //! dropped. It must not know the agent loop or cut text to a model's budget (the agent does).
@@ -19,7 +20,7 @@ use crate::BoxFuture;
 use crate::config::{BrowserChoice, WebSettings};
 use crate::wire::{PageKind, WebField};
 
-pub use chromium::ChromiumReader;
+pub use chromium::{ChromiumReader, find_chromium, remove_stale_profiles};
 pub use http::HttpReader;
 
 /// Which engine reads pages.
@@ -112,7 +113,11 @@ pub enum ReadError {
         names: String,
         available: String,
     },
-    /// Chromium or chromedriver is not installed where looked for.
+    /// seek's proxy refused an address the browser was led to (a name resolving to a private
+    /// address, a redirect hop, …).
+    #[error("{url} is refused: {reason}")]
+    Blocked { url: String, reason: String },
+    /// Chromium is not installed where looked for.
     #[error("{what} was not found: {how}")]
     BrowserMissing { what: String, how: String },
     /// The browser failed (it crashed, the driver refused a command, …).
@@ -161,23 +166,21 @@ pub struct ReaderStart {
 pub async fn open_reader(
     settings: &WebSettings,
     policy: Arc<UrlPolicy>,
+    env_remove: &[std::ffi::OsString],
 ) -> Result<ReaderStart, ReadError> {
     let started = Instant::now();
     let (reader, detail): (Box<dyn PageReader>, String) = match settings.browser.value {
         BrowserChoice::Http => (Box::new(HttpReader::new(settings, policy)?), "http".into()),
         BrowserChoice::Chromium => {
-            let reader = ChromiumReader::start(settings, policy).await?;
+            let reader = ChromiumReader::start(settings, policy, env_remove).await?;
             let detail = format!("chromium {}", reader.version());
             (Box::new(reader), detail)
         }
         BrowserChoice::Auto => {
-            let binaries = chromium::find_binaries(
-                settings.chromium.value.as_deref(),
-                settings.chromedriver.value.as_deref(),
-            );
-            let chromium = match binaries {
-                Ok(binaries) => {
-                    ChromiumReader::start_with(&binaries, settings, Arc::clone(&policy))
+            let binary = chromium::find_chromium(settings.chromium.value.as_deref());
+            let chromium = match binary {
+                Ok(binary) => {
+                    ChromiumReader::start_with(&binary, settings, Arc::clone(&policy), env_remove)
                         .await
                         .map_err(|e| format!("chromium failed to start: {}", browser_failure(&e)))
                 }
@@ -202,7 +205,7 @@ pub async fn open_reader(
     })
 }
 
-/// "chromedriver not found on PATH", "chromium not found at /opt/x (set in [web] chromium)".
+/// "chromium not found on PATH", "chromium not found at /opt/x (set in [web] chromium)".
 fn missing_reason(error: &ReadError) -> String {
     match error {
         ReadError::BrowserMissing { what, .. } => {

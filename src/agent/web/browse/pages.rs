@@ -71,7 +71,7 @@ impl Browse<'_> {
         let settings = &self.ctx.config.web;
         let started = tokio::select! {
             () = self.cancel.cancelled() => return Err("stopped".into()),
-            started = crate::web::open_reader(settings, Arc::clone(&self.policy)) => started,
+            started = crate::web::open_reader(settings, Arc::clone(&self.policy), &self.ctx.env_remove) => started,
         };
         match started {
             Ok(start) => {

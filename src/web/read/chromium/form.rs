@@ -1,20 +1,25 @@
-//! Filling and submitting a form in Chromium: which of the page's forms the model's fields
-//! name (by name: exact, case-insensitive, then contained), typing each value into its field
-//! through WebDriver, and submitting through the form's own submit button (else
-//! `requestSubmit()`), so the page's scripts see what a user would do.
+//! Filling and submitting a form in Chromium over the DevTools protocol: which of the page's
+//! forms the model's fields name (by name: exact, case-insensitive, then contained), typing each
+//! value into its field as keyboard input (`Input.insertText`, so the page's scripts see trusted
+//! input events), and submitting with a real mouse click on the form's own submit button (else
+//! `requestSubmit()`), so the page sees what a user would do.
 //!
 //! It must not read the page that follows (the reader does) nor tick boxes it was not told to.
 
-use fantoccini::elements::Element;
-use fantoccini::error::CmdError;
-use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
+use super::cdp::CdpError;
+use super::dom::PageSession;
 use crate::wire::WebField;
 
 /// The named fields of every form of the page, in `document.forms` order.
-const LIST_FORMS: &str = "return Array.from(document.forms).map(f => \
-     Array.from(f.elements).filter(e => e.name).map(e => e.name));";
+const LIST_FORMS: &str = "Array.from(document.forms).map(f => \
+     Array.from(f.elements).filter(e => e.name).map(e => e.name))";
+
+/// The controls of a form, in document order, as `[name, tag, type, value, checked]`.
+const DESCRIBE_CONTROLS: &str = "function() { return Array.from(this.querySelectorAll('input, textarea, select')) \
+     .map(c => [c.name || '', c.tagName.toLowerCase(), (c.getAttribute('type') || '').toLowerCase(), \
+                String(c.value || ''), !!c.checked]); }";
 
 /// The form chosen for the model's fields, and which field each given value goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +31,8 @@ pub struct Choice {
 }
 
 /// Lists the forms' field names.
-pub async fn list_forms(client: &Client) -> Result<Vec<Vec<String>>, CmdError> {
-    let value = client.execute(LIST_FORMS, vec![]).await?;
+pub async fn list_forms(page: &PageSession) -> Result<Vec<Vec<String>>, CdpError> {
+    let value = page.evaluate(LIST_FORMS).await?;
     let forms = value.as_array().cloned().unwrap_or_default();
     Ok(forms
         .iter()
@@ -99,102 +104,169 @@ pub fn truthy(value: &str) -> bool {
 }
 
 /// Types the chosen values into the form and submits it.
-pub async fn fill_and_submit(client: &Client, choice: &Choice) -> Result<(), CmdError> {
-    let form = client
-        .find(Locator::XPath(&format!("(//form)[{}]", choice.form + 1)))
-        .await?;
-    let controls = form
-        .find_all(Locator::Css("input, textarea, select"))
-        .await?;
-    for control in &controls {
-        let Some(name) = control.attr("name").await? else {
-            continue;
-        };
+pub async fn fill_and_submit(page: &PageSession, choice: &Choice) -> Result<(), CdpError> {
+    let Some(form) = page
+        .handle(&format!("document.forms[{}]", choice.form))
+        .await?
+    else {
+        return Err(CdpError::Command {
+            method: "fill".into(),
+            message: "the form is gone from the page".into(),
+        });
+    };
+    let controls = page.call_on(&form, DESCRIBE_CONTROLS, &[]).await?;
+    let controls = controls.as_array().cloned().unwrap_or_default();
+    for (index, control) in controls.iter().enumerate() {
+        let text = |i: usize| control[i].as_str().unwrap_or_default();
+        let name = text(0);
         // The last value given for a field wins, as in a query string.
-        let Some((_, value)) = choice.assignments.iter().rev().find(|(n, _)| *n == name) else {
+        let Some((_, value)) = choice.assignments.iter().rev().find(|(n, _)| n == name) else {
             continue;
         };
-        fill(client, control, value).await?;
+        let kind = if text(1) == "input" {
+            match text(2) {
+                "" => "text",
+                other => other,
+            }
+        } else {
+            text(1)
+        };
+        let current = Control {
+            index,
+            value: text(3),
+            checked: control[4].as_bool().unwrap_or(false),
+        };
+        fill(page, &form, kind, &current, value).await?;
     }
-    let buttons = form
-        .find_all(Locator::Css(
-            "button[type=submit], button:not([type]), input[type=submit], input[type=image]",
-        ))
-        .await?;
-    for button in &buttons {
-        if button.is_displayed().await.unwrap_or(false) && button.click().await.is_ok() {
-            return Ok(());
-        }
-    }
-    client
-        .execute(
-            "const f = arguments[0]; if (f.requestSubmit) { f.requestSubmit(); } else { f.submit(); }",
-            vec![json!(form)],
-        )
-        .await?;
-    Ok(())
+    submit(page, &form).await
 }
 
+/// One control as the page has it now.
+struct Control<'a> {
+    index: usize,
+    value: &'a str,
+    checked: bool,
+}
+
+/// Runs `body` with `c` bound to the control (and `v` to a value) inside the form.
+const ON_CONTROL: &str = "function(i, v) { const c = this.querySelectorAll('input, textarea, select')[i]; \
+     if (!c) { return false; } BODY; return true; }";
+
+async fn on_control(
+    page: &PageSession,
+    form: &str,
+    index: usize,
+    body: &str,
+    value: &str,
+) -> Result<Value, CdpError> {
+    page.call_on(
+        form,
+        &ON_CONTROL.replace("BODY", body),
+        &[json!(index), json!(value)],
+    )
+    .await
+}
+
+/// Tells the page's scripts a value changed, as typing would.
+const EVENTS: &str = "c.dispatchEvent(new Event('input', {bubbles: true})); \
+     c.dispatchEvent(new Event('change', {bubbles: true}))";
+
 /// Puts `value` into one control as a user would; hidden or unreachable ones by script.
-async fn fill(client: &Client, control: &Element, value: &str) -> Result<(), CmdError> {
-    let tag = control.tag_name().await?.to_ascii_lowercase();
-    let kind = match control.attr("type").await? {
-        Some(kind) if tag == "input" => kind.to_ascii_lowercase(),
-        _ => tag.clone(),
-    };
-    match kind.as_str() {
+async fn fill(
+    page: &PageSession,
+    form: &str,
+    kind: &str,
+    control: &Control<'_>,
+    value: &str,
+) -> Result<(), CdpError> {
+    let index = control.index;
+    match kind {
         // Never uploads a file, and buttons are not values.
         "file" | "submit" | "button" | "image" | "reset" => Ok(()),
         "checkbox" => {
-            if control.is_selected().await? != truthy(value) && control.click().await.is_err() {
-                set_by_script(client, control, "checked", json!(truthy(value))).await?;
+            if control.checked != truthy(value) {
+                let body = format!("c.click(); if (c.checked !== {0}) {{ c.checked = {0}; {EVENTS}; }}", truthy(value));
+                on_control(page, form, index, &body, value).await?;
             }
             Ok(())
         }
         "radio" => {
-            let mine = control.attr("value").await?.unwrap_or_else(|| "on".into());
-            if mine == value && !control.is_selected().await? && control.click().await.is_err() {
-                set_by_script(client, control, "checked", json!(true)).await?;
+            if control.value == value && !control.checked {
+                let body = format!("c.click(); if (!c.checked) {{ c.checked = true; {EVENTS}; }}");
+                on_control(page, form, index, &body, value).await?;
             }
             Ok(())
         }
         "select" => {
-            if control.select_by_value(value).await.is_err()
-                && control.select_by_label(value).await.is_err()
-            {
-                set_by_script(client, control, "value", json!(value)).await?;
-            }
+            let body = format!(
+                "const o = Array.from(c.options).find(o => o.value === v) || \
+                 Array.from(c.options).find(o => o.text.trim() === v.trim()); \
+                 c.value = o ? o.value : v; {EVENTS}"
+            );
+            on_control(page, form, index, &body, value).await?;
             Ok(())
         }
-        "hidden" => set_by_script(client, control, "value", json!(value)).await,
+        "hidden" => {
+            on_control(page, form, index, &format!("c.value = v; {EVENTS}"), value).await?;
+            Ok(())
+        }
         _ => {
-            let typed = async {
-                control.clear().await?;
-                control.send_keys(value).await
-            };
-            if typed.await.is_err() {
-                set_by_script(client, control, "value", json!(value)).await?;
+            // Focused and emptied, then typed: the page sees keyboard input.
+            let focused = on_control(
+                page,
+                form,
+                index,
+                "c.focus(); if (document.activeElement !== c || c.readOnly || c.disabled) { return false; } \
+                 c.value = ''; c.dispatchEvent(new Event('input', {bubbles: true}))",
+                value,
+            )
+            .await?;
+            let typed = focused.as_bool() == Some(true)
+                && page
+                    .call("Input.insertText", json!({"text": value}))
+                    .await
+                    .is_ok();
+            let landed = typed
+                && on_control(page, form, index, "if (c.value !== v) { return false; }", value)
+                    .await?
+                    .as_bool()
+                    == Some(true);
+            if !landed {
+                on_control(page, form, index, &format!("c.value = v; {EVENTS}"), value).await?;
             }
             Ok(())
         }
     }
 }
 
-/// Sets a property and tells the page's scripts, as typing would.
-async fn set_by_script(
-    client: &Client,
-    control: &Element,
-    property: &str,
-    value: Value,
-) -> Result<(), CmdError> {
-    client
-        .execute(
-            "const e = arguments[0]; e[arguments[1]] = arguments[2]; \
-             e.dispatchEvent(new Event('input', {bubbles: true})); \
-             e.dispatchEvent(new Event('change', {bubbles: true}));",
-            vec![json!(control), json!(property), value],
-        )
-        .await?;
+/// Where the form's first visible submit button is, scrolled into view (`null`: none).
+const SUBMIT_BUTTON: &str = "function() { \
+     const buttons = this.querySelectorAll('button[type=submit], button:not([type]), input[type=submit], input[type=image]'); \
+     for (const b of buttons) { const r = b.getBoundingClientRect(); \
+       if (r.width > 0 && r.height > 0 && getComputedStyle(b).visibility !== 'hidden' && !b.disabled) { \
+         b.scrollIntoView({block: 'center'}); const s = b.getBoundingClientRect(); \
+         return [s.x + s.width / 2, s.y + s.height / 2]; } } \
+     return null; }";
+
+/// Submits the form: a mouse click on its own submit button, else `requestSubmit()`.
+async fn submit(page: &PageSession, form: &str) -> Result<(), CdpError> {
+    let at = page.call_on(form, SUBMIT_BUTTON, &[]).await?;
+    if let (Some(x), Some(y)) = (at[0].as_f64(), at[1].as_f64()) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            page.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            )
+            .await?;
+        }
+        return Ok(());
+    }
+    page.call_on(
+        form,
+        "function() { if (this.requestSubmit) { this.requestSubmit(); } else { this.submit(); } }",
+        &[],
+    )
+    .await?;
     Ok(())
 }
 
