@@ -90,7 +90,10 @@ async fn run() {
     report("read /js.html (script-written)", &mut script);
     report("read /late.html (text drawn 300 ms after load)", &mut late);
     report("read /api.html (text from a 700 ms API)", &mut api);
-    report("stop during a load: processes gone, profile removed", &mut stops);
+    report(
+        "stop during a load: processes gone, profile removed",
+        &mut stops,
+    );
     peak_kib.sort_unstable();
     let (hwm, rss): (Vec<u64>, Vec<u64>) = peak_kib.into_iter().unzip();
     println!(

@@ -112,7 +112,11 @@ async fn script_written_text_and_an_article_are_read() {
         page.text
     );
     assert_eq!(page.kind, PageKind::Content);
-    assert_eq!(page.status, Some(200), "the document's HTTP status is known");
+    assert_eq!(
+        page.status,
+        Some(200),
+        "the document's HTTP status is known"
+    );
     let article = started
         .reader
         .open(&url(&site, "/article.html"))

@@ -183,10 +183,18 @@ fn killing_seek_mid_page_leaves_no_browser_and_the_next_start_removes_its_profil
     let left: Vec<_> = std::fs::read_dir(&marker)
         .expect("the temp dir")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("seek-chromium-"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("seek-chromium-")
+        })
         .map(|e| e.path())
         .collect();
-    assert_eq!(left.len(), 1, "the killed seek could not remove its profile: {left:?}");
+    assert_eq!(
+        left.len(),
+        1,
+        "the killed seek could not remove its profile: {left:?}"
+    );
     site.open_slow_page();
 
     // The next seek that starts a browser removes what the killed one left.

@@ -333,10 +333,6 @@ pub(crate) fn drop_privileges_in_child() -> std::io::Result<()> {
 pub(crate) fn restrict_self_in_child(ruleset: &OwnedFd) -> std::io::Result<()> {
     // SAFETY: landlock_restrict_self with a ruleset fd this process owns and no flags.
     check_call(unsafe {
-        libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            ruleset.as_raw_fd(),
-            0u32,
-        )
+        libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32)
     })
 }

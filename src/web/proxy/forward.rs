@@ -300,10 +300,14 @@ fn deny(shared: &Shared, named: &str, denial: Denial) -> Response<Body> {
     match denial {
         Denial::Bad(why) => text(StatusCode::BAD_REQUEST, &why),
         Denial::Refused(reason) => {
-            let answer = text(
+            let mut answer = text(
                 StatusCode::FORBIDDEN,
                 &format!("seek refused this request: {reason}"),
             );
+            // The reader learns from this header that the page is a refusal, not content.
+            let value = HeaderValue::from_str(&reason.to_string())
+                .unwrap_or_else(|_| HeaderValue::from_static("refused by seek's URL policy"));
+            answer.headers_mut().insert(super::REFUSAL_HEADER, value);
             shared.refuse(named, reason);
             answer
         }

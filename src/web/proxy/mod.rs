@@ -36,6 +36,9 @@ use crate::web::policy::{UrlPolicy, UrlRefused};
 pub const MAX_CONNECTIONS: usize = 256;
 /// The largest request head (request line and headers) read from the browser: larger is 431.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// The header of every refusal's 403, holding the reason (the reader finds refused documents by
+/// it: for plain `http` the browser shows the proxy's answer as the page).
+pub const REFUSAL_HEADER: &str = "x-seek-refused";
 /// Refusals kept for `refused()`; older ones are dropped.
 const MAX_REFUSALS: usize = 256;
 /// After a failed `accept` (out of file descriptors, …), the pause before the next try, so the
@@ -50,6 +53,9 @@ pub enum PeerFilter {
     /// Only connections from processes of this process group (the browser's); on systems
     /// other than Linux nothing can be checked and every connection is refused.
     ProcessGroup(i32),
+    /// Only the process group named later by `PolicyProxy::allow_group` (the browser needs the
+    /// proxy's port before it starts); until then, nobody.
+    GroupNamedLater,
 }
 
 /// Resolves names for the proxy. The system resolver by default; tests give a fake one.
@@ -146,6 +152,8 @@ struct Shared {
     own: SocketAddr,
     refusals: Mutex<VecDeque<Refusal>>,
     shutdown: CancellationToken,
+    /// For `PeerFilter::GroupNamedLater`: the group served (0: none yet).
+    named_group: std::sync::atomic::AtomicI32,
 }
 
 impl Shared {
@@ -190,6 +198,7 @@ impl PolicyProxy {
             refusals: Mutex::new(VecDeque::new()),
             shutdown: CancellationToken::new(),
             settings,
+            named_group: std::sync::atomic::AtomicI32::new(0),
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), peers));
         Ok(Self { shared, accept })
@@ -198,6 +207,38 @@ impl PolicyProxy {
     /// Where it listens: the browser gets `--proxy-server=http://ADDRESS`.
     pub fn address(&self) -> SocketAddr {
         self.shared.own
+    }
+
+    /// With `PeerFilter::GroupNamedLater`: serves process group `pgid` from now on (once; a
+    /// later call changes nothing).
+    pub fn allow_group(&self, pgid: i32) {
+        let _ = self.shared.named_group.compare_exchange(
+            0,
+            pgid,
+            std::sync::atomic::Ordering::AcqRel,
+            std::sync::atomic::Ordering::Acquire,
+        );
+    }
+
+    /// Why the latest refusal of a request to `host` was made, in the model's words.
+    pub fn refusal_for(&self, host: &str) -> Option<String> {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let names = |target: &str| {
+            let rest = target.split_once("://").map_or(target, |(_, rest)| rest);
+            let authority = rest.split('/').next().unwrap_or(rest);
+            let name = authority
+                .rsplit_once(':')
+                .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+                .map_or(authority, |(name, _)| name);
+            name.trim_start_matches('[')
+                .trim_end_matches(']')
+                .eq_ignore_ascii_case(host)
+        };
+        self.refused()
+            .into_iter()
+            .rev()
+            .find(|refusal| names(&refusal.target))
+            .map(|refusal| refusal.reason.to_string())
     }
 
     /// The requests refused so far (the latest `MAX_REFUSALS`), oldest first.
@@ -264,7 +305,20 @@ async fn connection(
     shared: Arc<Shared>,
     permit: OwnedSemaphorePermit,
 ) {
-    if let PeerFilter::ProcessGroup(pgid) = peers {
+    let group = match peers {
+        PeerFilter::Any => None,
+        PeerFilter::ProcessGroup(pgid) => Some(pgid),
+        PeerFilter::GroupNamedLater => {
+            match shared
+                .named_group
+                .load(std::sync::atomic::Ordering::Acquire)
+            {
+                0 => return,
+                pgid => Some(pgid),
+            }
+        }
+    };
+    if let Some(pgid) = group {
         let Ok(local) = stream.local_addr() else {
             return;
         };

@@ -32,7 +32,7 @@ use crate::exec::HelperGroup;
 use crate::exec::cgroup::BlockGroup;
 use crate::web::html;
 use crate::web::policy::UrlPolicy;
-use crate::web::proxy::{PeerFilter, PolicyProxy};
+use crate::web::proxy::{PeerFilter, PolicyProxy, ProxySettings};
 use crate::wire::WebField;
 use cdp::{Cdp, CdpError};
 use dom::{Activity, PageSession};
@@ -91,11 +91,19 @@ impl ChromiumReader {
     ) -> Result<Self, ReadError> {
         remove_stale_profiles(&std::env::temp_dir());
         let profile = launch::make_profile()?;
-        let proxy = PolicyProxy::start(Arc::clone(&policy), PeerFilter::Nobody, settings.timeout())
-            .await
-            .map_err(|e| ReadError::Browser {
-                reason: format!("seek's proxy for the browser could not start: {e}"),
-            })?;
+        let proxy_settings = ProxySettings {
+            connect_timeout: settings.timeout(),
+            ..ProxySettings::default()
+        };
+        let proxy = PolicyProxy::start_with(
+            Arc::clone(&policy),
+            PeerFilter::GroupNamedLater,
+            proxy_settings,
+        )
+        .await
+        .map_err(|e| ReadError::Browser {
+            reason: format!("seek's proxy for the browser could not start: {e}"),
+        })?;
         let browser = launch::spawn(binary, profile.path(), proxy.address(), env_remove)?;
         // Only Chromium's own processes may use the proxy.
         proxy.allow_group(browser.group.pgid());
@@ -246,7 +254,9 @@ impl ChromiumReader {
         // The proxy refused the document (a redirect hop into a refused address, or the address
         // itself): the page is its refusal, not content.
         if let Some(reason) = activity.refused.take() {
-            let _ = page.call("Page.navigate", json!({"url": "about:blank"})).await;
+            let _ = page
+                .call("Page.navigate", json!({"url": "about:blank"}))
+                .await;
             return Err(ReadError::Blocked {
                 url: snapshot.url,
                 reason,
@@ -256,7 +266,9 @@ impl ChromiumReader {
         let url = match self.policy.check(&snapshot.url) {
             Ok(url) => url,
             Err(refused) => {
-                let _ = page.call("Page.navigate", json!({"url": "about:blank"})).await;
+                let _ = page
+                    .call("Page.navigate", json!({"url": "about:blank"}))
+                    .await;
                 return Err(refused.into());
             }
         };

@@ -115,7 +115,7 @@ pub enum ReadError {
     },
     /// seek's proxy refused an address the browser was led to (a name resolving to a private
     /// address, a redirect hop, …).
-    #[error("{url} is refused: {reason}")]
+    #[error("{reason}")]
     Blocked { url: String, reason: String },
     /// Chromium is not installed where looked for.
     #[error("{what} was not found: {how}")]

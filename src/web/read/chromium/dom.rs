@@ -63,7 +63,10 @@ impl PageSession {
                 json!({"targetId": target, "flatten": true}),
             )
             .await?;
-        let session = attached["sessionId"].as_str().unwrap_or_default().to_owned();
+        let session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let page = Self {
             cdp: cdp.clone(),
             session,

@@ -185,7 +185,10 @@ async fn fill(
         "file" | "submit" | "button" | "image" | "reset" => Ok(()),
         "checkbox" => {
             if control.checked != truthy(value) {
-                let body = format!("c.click(); if (c.checked !== {0}) {{ c.checked = {0}; {EVENTS}; }}", truthy(value));
+                let body = format!(
+                    "c.click(); if (c.checked !== {0}) {{ c.checked = {0}; {EVENTS}; }}",
+                    truthy(value)
+                );
                 on_control(page, form, index, &body, value).await?;
             }
             Ok(())
@@ -227,9 +230,15 @@ async fn fill(
                     .await
                     .is_ok();
             let landed = typed
-                && on_control(page, form, index, "if (c.value !== v) { return false; }", value)
-                    .await?
-                    .as_bool()
+                && on_control(
+                    page,
+                    form,
+                    index,
+                    "if (c.value !== v) { return false; }",
+                    value,
+                )
+                .await?
+                .as_bool()
                     == Some(true);
             if !landed {
                 on_control(page, form, index, &format!("c.value = v; {EVENTS}"), value).await?;

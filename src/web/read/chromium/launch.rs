@@ -178,7 +178,11 @@ fn kill_users_of(profile: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -359,7 +363,9 @@ pub fn last_complaint(tail: &Mutex<String>) -> Option<String> {
     kept.lines()
         .rev()
         .map(str::trim)
-        .find(|line| !line.is_empty() && !line.contains("dbus") && !line.contains("unexpected operator"))
+        .find(|line| {
+            !line.is_empty() && !line.contains("dbus") && !line.contains("unexpected operator")
+        })
         .map(|line| line.chars().take(300).collect())
 }
 
@@ -384,7 +390,11 @@ mod tests {
         assert!(user.contains(&"--proxy-server=http://127.0.0.1:4000".to_owned()));
         assert!(user.contains(&"--proxy-bypass-list=<-loopback>".to_owned()));
         assert!(user.contains(&"--remote-debugging-pipe".to_owned()));
-        assert!(!user.iter().any(|a| a.starts_with("--remote-debugging-port")));
+        assert!(
+            !user
+                .iter()
+                .any(|a| a.starts_with("--remote-debugging-port"))
+        );
     }
 
     #[test]
