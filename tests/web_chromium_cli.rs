@@ -131,6 +131,15 @@ fn stopping_seek_during_a_page_load_kills_the_browser() {
     wait_until(Duration::from_secs(10), "no browser process left", || {
         procs::processes_with(&marker, false).is_empty()
     });
+    // Nothing of the browser is left on disk: its profile, and the temp dirs Chromium makes
+    // (pointed inside the profile), are gone once seek has ended.
+    let left: Vec<String> = std::fs::read_dir(&marker)
+        .expect("the temp dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("seek-chromium-") || name.starts_with("org.chromium."))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
     site.open_slow_page();
 }
 
