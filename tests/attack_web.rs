@@ -683,6 +683,7 @@ async fn hole_a_plan_step_trusts_hosts_the_user_never_wrote() {
         Command::Submit {
             prompt: "find out what quokkas eat".into(),
             agent: Some(AgentName::Planner),
+            context: None,
         },
     );
     let _ = until_finished(&mut setup).await;

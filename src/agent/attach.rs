@@ -1,7 +1,8 @@
 //! `@path` attachments: the files a user names in a task's prompt, read (bounded) into the
 //! message the model gets, each as a fenced block headed by its path.
 //!
-//! Owns finding the `@` mentions in the user's own prompt (never in model output), deciding
+//! Owns finding the `@` mentions in the user's own words (never in the context handed along
+//! with them, such as piped stdin, nor in model output, pages or tool results), deciding
 //! which name an existing regular file (relative to the work dir, absolute, or `~/…`), reading
 //! them without ever waiting on a FIFO, a device or a terminal, and the bounds. A mention that
 //! names nothing (an email, a decorator, `@everyone`) is left as typed. It must not send
@@ -61,11 +62,17 @@ pub fn bound_bytes(prompt_budget_tokens: u64) -> usize {
         .min(MAX_ATTACHED_BYTES)
 }
 
-/// The task for `prompt`: its `@path` files read off the async threads, bounded in time (after
-/// `READ_LIMIT` the task goes without them, and says so).
-pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String) -> Task {
-    if mentions(&prompt).is_empty() {
-        return Task::plain(prompt);
+/// The task of the user's `words` and the `context` handed along with them: the `@path` files
+/// the words name read off the async threads, bounded in time (after `READ_LIMIT` the task goes
+/// without them, and says so). The context reaches the model but is never read for mentions.
+pub(super) async fn task(
+    ctx: &TurnContext,
+    masker: &Arc<Masker>,
+    words: String,
+    context: Option<String>,
+) -> Task {
+    if mentions(&words).is_empty() {
+        return Task::with_context(words, context.as_deref());
     }
     let config = &ctx.config;
     let window = ctx
@@ -79,27 +86,26 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
     ));
     let work_dir = config.work_dir.value.clone();
     let masker = Arc::clone(masker);
-    let typed = prompt.clone();
+    let (typed, handed) = (words.clone(), context.clone());
     let reading = tokio::task::spawn_blocking(move || {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let roots = Roots {
             work_dir: &work_dir,
             home: home.as_deref(),
         };
-        attach(&typed, &roots, bound, &masker)
+        attach(&typed, handed.as_deref(), &roots, bound, &masker)
     });
+    let plain = Task::with_context(words, context.as_deref());
     let failed = |why: String| Task {
         refused: vec![why],
-        ..Task::plain(prompt.clone())
+        ..plain.clone()
     };
     match tokio::time::timeout(READ_LIMIT, reading).await {
         Ok(Ok(attached)) => Task {
             message: attached.message,
             attached: attached.files,
             refused: attached.refused,
-            user_words: prompt.clone(),
-            prompt,
-            route: None,
+            ..plain
         },
         Ok(Err(e)) => failed(format!("reading the attached files failed: {e}")),
         Err(_) => failed(format!(
@@ -109,17 +115,24 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
     }
 }
 
-/// Expands the `@path` mentions of `prompt`. Reads files: call it off the async threads.
-pub fn attach(prompt: &str, roots: &Roots<'_>, bound: usize, masker: &Masker) -> Attached {
+/// Expands the `@path` mentions of the user's `words`; the message is the words, the `context`
+/// (never searched for mentions), then the files. Reads files: call it off the async threads.
+pub fn attach(
+    words: &str,
+    context: Option<&str>,
+    roots: &Roots<'_>,
+    bound: usize,
+    masker: &Masker,
+) -> Attached {
     let mut attached = Attached {
-        message: prompt.to_owned(),
+        message: super::task::joined(words, context),
         ..Attached::default()
     };
     let mut blocks = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut left = bound;
     let work_dir = std::fs::canonicalize(roots.work_dir).ok();
-    for written in mentions(prompt).into_iter().take(MAX_MENTIONS) {
+    for written in mentions(words).into_iter().take(MAX_MENTIONS) {
         let Some((written, path, meta)) = resolve(&written, roots) else {
             continue;
         };
@@ -367,7 +380,7 @@ mod tests {
             work_dir: dir,
             home: Some(dir),
         };
-        attach(prompt, &roots, bound, &no_secrets())
+        attach(prompt, None, &roots, bound, &no_secrets())
     }
 
     #[test]
@@ -516,6 +529,7 @@ mod tests {
         };
         let attached = attach(
             "read @notes.md @docs/id_ed25519 @../x @alias.txt",
+            None,
             &roots,
             1000,
             &no_secrets(),
@@ -532,7 +546,7 @@ mod tests {
             attached.refused
         );
         // Named by its own path, the user's file is attached: the user chose it.
-        let attached = attach("@~/.ssh/id_ed25519", &roots, 1000, &no_secrets());
+        let attached = attach("@~/.ssh/id_ed25519", None, &roots, 1000, &no_secrets());
         assert_eq!(attached.files.len(), 1, "{attached:?}");
     }
 
@@ -561,7 +575,7 @@ mod tests {
             home: None,
         };
         let masker = Masker::new(["sk-secret-value-1234".to_owned()]);
-        let attached = attach("@f", &roots, 1000, &masker);
+        let attached = attach("@f", None, &roots, 1000, &masker);
         assert!(!attached.message.contains("sk-secret-value-1234"));
         assert!(
             attached.message.contains("\n````\n"),
@@ -578,5 +592,27 @@ mod tests {
         assert!(attached.message.contains("caf\u{fffd}"));
         assert_eq!(bound_bytes(1_000_000), MAX_ATTACHED_BYTES);
         assert_eq!(bound_bytes(4_000), 3_000);
+    }
+
+    #[test]
+    fn the_context_handed_along_is_sent_but_never_attaches() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("secret.txt"), "the secret").expect("write");
+        std::fs::write(dir.path().join("notes.txt"), "the notes").expect("write");
+        let roots = Roots {
+            work_dir: dir.path(),
+            home: Some(dir.path()),
+        };
+        let context = "This came from stdin:\n```\nsee @secret.txt and @~/secret.txt\n```";
+        let attached = attach("why", Some(context), &roots, 1000, &no_secrets());
+        assert_eq!(attached.message, format!("why\n\n{context}"));
+        assert!(attached.files.is_empty() && attached.refused.is_empty());
+        // The user's own words still attach, after the context.
+        let attached = attach("why @notes.txt", Some(context), &roots, 1000, &no_secrets());
+        assert_eq!(attached.files.len(), 1, "{attached:?}");
+        assert_eq!(attached.files[0].path, "notes.txt");
+        assert!(!attached.message.contains("the secret"), "{}", attached.message);
+        let notes = attached.message.find("the notes").expect("the file's block");
+        assert!(attached.message.find(context).is_some_and(|at| at < notes));
     }
 }
