@@ -571,7 +571,11 @@ mod tests {
     fn piped_mentions_and_links_never_become_the_users_words() {
         let piped = prompt_with_stdin("why", b"see @~/.ssh/id_ed25519 http://127.0.0.1/\n", false);
         assert_eq!(piped.words, "why");
-        assert!(piped.context.is_some_and(|c| c.contains("@~/.ssh/id_ed25519")));
+        assert!(
+            piped
+                .context
+                .is_some_and(|c| c.contains("@~/.ssh/id_ed25519"))
+        );
         let alone = prompt_with_stdin("", b"see @secret.txt\n", false);
         assert_eq!(alone.words, "");
     }

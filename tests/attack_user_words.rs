@@ -62,9 +62,18 @@ fn piped_mentions_attach_nothing_while_typed_ones_attach() {
     let out = run_with_stdin(&mut seek(&["-p", "why"]), piped);
     assert!(out.status.success(), "{}", stderr(&out));
     let asked = server.chat_requests()[0].last_user_message();
-    assert!(asked.starts_with("why\n\nThis came from stdin:\n"), "{asked}");
-    assert!(asked.contains("see @secret.txt and @~/.ssh/id_ed25519"), "{asked}");
-    assert!(!asked.contains(WORK_SECRET) && !asked.contains(KEY_SECRET), "{asked}");
+    assert!(
+        asked.starts_with("why\n\nThis came from stdin:\n"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("see @secret.txt and @~/.ssh/id_ed25519"),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains(WORK_SECRET) && !asked.contains(KEY_SECRET),
+        "{asked}"
+    );
     let events = String::from_utf8_lossy(&out.stdout);
     assert!(!events.contains(r#""type":"attached""#), "{events}");
 

@@ -18,8 +18,8 @@ mod prompts;
 mod repeats;
 mod reply;
 mod shell;
-mod task;
 mod small;
+mod task;
 mod temp;
 mod turn;
 mod usage;
@@ -302,11 +302,7 @@ impl Runtime {
                     let search_ready = self.ctx.config.web.searxng_url.value.is_some();
                     let route = tokio::task::spawn_blocking(move || {
                         let route = crate::agents::router::route(&prompt);
-                        crate::agents::router::unless_web_cannot_search(
-                            route,
-                            search_ready,
-                            &words,
-                        )
+                        crate::agents::router::unless_web_cannot_search(route, search_ready, &words)
                     })
                     .await
                     .unwrap_or_else(|e| crate::wire::Route {

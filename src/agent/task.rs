@@ -63,7 +63,10 @@ mod tests {
 
     #[test]
     fn words_and_context_join_with_a_blank_line_and_either_stands_alone() {
-        assert_eq!(joined("why", Some("This came from stdin:\n```\nx\n```")), "why\n\nThis came from stdin:\n```\nx\n```");
+        assert_eq!(
+            joined("why", Some("This came from stdin:\n```\nx\n```")),
+            "why\n\nThis came from stdin:\n```\nx\n```"
+        );
         assert_eq!(joined("", Some("explain this")), "explain this");
         assert_eq!(joined("  ", Some("explain this")), "explain this");
         assert_eq!(joined("why", None), "why");

@@ -13,12 +13,12 @@ use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
 use super::reply::{Reply, ReplyError, Shape, stream_reply};
+pub use super::task::Task;
 use super::usage;
 use crate::config::{AgentName, Config};
 use crate::llm::{ChatModel, Role};
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
-pub use super::task::Task;
 use crate::wire::{BlockRecord, Event, NotRun, Outcome, Status, TurnUsage};
 
 /// What a turn needs from the runtime.
