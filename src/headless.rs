@@ -494,12 +494,14 @@ fn progress_line(event: &Event) -> Option<String> {
                     let why = server.error.as_deref()?;
                     Some(format!(
                         "seek: MCP server `{}` {}: {} (`seek mcp` shows every server)",
-                        crate::terminal_safe::terminal_safe(&server.name),
+                        crate::terminal_safe::escape_invisible(&server.name),
                         match server.state {
                             crate::wire::McpState::Exited => "exited",
                             _ => "failed to start",
                         },
-                        crate::terminal_safe::terminal_safe(why)
+                        crate::terminal_safe::escape_invisible(
+                            &why.replace(['\r', '\n', '\t'], " ")
+                        )
                     ))
                 })
                 .collect();
