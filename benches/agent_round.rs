@@ -101,6 +101,7 @@ fn stop_latency(
     let _ = handle.commands.send(Command::Submit {
         prompt: "wait".into(),
         agent: None,
+        context: None,
     });
     let latency = runtime.block_on(async {
         let mut stopped_at = None;
@@ -162,6 +163,7 @@ fn bench(c: &mut Criterion) {
                 let _ = handle.commands.send(Command::Submit {
                     prompt: "check".into(),
                     agent: None,
+                    context: None,
                 });
                 let (rounds, process_ms) = runtime.block_on(async {
                     let mut process_ms = 0.0;

@@ -1,7 +1,8 @@
 //! The command line: flags, subcommands and exit codes, the contract users and scripts rely on.
 //!
 //! Owns argument parsing (clap), the mapping to config overrides, and how text piped on stdin
-//! joins the prompt (`prompt_with_stdin`: pure; `main` reads stdin). It must not run anything.
+//! goes with the prompt (`prompt_with_stdin`: pure; `main` reads stdin): as context, data kept
+//! apart from the words typed on the command line. It must not run anything.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -216,11 +217,30 @@ pub fn parse_age(text: &str) -> Result<Duration, String> {
 /// At most this much of stdin joins a prompt; the rest is cut, and the prompt says so.
 pub const STDIN_LIMIT: usize = 1024 * 1024;
 
-/// The prompt of `seek -p`: `given` (from -p and the words after it) and what stdin held.
-/// Stdin alone is the prompt when nothing (or `-`) was given; otherwise it follows the prompt as
-/// context, in a fence longer than any run of backticks inside it. Empty stdin adds nothing.
-/// `cut`: stdin held more than was read.
-pub fn prompt_with_stdin(given: &str, stdin: &[u8], cut: bool) -> String {
+/// The task of `seek -p`: the words typed on the command line, and what stdin held, kept apart.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrintPrompt {
+    /// The user's own words (from -p and the words after it; empty when only `-` or nothing
+    /// was given): the only text whose `@path` mentions attach files and whose hosts the web
+    /// agent trusts.
+    pub words: String,
+    /// What stdin held, as the model gets it (`Command::Submit`'s `context`): data, never read
+    /// for `@path` mentions or hosts.
+    pub context: Option<String>,
+}
+
+impl PrintPrompt {
+    /// Whether there is no task at all.
+    pub fn is_empty(&self) -> bool {
+        self.words.trim().is_empty() && self.context.as_deref().is_none_or(|c| c.trim().is_empty())
+    }
+}
+
+/// The task of `seek -p`: `given` (from -p and the words after it) and what stdin held.
+/// Stdin alone is the task when nothing (or `-`) was given; otherwise it follows the prompt as
+/// context, in a fence longer than any run of backticks inside it. Either way it is context,
+/// never the user's words. Empty stdin adds nothing. `cut`: stdin held more than was read.
+pub fn prompt_with_stdin(given: &str, stdin: &[u8], cut: bool) -> PrintPrompt {
     let text = String::from_utf8_lossy(stdin);
     let note = if cut {
         format!(
@@ -231,23 +251,33 @@ pub fn prompt_with_stdin(given: &str, stdin: &[u8], cut: bool) -> String {
         String::new()
     };
     let alone = given.trim().is_empty() || given.trim() == "-";
+    // The prompt as typed (trailing spaces and all), unless it was only `-`.
+    let words = if given.trim() == "-" {
+        String::new()
+    } else {
+        given.to_owned()
+    };
     if text.trim().is_empty() {
-        // The prompt as typed (trailing spaces and all), unless it was only `-`.
-        return if given.trim() == "-" {
-            String::new()
-        } else {
-            given.to_owned()
+        return PrintPrompt {
+            words,
+            context: None,
         };
     }
     if alone {
-        return format!("{}{note}", text.trim_end());
+        return PrintPrompt {
+            words: String::new(),
+            context: Some(format!("{}{note}", text.trim_end())),
+        };
     }
     let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
-    format!(
-        "{given}\n\nThis came from stdin:\n{fence}\n{}\n{fence}{note}",
-        text.trim_end()
-    )
+    PrintPrompt {
+        words,
+        context: Some(format!(
+            "This came from stdin:\n{fence}\n{}\n{fence}{note}",
+            text.trim_end()
+        )),
+    }
 }
 
 impl Command {
@@ -498,21 +528,55 @@ mod tests {
 
     #[test]
     fn stdin_is_the_prompt_or_its_context() {
-        assert_eq!(prompt_with_stdin("", b"explain\n", false), "explain");
-        assert_eq!(prompt_with_stdin("-", b"explain", false), "explain");
-        assert_eq!(prompt_with_stdin("why", b"", false), "why");
-        assert_eq!(prompt_with_stdin("why", b" \n", false), "why");
-        assert_eq!(prompt_with_stdin("-", b"", false), "");
+        let words = |w: &str| PrintPrompt {
+            words: w.into(),
+            context: None,
+        };
+        let context = |w: &str, c: &str| PrintPrompt {
+            words: w.into(),
+            context: Some(c.into()),
+        };
+        assert_eq!(
+            prompt_with_stdin("", b"explain\n", false),
+            context("", "explain")
+        );
+        assert_eq!(
+            prompt_with_stdin("-", b"explain", false),
+            context("", "explain")
+        );
+        assert_eq!(prompt_with_stdin("why", b"", false), words("why"));
+        assert_eq!(prompt_with_stdin("why", b" \n", false), words("why"));
+        assert_eq!(prompt_with_stdin("-", b"", false), words(""));
+        assert!(prompt_with_stdin("-", b"", false).is_empty());
+        assert!(!prompt_with_stdin("-", b"x", false).is_empty());
         let with = prompt_with_stdin("why", b"error: boom\n", false);
-        assert_eq!(with, "why\n\nThis came from stdin:\n```\nerror: boom\n```");
+        assert_eq!(
+            with,
+            context("why", "This came from stdin:\n```\nerror: boom\n```")
+        );
         // A fence inside cannot close ours.
-        let with = prompt_with_stdin("why", b"````\nx\n````", false);
+        let with = prompt_with_stdin("why", b"````\nx\n````", false).context;
+        let with = with.unwrap_or_default();
         assert!(with.contains("`````\n````\nx\n````\n`````"), "{with}");
         // Not UTF-8: read lossily; cut: said so.
-        let with = prompt_with_stdin("why", &[b'a', 0xff, b'b'], true);
+        let with = prompt_with_stdin("why", &[b'a', 0xff, b'b'], true).context;
+        let with = with.unwrap_or_default();
         assert!(
             with.contains("a\u{fffd}b") && with.ends_with("KiB are here]"),
             "{with}"
         );
+    }
+
+    #[test]
+    fn piped_mentions_and_links_never_become_the_users_words() {
+        let piped = prompt_with_stdin("why", b"see @~/.ssh/id_ed25519 http://127.0.0.1/\n", false);
+        assert_eq!(piped.words, "why");
+        assert!(
+            piped
+                .context
+                .is_some_and(|c| c.contains("@~/.ssh/id_ed25519"))
+        );
+        let alone = prompt_with_stdin("", b"see @secret.txt\n", false);
+        assert_eq!(alone.words, "");
     }
 }

@@ -26,7 +26,10 @@ mod web;
 
 /// What a headless run is given besides the configuration and the model.
 pub struct Task {
+    /// The user's own words (`Command::Submit`'s `prompt`).
     pub prompt: String,
+    /// What stdin held, handed along as data (`Command::Submit`'s `context`).
+    pub context: Option<String>,
     pub json: bool,
     /// Where sessions are kept (`None`: nothing is saved).
     pub sessions: Option<Sessions>,
@@ -41,6 +44,7 @@ pub async fn run(
 ) -> std::io::Result<Exit> {
     let Task {
         prompt,
+        context,
         json,
         sessions,
         resume,
@@ -62,6 +66,7 @@ pub async fn run(
     let _ = handle.commands.send(Command::Submit {
         prompt,
         agent: None,
+        context,
     });
     let mut interrupted = false;
     let mut progress = Progress::default();
@@ -489,12 +494,14 @@ fn progress_line(event: &Event) -> Option<String> {
                     let why = server.error.as_deref()?;
                     Some(format!(
                         "seek: MCP server `{}` {}: {} (`seek mcp` shows every server)",
-                        crate::terminal_safe::terminal_safe(&server.name),
+                        crate::terminal_safe::escape_invisible(&server.name),
                         match server.state {
                             crate::wire::McpState::Exited => "exited",
                             _ => "failed to start",
                         },
-                        crate::terminal_safe::terminal_safe(why)
+                        crate::terminal_safe::escape_invisible(
+                            &why.replace(['\r', '\n', '\t'], " ")
+                        )
                     ))
                 })
                 .collect();

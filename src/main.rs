@@ -105,15 +105,12 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
 }
 
 /// The task of `seek -p`: what the command line gives and, when stdin is not a terminal, what
-/// it holds (bounded: `cli::STDIN_LIMIT`). A terminal is never read: it would wait for typing.
-fn headless_prompt(cli: &Cli) -> std::io::Result<String> {
+/// it holds (bounded: `cli::STDIN_LIMIT`), kept apart as context. A terminal is never read: it
+/// would wait for typing.
+fn headless_prompt(cli: &Cli) -> std::io::Result<seek::cli::PrintPrompt> {
     let given = cli.task();
     if std::io::stdin().is_terminal() {
-        return Ok(if given.trim() == "-" {
-            String::new()
-        } else {
-            given
-        });
+        return Ok(seek::cli::prompt_with_stdin(&given, b"", false));
     }
     let mut piped = Vec::new();
     std::io::stdin()
@@ -183,11 +180,16 @@ fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>, Ex
     })
 }
 
-fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Result<Exit> {
+fn headless(
+    config: Config,
+    env: &Env,
+    prompt: seek::cli::PrintPrompt,
+    cli: &Cli,
+) -> anyhow::Result<Exit> {
     if let Err(exit) = unattended(&config, "-p") {
         return Ok(exit);
     }
-    if prompt.trim().is_empty() {
+    if prompt.is_empty() {
         eprintln!("seek: the prompt is empty: seek -p \"your task\"");
         return Ok(Exit::Usage);
     }
@@ -200,7 +202,8 @@ fn headless(config: Config, env: &Env, prompt: String, cli: &Cli) -> anyhow::Res
         .build()?;
     let sessions = Sessions::for_config(&config, masker(&config, env), &model.describe());
     let task = seek::headless::Task {
-        prompt,
+        prompt: prompt.words,
+        context: prompt.context,
         json: cli.json,
         sessions: Some(sessions),
         resume: cli.resume(),

@@ -3,7 +3,8 @@
 //! and first line; or `{"servers": [...]}` with `--json`), and ends them.
 //!
 //! Owns the listing's text, its JSON shape and the exit code (0 when every enabled server is
-//! ready). Everything a server sent is made terminal-safe before it is printed. It must not
+//! ready). Everything a server sent is shown with its control, bidirectional and invisible
+//! characters escaped (`\u{202e}`) in the text, and as JSON escapes in `--json`. It must not
 //! talk to servers itself (`crate::mcp::Hub` does) nor run the agent.
 
 use std::ffi::OsString;
@@ -14,7 +15,7 @@ use std::time::Duration;
 use crate::cli::Exit;
 use crate::config::{Config, ConfigFile};
 use crate::mcp::{Hub, ServerState, ServerStatus};
-use crate::terminal_safe::terminal_safe;
+use crate::terminal_safe::{escape_invisible, json_line, terminal_safe};
 
 /// How long past the longest configured start-up timeout `seek mcp` waits for the hub before
 /// it lists the servers as they are (the hub bounds each start itself; this bounds the hub).
@@ -102,12 +103,17 @@ pub fn listing(statuses: &[ServerStatus], json: bool) -> Listing {
     }
 }
 
-/// `{"servers": [McpServerInfo…]}` on one line.
+/// `{"servers": [McpServerInfo…]}` on one line; every value exact, with the characters a
+/// terminal would act on or that hide escaped (`json_line`).
 pub fn json_listing(statuses: &[ServerStatus]) -> String {
     let servers: Vec<crate::wire::McpServerInfo> =
         statuses.iter().map(ServerStatus::to_wire).collect();
     let value = serde_json::json!({ "servers": servers });
-    format!("{value}\n")
+    // Serialising a `Value` cannot fail; were it to, the listing says so rather than panics.
+    let line = json_line(&value).unwrap_or_else(|e| {
+        serde_json::json!({ "servers": [], "error": e.to_string() }).to_string()
+    });
+    format!("{line}\n")
 }
 
 /// Each server on a line (name · state · transport · tools · start-up · protocol · server),
@@ -133,10 +139,10 @@ pub fn text_listing(statuses: &[ServerStatus]) -> String {
         if let Some(info) = &status.server_info {
             head.push(info.clone());
         }
-        let _ = writeln!(out, "{}", terminal_safe(&head.join(" · ")));
+        let _ = writeln!(out, "{}", escape_invisible(&head.join(" · ")));
         match &status.state {
             ServerState::Failed(why) | ServerState::Exited(why) => {
-                let _ = writeln!(out, "  {}", terminal_safe(&one_line(why)));
+                let _ = writeln!(out, "  {}", escape_invisible(&one_line(why)));
             }
             ServerState::Disabled => {
                 let _ = writeln!(out, "  enabled = false: not started");
@@ -157,7 +163,7 @@ pub fn text_listing(statuses: &[ServerStatus]) -> String {
                 row.push_str(" — ");
                 row.push_str(&cut(&description, DESCRIPTION_MAX));
             }
-            let _ = writeln!(out, "{}", terminal_safe(&row));
+            let _ = writeln!(out, "{}", escape_invisible(&row));
         }
     }
     out
@@ -278,6 +284,42 @@ mod tests {
         );
         let listing = listing(&statuses, false);
         assert_eq!(listing.exit, Exit::TaskFailed);
+    }
+
+    #[test]
+    fn hidden_characters_of_a_server_show_escaped_in_text_and_json() {
+        let statuses = [ServerStatus {
+            server_info: Some("srv\u{202e}1.0".into()),
+            ..status(
+                "s",
+                ServerState::Ready,
+                &[(
+                    "\u{202e}gnp.exe",
+                    "reads \u{2066}files\u{2069}\u{200b} \u{9b}2J",
+                )],
+            )
+        }];
+        let text = text_listing(&statuses);
+        assert!(
+            !text
+                .chars()
+                .any(|c| crate::terminal_safe::is_invisible(c) || (c.is_control() && c != '\n')),
+            "{text:?}"
+        );
+        assert!(text.contains("srv\\u{202e}1.0"), "{text}");
+        assert!(
+            text.contains(
+                "  \\u{202e}gnp.exe() — reads \\u{2066}files\\u{2069}\\u{200b} \\u{9b}2J"
+            ),
+            "{text}"
+        );
+        let json = json_listing(&statuses);
+        assert!(
+            !json.chars().any(crate::terminal_safe::is_invisible),
+            "{json:?}"
+        );
+        let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(value["servers"][0]["tools"][0]["name"], "\u{202e}gnp.exe");
     }
 
     #[test]

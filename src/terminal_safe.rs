@@ -1,6 +1,8 @@
 //! Text that is safe to print to a terminal: what the model and blocks write must be shown, never
-//! obeyed. Plain text loses its escape sequences and control characters; JSON keeps every value
-//! exact but escapes the characters a terminal would act on.
+//! obeyed. Plain text loses its escape sequences and control characters; names and descriptions
+//! from untrusted servers show every control, bidirectional and invisible character escaped
+//! (`\u{202e}`); JSON keeps every value exact but escapes the characters a terminal would act on
+//! or that would hide.
 //!
 //! Pure string handling; it must not print, colour or mask secrets.
 
@@ -116,9 +118,70 @@ pub fn web_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(safe.chars().filter(|&c| !is_bidi_control(c)).collect())
 }
 
-/// JSON text whose strings escape DEL and the C1 controls (`U+007F`–`U+009F`) as `\u00XX` too:
-/// serde_json escapes only what JSON requires (C0, `"` and `\`), and some terminals act on C1
-/// characters. The value parses back exactly the same.
+/// Whether `c` shows nothing, or changes how the text around it shows, without being a control
+/// character: the bidirectional controls, zero-width and other format characters (Unicode `Cf`),
+/// the line and paragraph separators, invisible fillers, variation selectors and tag characters.
+/// A name holding one can pass for another (`read\u{200b}_file`) or show reversed.
+pub fn is_invisible(c: char) -> bool {
+    is_bidi_control(c)
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{34f}'
+                | '\u{600}'..='\u{605}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
+                | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e0fff}'
+        )
+}
+
+/// Whether `escape_invisible` writes `c` out.
+fn is_escaped(c: char) -> bool {
+    c.is_control() || is_invisible(c)
+}
+
+/// Untrusted text (an MCP server's names, descriptions and messages) for showing on one line:
+/// every control character (C0 with `\n` and `\t`, DEL, C1), bidirectional control and invisible
+/// character is written out as `\u{…}`, everything else stays. An escape sequence is left inert
+/// (its ESC shows as `\u{1b}`), a reversed name shows what it is (`\u{202e}gnp.exe`), and
+/// nothing is hidden or silently dropped: the text stays readable.
+pub fn escape_invisible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_escaped(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text whose strings escape DEL, the C1 controls (`U+007F`–`U+009F`) and the invisible
+/// characters (`is_invisible`: bidi controls, zero-width and format characters) as `\uXXXX` too:
+/// serde_json escapes only what JSON requires (C0, `"` and `\`), some terminals act on C1
+/// characters, and the others hide or reorder text. The value parses back exactly the same.
 pub fn json_line(value: &impl serde::Serialize) -> serde_json::Result<String> {
     let mut buffer = Vec::with_capacity(256);
     let mut serializer = serde_json::Serializer::with_formatter(&mut buffer, EscapeC1);
@@ -126,7 +189,7 @@ pub fn json_line(value: &impl serde::Serialize) -> serde_json::Result<String> {
     String::from_utf8(buffer).map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
-/// serde_json's compact format, with DEL and C1 escaped inside strings.
+/// serde_json's compact format, with DEL, C1 and invisible characters escaped inside strings.
 struct EscapeC1;
 
 impl serde_json::ser::Formatter for EscapeC1 {
@@ -137,9 +200,13 @@ impl serde_json::ser::Formatter for EscapeC1 {
     ) -> std::io::Result<()> {
         let mut start = 0;
         for (at, c) in fragment.char_indices() {
-            if ('\u{7f}'..='\u{9f}').contains(&c) {
+            if ('\u{7f}'..='\u{9f}').contains(&c) || is_invisible(c) {
                 writer.write_all(&fragment.as_bytes()[start..at])?;
-                write!(writer, "\\u{:04x}", u32::from(c))?;
+                // Beyond the BMP (tag characters) as a UTF-16 surrogate pair, as JSON writes it.
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(writer, "\\u{:04x}", unit)?;
+                }
                 start = at + c.len_utf8();
             }
         }
@@ -163,6 +230,30 @@ mod tests {
         );
         assert_eq!(web_safe("שלום plain"), "שלום plain");
         assert!(matches!(web_safe("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn untrusted_names_show_every_hidden_character_escaped() {
+        assert_eq!(escape_invisible("\u{202e}gnp.exe"), "\\u{202e}gnp.exe");
+        assert_eq!(
+            escape_invisible("read\u{200b}_file\u{2066}x\u{2069}\u{feff}\u{e0041}"),
+            "read\\u{200b}_file\\u{2066}x\\u{2069}\\u{feff}\\u{e0041}"
+        );
+        assert_eq!(
+            escape_invisible("a\x1b[2Jb\x1b]0;t\x07\u{9b}c\nd\te\r\x7f"),
+            "a\\u{1b}[2Jb\\u{1b}]0;t\\u{7}\\u{9b}c\\u{a}d\\u{9}e\\u{d}\\u{7f}"
+        );
+        for c in [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{2068}', '\u{ad}', '\u{2028}',
+        ] {
+            let shown = escape_invisible(&c.to_string()).into_owned();
+            assert!(shown.starts_with("\\u{"), "{c:?}: {shown}");
+        }
+        // Readable text, other scripts and emoji stay as they are.
+        assert!(matches!(
+            escape_invisible("get_time שלום 日本 é 🙂"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]
@@ -250,5 +341,14 @@ mod tests {
         );
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["text"], text);
+        let hidden = "\u{202e}gnp.exe\u{200b}\u{e0041} שלום";
+        let line = json_line(&serde_json::json!({ "name": hidden })).unwrap();
+        assert!(!line.chars().any(is_invisible), "{line:?}");
+        assert!(
+            line.contains(r"\u202egnp.exe\u200b\udb40\udc41 שלום"),
+            "{line}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["name"], hidden);
     }
 }

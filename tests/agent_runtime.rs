@@ -41,6 +41,7 @@ fn submit(handle: &AgentHandle, prompt: &str) {
         .send(Command::Submit {
             prompt: prompt.into(),
             agent: None,
+            context: None,
         })
         .expect("agent alive");
 }

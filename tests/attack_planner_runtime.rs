@@ -36,6 +36,7 @@ fn plan_task(handle: &AgentHandle, goal: &str) {
         Command::Submit {
             prompt: goal.into(),
             agent: Some(AgentName::Planner),
+            context: None,
         },
     );
 }

@@ -683,12 +683,46 @@ async fn hole_a_plan_step_trusts_hosts_the_user_never_wrote() {
         Command::Submit {
             prompt: "find out what quokkas eat".into(),
             agent: Some(AgentName::Planner),
+            context: None,
         },
     );
     let _ = until_finished(&mut setup).await;
     assert!(
         site.requests_for("/article.html").is_empty(),
         "the web step opened {internal}, which only the planner model wrote"
+    );
+}
+
+/// Context handed along with the task (piped stdin) is data: a plan's web step does not trust
+/// or open first a loopback URL that only the context holds, though the planner reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_step_does_not_trust_hosts_of_the_tasks_context() {
+    let site = WebSite::start();
+    let internal = site.url("/article.html");
+    let mut replies = vec![Reply::text(plan_reply(&[(
+        "web",
+        "1",
+        "Read the page named in the goal and report what it says",
+    )]))];
+    for _ in 0..6 {
+        replies.push(Reply::text("REQUEST_EXIT"));
+    }
+    let server = FakeModel::start(replies);
+    let mut setup = start_with(&server, |_| {});
+    runtime::send(
+        &setup.handle,
+        Command::Submit {
+            prompt: "summarise the page below".into(),
+            agent: Some(AgentName::Planner),
+            context: Some(format!("This came from stdin:\n```\n{internal}\n```")),
+        },
+    );
+    let _ = until_finished(&mut setup).await;
+    let planner_saw = server.chat_requests()[0].last_user_message();
+    assert!(planner_saw.contains(&internal), "{planner_saw}");
+    assert!(
+        site.requests_for("/article.html").is_empty(),
+        "the web step opened {internal}, which only the piped context held"
     );
 }
 

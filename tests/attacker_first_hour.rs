@@ -173,6 +173,7 @@ async fn huge_binary_output_with_escapes_is_bounded_for_the_model() {
         Command::Submit {
             prompt: "what happened?".into(),
             agent: None,
+            context: None,
         },
     );
     until(&mut handle, |e| matches!(e, Event::TurnFinished { .. })).await;
@@ -213,6 +214,7 @@ fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
             Command::Submit {
                 prompt: "what happened?".into(),
                 agent: None,
+                context: None,
             },
         );
         until(&mut handle, |e| matches!(e, Event::TurnFinished { .. })).await;

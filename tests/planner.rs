@@ -68,6 +68,7 @@ fn plan_task(handle: &AgentHandle, goal: &str) {
         Command::Submit {
             prompt: goal.into(),
             agent: Some(AgentName::Planner),
+            context: None,
         },
     );
 }
@@ -390,6 +391,7 @@ async fn a_follow_up_task_sees_the_plan_and_what_its_steps_did() {
         Command::Submit {
             prompt: "which colour was it?".into(),
             agent: Some(AgentName::Casual),
+            context: None,
         },
     );
     until_finished_any(&mut handle).await;

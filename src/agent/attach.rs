@@ -1,7 +1,8 @@
 //! `@path` attachments: the files a user names in a task's prompt, read (bounded) into the
 //! message the model gets, each as a fenced block headed by its path.
 //!
-//! Owns finding the `@` mentions in the user's own prompt (never in model output), deciding
+//! Owns finding the `@` mentions in the user's own words (never in the context handed along
+//! with them, such as piped stdin, nor in model output, pages or tool results), deciding
 //! which name an existing regular file (relative to the work dir, absolute, or `~/…`), reading
 //! them without ever waiting on a FIFO, a device or a terminal, and the bounds. A mention that
 //! names nothing (an email, a decorator, `@everyone`) is left as typed. It must not send
@@ -61,11 +62,17 @@ pub fn bound_bytes(prompt_budget_tokens: u64) -> usize {
         .min(MAX_ATTACHED_BYTES)
 }
 
-/// The task for `prompt`: its `@path` files read off the async threads, bounded in time (after
-/// `READ_LIMIT` the task goes without them, and says so).
-pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String) -> Task {
-    if mentions(&prompt).is_empty() {
-        return Task::plain(prompt);
+/// The task of the user's `words` and the `context` handed along with them: the `@path` files
+/// the words name read off the async threads, bounded in time (after `READ_LIMIT` the task goes
+/// without them, and says so). The context reaches the model but is never read for mentions.
+pub(super) async fn task(
+    ctx: &TurnContext,
+    masker: &Arc<Masker>,
+    words: String,
+    context: Option<String>,
+) -> Task {
+    if mentions(&words).is_empty() {
+        return Task::with_context(words, context.as_deref());
     }
     let config = &ctx.config;
     let window = ctx
@@ -79,27 +86,26 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
     ));
     let work_dir = config.work_dir.value.clone();
     let masker = Arc::clone(masker);
-    let typed = prompt.clone();
+    let (typed, handed) = (words.clone(), context.clone());
     let reading = tokio::task::spawn_blocking(move || {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let roots = Roots {
             work_dir: &work_dir,
             home: home.as_deref(),
         };
-        attach(&typed, &roots, bound, &masker)
+        attach(&typed, handed.as_deref(), &roots, bound, &masker)
     });
+    let plain = Task::with_context(words, context.as_deref());
     let failed = |why: String| Task {
         refused: vec![why],
-        ..Task::plain(prompt.clone())
+        ..plain.clone()
     };
     match tokio::time::timeout(READ_LIMIT, reading).await {
         Ok(Ok(attached)) => Task {
             message: attached.message,
             attached: attached.files,
             refused: attached.refused,
-            user_words: prompt.clone(),
-            prompt,
-            route: None,
+            ..plain
         },
         Ok(Err(e)) => failed(format!("reading the attached files failed: {e}")),
         Err(_) => failed(format!(
@@ -109,17 +115,24 @@ pub(super) async fn task(ctx: &TurnContext, masker: &Arc<Masker>, prompt: String
     }
 }
 
-/// Expands the `@path` mentions of `prompt`. Reads files: call it off the async threads.
-pub fn attach(prompt: &str, roots: &Roots<'_>, bound: usize, masker: &Masker) -> Attached {
+/// Expands the `@path` mentions of the user's `words`; the message is the words, the `context`
+/// (never searched for mentions), then the files. Reads files: call it off the async threads.
+pub fn attach(
+    words: &str,
+    context: Option<&str>,
+    roots: &Roots<'_>,
+    bound: usize,
+    masker: &Masker,
+) -> Attached {
     let mut attached = Attached {
-        message: prompt.to_owned(),
+        message: super::task::joined(words, context),
         ..Attached::default()
     };
     let mut blocks = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut left = bound;
     let work_dir = std::fs::canonicalize(roots.work_dir).ok();
-    for written in mentions(prompt).into_iter().take(MAX_MENTIONS) {
+    for written in mentions(words).into_iter().take(MAX_MENTIONS) {
         let Some((written, path, meta)) = resolve(&written, roots) else {
             continue;
         };
@@ -355,228 +368,4 @@ fn file_block(written: &str, text: &str, read: &Bounded) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_secrets() -> Masker {
-        Masker::new(Vec::<String>::new())
-    }
-
-    fn attach_in(dir: &Path, prompt: &str, bound: usize) -> Attached {
-        let roots = Roots {
-            work_dir: dir,
-            home: Some(dir),
-        };
-        attach(prompt, &roots, bound, &no_secrets())
-    }
-
-    #[test]
-    fn mentions_start_at_a_word_and_end_at_a_space() {
-        assert_eq!(
-            mentions("look at @src/main.rs and (@b.txt) but not me@example.com"),
-            ["src/main.rs", "b.txt)"]
-        );
-        assert_eq!(mentions("@\"my notes.md\" please"), ["my notes.md"]);
-        assert_eq!(mentions("@\"unclosed name"), Vec::<String>::new());
-        assert_eq!(mentions("@ alone, @@x"), ["@x"]);
-        assert_eq!(mentions("ünïcödé @é.txt"), ["é.txt"]);
-    }
-
-    #[test]
-    fn a_named_file_is_attached_after_the_prompt_and_the_rest_left_as_typed() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("notes.md"), "line one\n").expect("write");
-        let prompt = "summarise @notes.md. @property stays, mail me@x.org";
-        let attached = attach_in(dir.path(), prompt, MAX_ATTACHED_BYTES);
-        assert!(attached.message.starts_with(prompt), "{}", attached.message);
-        assert!(
-            attached
-                .message
-                .ends_with("Attached file `notes.md`:\n```\nline one\n```"),
-            "{}",
-            attached.message
-        );
-        assert_eq!(
-            attached.files,
-            [Attachment {
-                path: "notes.md".into(),
-                bytes: 9,
-                truncated: false
-            }]
-        );
-        assert!(attached.refused.is_empty());
-    }
-
-    #[test]
-    fn the_bound_holds_over_all_files_and_cuts_at_a_character() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("a"), "é".repeat(100)).expect("write");
-        std::fs::write(dir.path().join("b"), "b".repeat(100)).expect("write");
-        std::fs::write(dir.path().join("c"), "c").expect("write");
-        let attached = attach_in(dir.path(), "@a @b @c", 151);
-        assert_eq!(attached.files[0].bytes, 150, "75 whole characters");
-        assert!(attached.files[0].truncated);
-        assert!(attached.message.contains("only its first 150 of 200 bytes"));
-        assert_eq!(attached.files[1].bytes, 1);
-        assert_eq!(attached.files.len(), 2, "{:?}", attached.files);
-        assert!(attached.refused[0].starts_with("c: not attached"));
-        let total: u64 = attached.files.iter().map(|f| f.bytes).sum();
-        assert!(total <= 151);
-    }
-
-    #[test]
-    fn binary_files_directories_and_devices_are_refused_with_a_note() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("x.bin"), b"ELF\0\x01\x02").expect("write");
-        std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
-        let attached = attach_in(dir.path(), "@x.bin @sub @/dev/null @/dev/zero", 1000);
-        assert!(attached.files.is_empty(), "{:?}", attached.files);
-        assert_eq!(attached.refused.len(), 4, "{:?}", attached.refused);
-        assert!(
-            attached
-                .message
-                .contains("x.bin: a binary file, not attached")
-        );
-        assert!(attached.message.contains("sub: a directory"));
-        assert!(attached.message.contains("/dev/zero: not a regular file"));
-    }
-
-    #[test]
-    fn a_fifo_is_refused_without_waiting_for_a_writer() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let fifo = dir.path().join("pipe");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
-        std::os::unix::fs::symlink(&fifo, dir.path().join("link")).expect("symlink");
-        let attached = attach_in(dir.path(), "@pipe @link", 1000);
-        assert!(attached.files.is_empty());
-        assert_eq!(
-            attached.refused.len(),
-            1,
-            "one target: {:?}",
-            attached.refused
-        );
-        // Even opened directly (as after a swap), a FIFO read returns at once.
-        assert!(read_bounded(&fifo, 10).is_err());
-    }
-
-    #[test]
-    fn a_symlink_to_a_regular_file_and_home_paths_are_followed() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("real.txt"), "real").expect("write");
-        std::fs::write(dir.path().join("home.txt"), "home").expect("write");
-        std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("ln"))
-            .expect("symlink");
-        let attached = attach_in(dir.path(), "@ln @~/home.txt @real.txt", 1000);
-        assert_eq!(
-            attached.files.len(),
-            2,
-            "the link's target once: {attached:?}"
-        );
-        assert_eq!(attached.files[0].path, "ln");
-        assert_eq!(attached.files[1].path, "~/home.txt");
-    }
-
-    #[test]
-    fn what_was_opened_is_checked_not_what_the_name_led_to_before() {
-        // A name swapped for a link after the check: the opened file's real place decides.
-        let outside = tempfile::tempdir().expect("outside");
-        let work = tempfile::tempdir().expect("work");
-        let key = outside.path().join("id_ed25519");
-        std::fs::write(&key, "PRIVATE KEY").expect("write");
-        std::os::unix::fs::symlink(&key, work.path().join("notes.md")).expect("symlink");
-        let read = read_bounded(&work.path().join("notes.md"), 100).expect("read");
-        let work_dir = std::fs::canonicalize(work.path()).expect("canonical");
-        assert_eq!(
-            read.opened.as_deref(),
-            Some(std::fs::canonicalize(&key).expect("canonical").as_path())
-        );
-        assert!(leads_out_by_a_link(
-            "notes.md",
-            read.opened.as_deref(),
-            Some(&work_dir)
-        ));
-    }
-
-    #[test]
-    fn a_planted_link_out_of_the_work_dir_is_not_followed_for_a_relative_name() {
-        let home = tempfile::tempdir().expect("home");
-        let work = tempfile::tempdir().expect("work");
-        std::fs::create_dir(home.path().join(".ssh")).expect("mkdir");
-        let key = home.path().join(".ssh/id_ed25519");
-        std::fs::write(&key, "PRIVATE KEY").expect("write");
-        // A cloned repository can hold a link named like an ordinary file, or a linked dir.
-        std::os::unix::fs::symlink(&key, work.path().join("notes.md")).expect("symlink");
-        std::os::unix::fs::symlink(home.path().join(".ssh"), work.path().join("docs"))
-            .expect("symlink");
-        std::fs::write(work.path().join("inside.txt"), "inside").expect("write");
-        std::os::unix::fs::symlink("inside.txt", work.path().join("alias.txt")).expect("ln");
-        let roots = Roots {
-            work_dir: work.path(),
-            home: Some(home.path()),
-        };
-        let attached = attach(
-            "read @notes.md @docs/id_ed25519 @../x @alias.txt",
-            &roots,
-            1000,
-            &no_secrets(),
-        );
-        assert!(!attached.message.contains("PRIVATE KEY"), "{attached:?}");
-        assert_eq!(attached.files.len(), 1, "{attached:?}");
-        assert_eq!(attached.files[0].path, "alias.txt");
-        assert!(
-            attached
-                .refused
-                .iter()
-                .any(|r| r.starts_with("notes.md: ") && r.contains("outside the work dir")),
-            "{:?}",
-            attached.refused
-        );
-        // Named by its own path, the user's file is attached: the user chose it.
-        let attached = attach("@~/.ssh/id_ed25519", &roots, 1000, &no_secrets());
-        assert_eq!(attached.files.len(), 1, "{attached:?}");
-    }
-
-    #[test]
-    fn a_prompt_of_many_thousand_mentions_costs_a_bounded_number_of_checks() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("f"), "x").expect("write");
-        let mut prompt: String = (0..50_000).map(|i| format!("@n{i} @\"q{i}\" ")).collect();
-        prompt.push_str(&"@".repeat(100_000));
-        prompt.push_str(" @f @\"");
-        let started = std::time::Instant::now();
-        let found = mentions(&prompt);
-        let attached = attach_in(dir.path(), &prompt, 1000);
-        let took = started.elapsed();
-        assert_eq!(found.len(), 100_001 + 1);
-        assert!(attached.files.is_empty(), "past the mentions looked at");
-        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
-    }
-
-    #[test]
-    fn secrets_and_fences_inside_a_file_stay_inside_its_block() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("f"), "token=sk-secret-value-1234\n```\nx\n").expect("w");
-        let roots = Roots {
-            work_dir: dir.path(),
-            home: None,
-        };
-        let masker = Masker::new(["sk-secret-value-1234".to_owned()]);
-        let attached = attach("@f", &roots, 1000, &masker);
-        assert!(!attached.message.contains("sk-secret-value-1234"));
-        assert!(
-            attached.message.contains("\n````\n"),
-            "{}",
-            attached.message
-        );
-    }
-
-    #[test]
-    fn non_utf8_is_read_lossily_and_the_bound_follows_the_window() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("l1"), b"caf\xe9\n").expect("write");
-        let attached = attach_in(dir.path(), "@l1", 1000);
-        assert!(attached.message.contains("caf\u{fffd}"));
-        assert_eq!(bound_bytes(1_000_000), MAX_ATTACHED_BYTES);
-        assert_eq!(bound_bytes(4_000), 3_000);
-    }
-}
+mod tests;

@@ -19,6 +19,7 @@ mod repeats;
 mod reply;
 mod shell;
 mod small;
+mod task;
 mod temp;
 mod turn;
 mod usage;
@@ -279,7 +280,11 @@ impl Runtime {
                     r.cancel.cancel();
                 }
             }
-            Command::Submit { prompt, agent } => {
+            Command::Submit {
+                prompt,
+                agent,
+                context,
+            } => {
                 if let Some(busy) = self.busy("stop it first (Esc)") {
                     return self.error(busy);
                 }
@@ -287,18 +292,17 @@ impl Runtime {
                 let mode = agent.unwrap_or(self.agent);
                 self.agent = mode;
                 self.ensure_session(mode).await;
-                let mut task = attach::task(&self.ctx, &self.masker, prompt).await;
+                // Only the user's own words name files to attach; the context is data.
+                let mut task = attach::task(&self.ctx, &self.masker, prompt, context).await;
                 let chosen = if mode == AgentName::Auto {
                     // Off the async threads: the first call trains the classifier (~10 ms).
                     let prompt = task.prompt.clone();
+                    // The web agent opens first only the links the user wrote.
+                    let words = task.user_words.clone();
                     let search_ready = self.ctx.config.web.searxng_url.value.is_some();
                     let route = tokio::task::spawn_blocking(move || {
                         let route = crate::agents::router::route(&prompt);
-                        crate::agents::router::unless_web_cannot_search(
-                            route,
-                            search_ready,
-                            &prompt,
-                        )
+                        crate::agents::router::unless_web_cannot_search(route, search_ready, &words)
                     })
                     .await
                     .unwrap_or_else(|e| crate::wire::Route {

@@ -13,12 +13,13 @@ use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
 use super::reply::{Reply, ReplyError, Shape, stream_reply};
+pub use super::task::Task;
 use super::usage;
 use crate::config::{AgentName, Config};
 use crate::llm::{ChatModel, Role};
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
-use crate::wire::{Attachment, BlockRecord, Event, NotRun, Outcome, Status, TurnUsage};
+use crate::wire::{BlockRecord, Event, NotRun, Outcome, Status, TurnUsage};
 
 /// What a turn needs from the runtime.
 #[derive(Clone)]
@@ -37,37 +38,6 @@ pub struct TurnContext {
     pub env_remove: Arc<Vec<std::ffi::OsString>>,
     /// The configured MCP servers (`None`: none are configured).
     pub mcp: Option<Arc<crate::mcp::Hub>>,
-}
-
-/// A task as the runtime hands it over: the prompt as the user typed it, and the message the
-/// model gets (the prompt with its `@path` attachments).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Task {
-    pub prompt: String,
-    pub message: String,
-    pub attached: Vec<Attachment>,
-    /// Files named with `@` but not attached, each with why (told to the user as an error).
-    pub refused: Vec<String>,
-    /// The router's choice of agent, when the task was given to `auto` (sent as `Routed`).
-    pub route: Option<crate::wire::Route>,
-    /// The words the user typed, whose hosts the web agent trusts (a plan step's prompt is the
-    /// planner's and earlier steps' words, not the user's: it carries the plan's goal here).
-    pub user_words: String,
-}
-
-impl Task {
-    /// A prompt with nothing attached.
-    pub fn plain(prompt: impl Into<String>) -> Self {
-        let prompt = prompt.into();
-        Self {
-            message: prompt.clone(),
-            user_words: prompt.clone(),
-            prompt,
-            attached: Vec::new(),
-            refused: Vec::new(),
-            route: None,
-        }
-    }
 }
 
 /// What the turn has gathered so far, for its `TurnFinished` event.

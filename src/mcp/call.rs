@@ -205,6 +205,11 @@ fn strip_label(text: &str) -> &str {
 fn name_end(text: &str) -> usize {
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
+        // A hidden character as prompts show it (`\u{202e}`) is part of the name, braces and all.
+        if let Some(len) = shown_escape_len(&text[at..]) {
+            while chars.next_if(|(i, _)| *i < at + len).is_some() {}
+            continue;
+        }
         let ends = match c {
             ':' => chars
                 .peek()
@@ -217,6 +222,13 @@ fn name_end(text: &str) -> usize {
         }
     }
     text.len()
+}
+
+/// The length of the `\u{…}` escape (1 to 6 hex digits) `text` starts with, if it does.
+fn shown_escape_len(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix("\\u{")?;
+    let count = digits.chars().take_while(char::is_ascii_hexdigit).count();
+    ((1..=6).contains(&count) && digits[count..].starts_with('}')).then_some(3 + count + 1)
 }
 
 /// The arguments after the name line: none, a JSON object, or `key: value` lines.

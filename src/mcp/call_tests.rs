@@ -103,6 +103,11 @@ fn names_keep_the_characters_tool_names_hold() {
     }
     // `tool:` alone names a tool called `tool`.
     assert_eq!(call("tool:").name, "tool");
+    // A hidden character as the prompt shows it is part of the name; a brace after it is not.
+    assert_eq!(call("evil.\\u{202e}gnp.exe").name, "evil.\\u{202e}gnp.exe");
+    let request = call("evil.\\u{200b}x {\"a\": 1}");
+    assert_eq!(request.name, "evil.\\u{200b}x");
+    assert_eq!(request.arguments.get("a"), Some(&json!(1)));
 }
 
 #[test]
@@ -287,6 +292,35 @@ fn resolve_ignores_case_only_when_that_finds_one() {
     );
     let error = resolve(&call("RUN"), &twins).unwrap_err();
     assert!(error.contains("a.Run, a.run"), "{error}");
+}
+
+#[test]
+fn a_name_with_hidden_characters_is_called_as_it_is_shown() {
+    let tools = vec![
+        tool("evil", "\u{202e}gnp.exe", json!({"type": "object"})),
+        tool("evil", "read\u{200b}_file", json!({"type": "object"})),
+        tool("evil", "read_file", json!({"type": "object"})),
+    ];
+    // Its real name and its escaped one lead to it; the look-alike stays apart.
+    for written in [
+        "evil.\u{202e}gnp.exe",
+        "evil.\\u{202e}gnp.exe",
+        "\\u{202e}gnp.exe",
+    ] {
+        let found = resolve(&call(written), &tools).map(|t| t.name.as_str());
+        assert_eq!(found, Ok("\u{202e}gnp.exe"), "{written}");
+    }
+    let found = resolve(&call("evil.read\\u{200b}_file"), &tools).map(|t| t.name.as_str());
+    assert_eq!(found, Ok("read\u{200b}_file"));
+    let found = resolve(&call("evil.read_file"), &tools).map(|t| t.name.as_str());
+    assert_eq!(found, Ok("read_file"));
+    // An error lists them escaped.
+    let error = resolve(&call("evil.nothing"), &tools).unwrap_err();
+    assert!(error.contains("\\u{202e}gnp.exe"), "{error}");
+    assert!(
+        !error.chars().any(crate::terminal_safe::is_invisible),
+        "{error:?}"
+    );
 }
 
 #[test]

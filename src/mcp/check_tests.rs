@@ -356,7 +356,7 @@ fn server_text_in_descriptions_cannot_break_lines() {
     let described = describe_arguments(&schema);
     assert_eq!(
         described,
-        "a b: string (required) — line one - fake: line [2J"
+        "a b: string (required) — line one - fake: line\\u{1b}[2J\\u{202e}"
     );
     assert_eq!(signature(&schema), "a b: string");
 }

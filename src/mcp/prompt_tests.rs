@@ -89,7 +89,9 @@ fn hostile_names_and_descriptions_cannot_break_the_list() {
     let lines: Vec<&str> = section.lines().collect();
     assert_eq!(lines.len(), 6, "{section}");
     assert!(
-        lines[1].starts_with("- evil server.x [2J(a - fake.tool() — obey?: string) — first line"),
+        lines[1].starts_with(
+            "- evil server.x\\u{1b}[2J(a - fake.tool() — obey?: string) — first line\\u{1b}]0;owned\\u{7} long"
+        ),
         "{}",
         lines[1]
     );

@@ -106,7 +106,7 @@ fn server_text_cannot_drive_the_terminal_or_break_a_summary_line() {
         },
     ];
     let rendered = render(&output(parts, None), 1000);
-    assert_eq!(rendered, "red text end\n\n[resource: a b [2J — n m]");
+    assert_eq!(rendered, "red text end\n\n[resource: a b\\u{1b}[2J — n m]");
 }
 
 #[test]

@@ -132,6 +132,7 @@ impl Bridge {
             .send(Command::Submit {
                 prompt: query.prompt,
                 agent: query.agent,
+                context: None,
             })
             .is_err()
         {

@@ -526,6 +526,7 @@ impl App {
         effects.push(Effect::Send(Command::Submit {
             prompt: text,
             agent: Some(self.agent),
+            context: None,
         }));
         effects
     }

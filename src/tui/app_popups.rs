@@ -360,6 +360,7 @@ impl App {
                     self.pending.push(Effect::Send(Command::Submit {
                         prompt,
                         agent: Some(self.agent),
+                        context: None,
                     }));
                 }
             }

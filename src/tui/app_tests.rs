@@ -175,7 +175,8 @@ fn enter_sends_and_shift_alt_enter_and_ctrl_j_insert_newlines() {
         press(&mut a, KeyCode::Enter, NONE, t),
         [Effect::Send(Command::Submit {
             prompt: "a\nb\nc\nd".into(),
-            agent: Some(AgentName::Coder)
+            agent: Some(AgentName::Coder),
+            context: None,
         })]
     );
     assert!(a.composer.is_empty());
@@ -209,6 +210,7 @@ fn prompts_typed_while_a_task_runs_are_queued_and_sent_one_per_ended_task() {
         vec![Effect::Send(Command::Submit {
             prompt: prompt.into(),
             agent: Some(AgentName::Coder),
+            context: None,
         })]
     };
     assert_eq!(a.take_effects(), sent("next"));

@@ -4,7 +4,8 @@
 //! a failed server on its own (at start-up).
 //!
 //! Owns the overlay's scroll and look. Every name, description and error came from a server or
-//! the config: it is made terminal-safe before it is drawn. It must not ask for the list (the
+//! the config: it is drawn with its control, bidirectional and invisible characters escaped
+//! (`\u{202e}`, `terminal_safe::escape_invisible`). It must not ask for the list (the
 //! app sends `ListMcp`) nor act on anything.
 
 use ratatui::buffer::Buffer;
@@ -12,7 +13,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::terminal_safe::terminal_safe;
+use crate::terminal_safe::escape_invisible;
 use crate::tui::help::Outcome;
 use crate::tui::picker::{Listed, clear};
 use crate::tui::render::text::width;
@@ -74,12 +75,12 @@ pub fn server_lines(servers: &[McpServerInfo], columns: usize) -> Vec<Line<'stat
         let (word, color) = state_look(server.state);
         let mut head = vec![
             Span::styled(
-                format!(" {}", terminal_safe(&server.name)),
+                format!(" {}", escape_invisible(&server.name)),
                 Style::new().add_modifier(Modifier::BOLD),
             ),
             Span::raw("  "),
             Span::styled(word, Style::new().fg(color).add_modifier(Modifier::BOLD)),
-            Span::styled(format!("  {}", terminal_safe(&server.transport)), dim()),
+            Span::styled(format!("  {}", escape_invisible(&server.transport)), dim()),
         ];
         if server.state == McpState::Ready {
             let count = server.tools.len();
@@ -90,7 +91,7 @@ pub fn server_lines(servers: &[McpServerInfo], columns: usize) -> Vec<Line<'stat
         }
         lines.push(Line::from(head));
         if let Some(error) = &server.error {
-            let error = terminal_safe(&error.replace(['\n', '\t'], " ")).into_owned();
+            let error = escape_invisible(&one_line(error)).into_owned();
             for row in wrap(&error, columns.saturating_sub(4).max(8)) {
                 lines.push(Line::from(Span::styled(
                     format!("   {row}"),
@@ -104,10 +105,10 @@ pub fn server_lines(servers: &[McpServerInfo], columns: usize) -> Vec<Line<'stat
         for tool in &server.tools {
             let call = format!(
                 "{}({})",
-                terminal_safe(&tool.name),
-                terminal_safe(&tool.arguments)
+                escape_invisible(&tool.name),
+                escape_invisible(&tool.arguments)
             );
-            let description = terminal_safe(&tool.description).replace(['\n', '\t'], " ");
+            let description = escape_invisible(&one_line(&tool.description)).into_owned();
             let text = if description.is_empty() {
                 call.clone()
             } else {
@@ -162,14 +163,20 @@ pub fn failure_notice(servers: &[McpServerInfo]) -> Option<String> {
             } else {
                 "failed"
             };
-            let why = crate::tui::picker::fit(&why, 120);
+            let why = crate::tui::picker::fit(&escape_invisible(&why), 120);
             format!(
                 "MCP server `{}` {verb}: {why}; /mcp for details",
-                terminal_safe(&s.name)
+                escape_invisible(&s.name)
             )
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// A server's text on one line: line breaks and tabs become spaces (what else it hides is
+/// escaped by the caller).
+fn one_line(text: &str) -> String {
+    text.replace(['\r', '\n', '\t'], " ")
 }
 
 /// `text` in rows of at most `columns` display columns, broken at spaces (a word longer than a

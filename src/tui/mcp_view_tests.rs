@@ -275,3 +275,38 @@ fn wrapping_breaks_at_spaces_splits_long_words_and_caps_the_text() {
     assert_eq!(kept, TEXT_MAX + 1, "the text is capped, with an ellipsis");
     assert!(rows.iter().all(|r| width(r) <= 80));
 }
+
+#[test]
+fn hidden_characters_of_a_server_are_drawn_escaped() {
+    let server = McpServerInfo {
+        name: "evil".into(),
+        transport: "stdio: evil".into(),
+        state: McpState::Failed,
+        error: Some("bad\u{2066}\x1b[2J\nnews".into()),
+        tools: vec![tool(
+            "\u{202e}gnp.exe",
+            "pa\u{202e}th: string",
+            "shows\u{200b} images\u{feff}",
+        )],
+    };
+    let lines = server_lines(std::slice::from_ref(&server), 200);
+    let text: String = lines
+        .iter()
+        .map(|line| {
+            let row: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            row + "\n"
+        })
+        .collect();
+    let hidden: Vec<char> = text
+        .chars()
+        .filter(|&c| (c.is_control() && c != '\n') || crate::terminal_safe::is_invisible(c))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?} in {text:?}");
+    assert!(text.contains("bad\\u{2066}\\u{1b}[2J news"), "{text}");
+    assert!(
+        text.contains("\\u{202e}gnp.exe(pa\\u{202e}th: string) — shows\\u{200b} images\\u{feff}"),
+        "{text}"
+    );
+    let notice = failure_notice(&[server]).unwrap_or_default();
+    assert!(notice.contains("bad\\u{2066}\\u{1b}[2J"), "{notice}");
+}

@@ -15,9 +15,17 @@ pub type ApprovalId = u64;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Command {
     /// Run a task. `agent` overrides the configured agent for this task.
+    ///
+    /// `prompt` holds only the user's own words: the prompt argument, the TUI's composer,
+    /// `/query`'s `query`. Only they may name `@path` files to attach and hosts the web agent
+    /// trusts. `context` is text handed along as data (piped stdin): the model gets it after the
+    /// prompt, but nothing in it attaches a file or makes a host trusted. Absent in JSON when
+    /// there is none, so a `Submit` without it reads as before.
     Submit {
         prompt: String,
         agent: Option<AgentName>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
     },
     /// Forget the last task's answers and feedback and run its prompt again.
     Retry,
@@ -65,4 +73,31 @@ pub enum ApprovalDecision {
     Edit {
         code: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_submit_without_context_reads_and_writes_as_before() {
+        let old = r#"{"type":"submit","prompt":"why","agent":null}"#;
+        let read: Command = serde_json::from_str(old).expect("an old submit reads");
+        assert_eq!(
+            read,
+            Command::Submit {
+                prompt: "why".into(),
+                agent: None,
+                context: None,
+            }
+        );
+        assert_eq!(serde_json::to_string(&read).expect("writes"), old);
+        let with = Command::Submit {
+            prompt: "why".into(),
+            agent: None,
+            context: Some("piped".into()),
+        };
+        let text = serde_json::to_string(&with).expect("writes");
+        assert_eq!(serde_json::from_str::<Command>(&text).expect("reads"), with);
+    }
 }

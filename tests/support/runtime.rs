@@ -55,6 +55,7 @@ pub fn submit(handle: &AgentHandle, prompt: &str) {
         Command::Submit {
             prompt: prompt.into(),
             agent: None,
+            context: None,
         },
     );
 }

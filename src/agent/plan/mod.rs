@@ -59,7 +59,10 @@ pub async fn run_plan(
     task: Task,
     cancel: CancellationToken,
 ) -> Event {
-    let goal = task.prompt.clone();
+    let goal = Goal {
+        text: task.prompt.clone(),
+        user_words: task.user_words.clone(),
+    };
     memory.begin_turn(announce(&ctx.events, turn, AgentName::Planner, task));
     let mut planner = unjournaled(memory);
     let mut state = PlanState::new(turn);
@@ -72,6 +75,14 @@ pub async fn run_plan(
     state.finish(outcome, message)
 }
 
+/// What the plan is for.
+struct Goal {
+    /// The task as given (the user's words and any context after them): the planner's text.
+    text: String,
+    /// The user's own words alone: the only text whose hosts a web step may trust.
+    user_words: String,
+}
+
 /// How the plan's run ended, and why in words when it did not finish.
 type Ending = (Outcome, Option<String>);
 
@@ -81,7 +92,7 @@ async fn run(
     prompts: &Prompts,
     planner: &mut Memory,
     state: &mut PlanState,
-    goal: &str,
+    goal: &Goal,
     cancel: &CancellationToken,
 ) -> Ending {
     // The server is asked for the window once per model; Stop is heard while it is asked.
@@ -118,7 +129,7 @@ async fn run(
             state.turn,
             &step,
             &needed,
-            goal,
+            &goal.user_words,
             cancel.clone(),
         )
         .await;
@@ -180,7 +191,7 @@ async fn run(
                 .collect();
             planner.push(
                 Role::User,
-                replan_prompt_with_results(goal, &state.steps, &step, &result, &done),
+                replan_prompt_with_results(&goal.text, &state.steps, &step, &result, &done),
             );
             let next_id = index + 2;
             let rest = match ask_plan(ctx, planner, window, cancel, state, next_id).await {

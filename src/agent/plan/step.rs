@@ -27,14 +27,16 @@ pub(super) struct StepRun {
 }
 
 /// Runs `step` by its agent with the `needed` results (id, result), under `cancel` (the task's
-/// own token: Stop reaches the step's reply and blocks at once).
+/// own token: Stop reaches the step's reply and blocks at once). `user_words` are the plan's
+/// user's own words (never its context, the planner's text or earlier results): the step's web
+/// agent trusts their hosts and nothing else.
 pub(super) async fn run_step(
     ctx: &TurnContext,
     prompts: &Prompts,
     turn: u64,
     step: &PlanStep,
     needed: &[(String, String)],
-    goal: &str,
+    user_words: &str,
     cancel: CancellationToken,
 ) -> StepRun {
     let step_ctx = TurnContext {
@@ -44,7 +46,7 @@ pub(super) async fn run_step(
     // Each step starts clean: its agent sees its own prompt and the step, nothing else.
     let mut memory = Memory::new(prompts.of(step.agent));
     let task = Task {
-        user_words: goal.to_owned(),
+        user_words: user_words.to_owned(),
         ..Task::plain(step_prompt(&step.task, needed))
     };
     let finished = run_turn(&step_ctx, &mut memory, turn, task, step.agent, cancel).await;

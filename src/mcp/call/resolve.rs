@@ -5,9 +5,12 @@
 //!
 //! Pure: it is given the tools. It must not check arguments.
 
+use std::borrow::Cow;
+
 use super::CallRequest;
 use crate::mcp::ToolInfo;
 use crate::mcp::check::{closest, one_line};
+use crate::terminal_safe::escape_invisible;
 
 /// What joins a server's name to its tool's in the names models write.
 const SEPARATORS: [&str; 5] = [".", "/", "::", ":", "__"];
@@ -19,24 +22,50 @@ const MAX_SUGGESTIONS: usize = 5;
 const HOW: &str = "Write the tool's name as `server.tool` on the block's first line.";
 
 /// The tool `request` names among `tools`: `server.tool` exactly, or a bare `tool` that one
-/// server has. The error says what exists (or which servers share the name).
+/// server has; a name holding invisible or bidirectional characters also as prompts and
+/// listings show it (escaped, `\u{202e}`). The error says what exists (or which servers share
+/// the name).
 pub fn resolve<'a>(request: &CallRequest, tools: &'a [ToolInfo]) -> Result<&'a ToolInfo, String> {
     let written = request.name.trim();
     let name = written.strip_prefix("mcp__").unwrap_or(written);
-    for same in [str::eq as fn(&str, &str) -> bool, str::eq_ignore_ascii_case] {
-        let qualified: Vec<&ToolInfo> = tools
+    if let Some(found) = find(name, written, tools)? {
+        return Ok(&tools[found]);
+    }
+    // The model calls a tool by the name it was shown.
+    let hidden = |text: &str| matches!(escape_invisible(text), Cow::Owned(_));
+    if tools.iter().any(|t| hidden(&t.server) || hidden(&t.name)) {
+        let shown: Vec<ToolInfo> = tools
             .iter()
-            .filter(|tool| names_qualified(name, tool, same))
+            .map(|t| ToolInfo {
+                server: escape_invisible(&t.server).into_owned(),
+                name: escape_invisible(&t.name).into_owned(),
+                ..t.clone()
+            })
             .collect();
-        if let Some(found) = single(&qualified, written)? {
-            return Ok(found);
-        }
-        let bare: Vec<&ToolInfo> = tools.iter().filter(|tool| same(&tool.name, name)).collect();
-        if let Some(found) = single(&bare, written)? {
-            return Ok(found);
+        if let Some(found) = find(name, written, &shown)? {
+            return Ok(&tools[found]);
         }
     }
     Err(unknown(written, name, tools))
+}
+
+/// The index of the tool `name` names among `tools`, exactly, then ignoring case.
+fn find(name: &str, written: &str, tools: &[ToolInfo]) -> Result<Option<usize>, String> {
+    for same in [str::eq as fn(&str, &str) -> bool, str::eq_ignore_ascii_case] {
+        let qualified: Vec<usize> = (0..tools.len())
+            .filter(|&i| names_qualified(name, &tools[i], same))
+            .collect();
+        if let Some(found) = single(&qualified, tools, written)? {
+            return Ok(Some(found));
+        }
+        let bare: Vec<usize> = (0..tools.len())
+            .filter(|&i| same(&tools[i].name, name))
+            .collect();
+        if let Some(found) = single(&bare, tools, written)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether `name` is `tool`'s server and name joined by one of the separators.
@@ -51,13 +80,13 @@ fn names_qualified(name: &str, tool: &ToolInfo, same: fn(&str, &str) -> bool) ->
     })
 }
 
-/// The one tool found, none, or an error when several servers have it.
-fn single<'a>(found: &[&'a ToolInfo], written: &str) -> Result<Option<&'a ToolInfo>, String> {
+/// The one tool found (its index), none, or an error when several servers have it.
+fn single(found: &[usize], tools: &[ToolInfo], written: &str) -> Result<Option<usize>, String> {
     match found {
         [] => Ok(None),
-        [one] => Ok(Some(one)),
+        [one] => Ok(Some(*one)),
         several => {
-            let names: Vec<String> = several.iter().map(|tool| display(tool)).collect();
+            let names: Vec<String> = several.iter().map(|&i| display(&tools[i])).collect();
             Err(format!(
                 "`{}` is a tool of several servers: {}. Write which one, e.g. `{}`.",
                 one_line(written, 80),

@@ -3,13 +3,16 @@
 //! server text both use.
 //!
 //! Schemas and their descriptions come from servers and are untrusted: every name and
-//! description is reduced to one line without control characters, and every list and text is
-//! capped, so a hostile schema cannot break the format or flood a prompt. It must not check
-//! values (`check` does) or follow `$ref`.
+//! description is reduced to one line with its control, bidirectional and invisible characters
+//! shown escaped (`\u{202e}`), and every list and text is capped, so a hostile schema cannot
+//! break the format, hide what it holds or flood a prompt. It must not check values (`check`
+//! does) or follow `$ref`.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
+
+use crate::terminal_safe::is_invisible;
 
 /// Characters of an argument's description in `describe_arguments`.
 const DESCRIPTION_CHARS: usize = 120;
@@ -28,14 +31,16 @@ const WORD_BACKOFF: usize = 20;
 /// How deep a type's text looks into nested objects, arrays and unions.
 const TYPE_DEPTH: usize = 2;
 
-/// `text` on one line: control characters and bidirectional overrides become spaces, runs of
-/// white space one space, trimmed, at most `max_chars` characters (cut ones end with `…`).
+/// `text` on one line: runs of white space (line breaks too) become one space, trimmed; other
+/// control characters, bidirectional controls and invisible characters are written out as
+/// `\u{…}` (`terminal_safe::escape_invisible`), so a name shows what it holds and an escape
+/// sequence is inert; at most `max_chars` characters (cut ones end with `…`).
 pub(in crate::mcp) fn one_line(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
     let mut count = 0;
     let mut pending_space = false;
     for c in text.chars() {
-        if c.is_whitespace() || c.is_control() || is_bidi_control(c) {
+        if c.is_whitespace() {
             pending_space = count > 0;
             continue;
         }
@@ -44,8 +49,15 @@ pub(in crate::mcp) fn one_line(text: &str, max_chars: usize) -> String {
             count += 1;
             pending_space = false;
         }
-        out.push(c);
-        count += 1;
+        if c.is_control() || is_invisible(c) {
+            for shown in c.escape_unicode() {
+                out.push(shown);
+                count += 1;
+            }
+        } else {
+            out.push(c);
+            count += 1;
+        }
         // One character past the limit is enough to know the text must be cut.
         if count > max_chars {
             let mut cut: String = out.chars().take(max_chars.saturating_sub(1)).collect();
@@ -59,11 +71,6 @@ pub(in crate::mcp) fn one_line(text: &str, max_chars: usize) -> String {
         }
     }
     out
-}
-
-/// Characters that reorder the text around them on screen (Trojan Source).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// An argument name from a schema, safe to print.

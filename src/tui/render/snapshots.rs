@@ -363,7 +363,8 @@ fn submitting_sends_the_prompt_to_the_chosen_agent() {
         s.key(0, KeyCode::Enter, KeyModifiers::NONE),
         [Effect::Send(Command::Submit {
             prompt: "list".into(),
-            agent: Some(AgentName::File)
+            agent: Some(AgentName::File),
+            context: None,
         })]
     );
 }
