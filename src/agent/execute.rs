@@ -119,10 +119,7 @@ impl Executed {
                     _ => "the task was stopped",
                 };
                 (
-                    format!(
-                        "Block {} ({}) was not run because {reason}.",
-                        block.index, block.tag
-                    ),
+                    not_run_feedback(block, reason),
                     format!("not run: {reason}"),
                     true,
                 )
@@ -311,8 +308,16 @@ pub async fn execute_reply(
     executed
 }
 
+/// What the model is told about a block of its reply that was not run, and why.
+pub(super) fn not_run_feedback(block: &Block, reason: &str) -> String {
+    format!(
+        "Block {} ({}) was not run because {reason}.",
+        block.index, block.tag
+    )
+}
+
 /// What the model is told about the blocks past `MAX_BLOCKS_PER_REPLY`.
-fn over_limit_feedback(count: usize) -> String {
+pub(super) fn over_limit_feedback(count: usize) -> String {
     let (blocks, were) = if count == 1 {
         ("block", "was")
     } else {

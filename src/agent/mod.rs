@@ -4,6 +4,7 @@
 //! token). The TUI and the headless mode are two consumers of the same events. It must not draw
 //! anything or read the keyboard.
 
+mod answer;
 mod approval;
 mod attach;
 mod budget;
@@ -17,6 +18,7 @@ mod policy;
 mod prompts;
 mod repeats;
 mod reply;
+mod seek_words;
 mod shell;
 mod small;
 mod task;

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::answer::final_answer;
 use super::cut::{self, Cut};
 use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
 use super::reply::{Reply, ReplyError, Shape, stream_reply};
+use super::seek_words::SeekWords;
 pub use super::task::Task;
 use super::usage;
 use crate::config::{AgentName, Config};
@@ -62,6 +64,8 @@ struct Progress {
     /// Times the model was stuck: a block resending failed code (`NotRun::Repeated`), or a
     /// reply cut for repeating itself. A greedy model stuck so answers the same way again.
     stuck: u32,
+    /// The task as the user typed it (seek's feedback restates it; the answer leaves it out).
+    task: String,
 }
 
 impl Progress {
@@ -79,17 +83,24 @@ impl Progress {
             rules: RoundRules::default(),
             nudged: false,
             stuck: 0,
+            task: String::new(),
         }
     }
 
     /// The turn's last event. The runtime emits it once it holds the memory again, so a front
     /// end that reacts to it with a new command never finds the agent still busy.
+    /// Its answer is the final answer (`answer::final_answer`), never a bare `block:N`.
     fn finish(self, outcome: Outcome, message: Option<String>) -> Event {
+        let seek = SeekWords {
+            task: &self.task,
+            agent: self.agent,
+        };
+        let answer = final_answer(&self.last_answer, &self.records, &seek);
         Event::TurnFinished {
             usage: self.usage,
             turn: self.turn,
             outcome,
-            answer: self.last_answer,
+            answer,
             reasoning: self.last_reasoning,
             agent: self.agent,
             rounds: self.rounds,
@@ -98,6 +109,23 @@ impl Progress {
             plan: None,
             web: None,
         }
+    }
+
+    /// How a task the policy calls done ends: a coder task that ran blocks of which none
+    /// succeeded failed, whatever the model said last (it may even have echoed seek's feedback).
+    /// Blocks the user declined or that were only shown do not count.
+    fn done(self) -> Event {
+        let counted =
+            |r: &&BlockRecord| !matches!(r.not_run, Some(NotRun::Declined | NotRun::ShownOnly));
+        let tried = self.records.iter().filter(counted).count();
+        if self.agent == AgentName::Coder && tried > 0 && !self.records.iter().any(|r| r.success) {
+            let mut message = format!("no block of the task succeeded ({tried} tried)");
+            if let Some(error) = &self.last_error {
+                message.push_str(&format!("; the last error: {error}"));
+            }
+            return self.finish(Outcome::GaveUp, Some(message));
+        }
+        self.finish(Outcome::Done, None)
     }
 
     /// The message when the round cap is reached, `None` while rounds are left.
@@ -211,6 +239,7 @@ pub async fn run_turn(
     let task_words = task.prompt.clone();
     memory.begin_turn(announce(events, turn, agent, task));
     let mut progress = Progress::new(turn, agent);
+    progress.task = task_words.clone();
     let adapt = config.adaptations();
     progress.rules.short_feedback = adapt.short_feedback;
     progress.rules.task = task_words.clone();
@@ -283,7 +312,7 @@ pub async fn run_turn(
                 progress.nudged = true;
                 memory.push(Role::User, super::small::nudge(&task_words));
             }
-            Decision::Done => return progress.finish(Outcome::Done, None),
+            Decision::Done => return progress.done(),
             Decision::Clarify => {
                 let question = progress
                     .last_answer
@@ -379,7 +408,9 @@ fn take_reply(
     let cut = Cut::of(reply.finish.as_ref());
     let repetition = cut == Some(Cut::Repetition);
     let round_usage = reply.usage(window);
-    progress.last_answer = parsed.placeholder_text();
+    // Trailing whitespace depends on how the reply ended (a block cut keeps the fence's line
+    // ending, a model that stops at the fence has none): it is not part of the answer.
+    progress.last_answer = parsed.placeholder_text().trim_end().to_owned();
     progress.last_reasoning = non_empty(reply.reasoning);
     ctx.events.emit(Event::AnswerComplete {
         round: progress.rounds,
@@ -508,7 +539,7 @@ async fn run_blocks(
 }
 
 /// Why a small model's task ended when it resent code that already ran.
-const RERUN: &str = "the model sent code that already ran again; its output above is the answer";
+const RERUN: &str = "the model sent code that already ran again; that code's result is the answer";
 
 fn non_empty(text: String) -> Option<String> {
     let trimmed = text.trim();

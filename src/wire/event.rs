@@ -340,7 +340,9 @@ pub enum Event {
     TurnFinished {
         turn: u64,
         outcome: Outcome,
-        /// The last answer, with `block:N` placeholders.
+        /// The task's final answer (`agent::answer`): the last reply with `block:N`
+        /// placeholders, without seek's own words echoed; never only placeholders (then the
+        /// last executed block's result, said plainly).
         answer: String,
         reasoning: Option<String>,
         agent: AgentName,
