@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use crate::agent::{BlockRecord, Event};
+use crate::agent::{BlockRecord, Event, Outcome};
 use crate::protocol::placeholder_index;
 
 #[path = "transcript_rounds.rs"]
@@ -176,6 +176,11 @@ impl Transcript {
                 code,
                 save_path,
             } => {
+                if *round == self.rounds.round
+                    && let Some((_, ran)) = &mut self.rounds.last_reply
+                {
+                    *ran = true;
+                }
                 let at = self.pane_or_new(*round, *index);
                 self.update_pane(at, |pane| {
                     pane.show_block(tool, code, save_path);
@@ -224,9 +229,20 @@ impl Transcript {
                 outcome,
                 message,
                 plan,
+                web,
+                answer,
                 ..
             } => {
                 self.section = None;
+                // A plan's or the web agent's answer is shown by their own items.
+                // A stopped or failed stream's partial answer is on screen as it streamed.
+                let whole = matches!(
+                    outcome,
+                    Outcome::Done | Outcome::GaveUp | Outcome::RoundLimit
+                );
+                if whole && plan.is_none() && web.is_none() {
+                    self.final_answer(answer);
+                }
                 self.turn_finished(*outcome, message.as_deref(), now);
                 self.plan_finished(plan.as_deref());
             }
@@ -474,6 +490,7 @@ impl Transcript {
         self.streaming_reasoning = None;
         let asks = rounds::asks(answer);
         self.rounds.asked |= asks;
+        self.rounds.last_reply = Some((answer.to_owned(), false));
         let mut text = String::new();
         for line in answer.split_inclusive('\n') {
             match placeholder_index(line.trim_end()) {

@@ -78,6 +78,8 @@ pub struct Rounds {
     pub cut: Option<ReplyCut>,
     /// The model's question (`REQUEST_CLARIFICATION`) was shown in this task.
     pub asked: bool,
+    /// The task's last reply as shown (placeholders and all), and whether a block of it ran.
+    pub last_reply: Option<(String, bool)>,
 }
 
 impl Rounds {
@@ -189,6 +191,20 @@ pub fn question(text: &str) -> String {
 
 /// The transcript's round boundaries, cut replies and the task's end.
 impl Transcript {
+    /// The task's final answer (`TurnFinished`'s), shown when it is not the last reply already
+    /// on screen and no block of that reply ran: the agent gave the result of a block that ran
+    /// earlier instead of a reply of only placeholders or seek's own echoed words. A reply whose
+    /// blocks ran shows their panes, which say the same.
+    pub(super) fn final_answer(&mut self, answer: &str) {
+        let shown = match &self.rounds.last_reply {
+            Some((reply, ran)) => *ran || reply.trim_end() == answer.trim_end(),
+            None => false,
+        };
+        if !shown && !answer.trim().is_empty() {
+            self.push(Item::Answer(answer.trim_end().to_owned()));
+        }
+    }
+
     /// The task ended: its open panes are abandoned, and a notice says how it ended, unless it
     /// simply succeeded (or the model's question, already shown, says it).
     pub(super) fn turn_finished(&mut self, outcome: Outcome, message: Option<&str>, now: Instant) {

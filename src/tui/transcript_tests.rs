@@ -356,3 +356,69 @@ fn a_question_asked_at_the_end_only_is_shown_as_one() {
         Some(&Item::Question("Which file?".into()))
     );
 }
+
+fn finished_with(answer: &str) -> Event {
+    Event::TurnFinished {
+        usage: None,
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: answer.into(),
+        reasoning: None,
+        agent: AgentName::Coder,
+        rounds: 2,
+        blocks: Vec::new(),
+        message: None,
+        plan: None,
+        web: None,
+    }
+}
+
+/// Round 2's reply, `answer`, that ran no block.
+fn second_reply(t: &mut Transcript, answer: &str) {
+    for event in [
+        Event::Status {
+            status: Status::Thinking,
+            round: 2,
+            attempt: 0,
+            max_attempts: 5,
+        },
+        Event::AnswerComplete {
+            round: 2,
+            answer: answer.into(),
+            reasoning: None,
+            blocks: 0,
+            finish: crate::agent::AnswerFinish::Stop,
+        },
+    ] {
+        t.apply(&event, t0());
+    }
+}
+
+#[test]
+fn the_final_answer_is_shown_when_it_replaced_a_reply_that_ran_nothing() {
+    let mut t = Transcript::default();
+    turn(&mut t);
+    second_reply(&mut t, "block:0");
+    t.apply(&finished_with("Ran `print(1)`:\n1"), t0());
+    assert_eq!(
+        t.items().last(),
+        Some(&Item::Answer("Ran `print(1)`:\n1".into()))
+    );
+}
+
+#[test]
+fn the_final_answer_is_not_repeated_when_the_reply_or_its_panes_say_it() {
+    let mut t = Transcript::default();
+    turn(&mut t);
+    second_reply(&mut t, "All done.");
+    let before = t.items().len();
+    t.apply(&finished_with("All done."), t0());
+    assert_eq!(t.items().len(), before, "{:?}", t.items());
+
+    // The last reply's block ran: its pane shows the result the answer says.
+    let mut t = Transcript::default();
+    turn(&mut t);
+    let before = t.items().len();
+    t.apply(&finished_with("Ran `print(1)`:\n1"), t0());
+    assert_eq!(t.items().len(), before, "{:?}", t.items());
+}
