@@ -1,6 +1,8 @@
 //! What the API shows of the latest task, kept up to date from the agent's events: its agent,
 //! its answer so far (with `block:N` placeholders, as AgenticSeek's `last_answer`), reasoning,
-//! blocks, AgenticSeek's status words, and whether it still runs.
+//! blocks, AgenticSeek's status words, and whether it still runs. Each task gets a number when it
+//! begins, and the event that ends it yields its `Ending` (its `/query` answer, taken then), so
+//! the bridge can hand each waiter its own task's answer.
 //!
 //! Pure state: it is fed events and asked for records; it must not send commands, wait, or
 //! know about HTTP.
@@ -311,7 +313,11 @@ mod tests {
     fn one_task_at_a_time() {
         let mut board = Board::default();
         assert_eq!(board.begin(), Some(1));
-        assert_eq!(board.begin(), None, "a second task while one runs is refused");
+        assert_eq!(
+            board.begin(),
+            None,
+            "a second task while one runs is refused"
+        );
         let ending = board.apply(&finished(Outcome::Done, "done", None));
         assert_eq!(ending.map(|e| e.ticket), Some(1));
         assert_eq!(

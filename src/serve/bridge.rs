@@ -131,8 +131,7 @@ impl Bridge {
             ticket
         };
         let bridge = Arc::clone(self);
-        let detached =
-            tokio::spawn(async move { bridge.submit_and_wait(query, ticket, rx).await });
+        let detached = tokio::spawn(async move { bridge.submit_and_wait(query, ticket, rx).await });
         detached.await.unwrap_or(Err(StartError::Gone))
     }
 
@@ -175,12 +174,18 @@ impl Bridge {
     /// Frees the board of task `ticket`, which will not reach the agent, and its waiter.
     fn abandon(&self, ticket: u64, why: &str) {
         let mut board = self.board();
-        if board.running_task().is_some_and(|(running, _)| running == ticket) {
+        if board
+            .running_task()
+            .is_some_and(|(running, _)| running == ticket)
+        {
             board.abandon(why);
             self.ended.send_replace(ticket);
         }
         let mut waiter = self.waiter();
-        if waiter.as_ref().is_some_and(|(waiting, _)| *waiting == ticket) {
+        if waiter
+            .as_ref()
+            .is_some_and(|(waiting, _)| *waiting == ticket)
+        {
             waiter.take();
         }
     }
