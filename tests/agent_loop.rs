@@ -127,7 +127,9 @@ fn the_first_failure_stops_the_later_blocks() {
         Reply::text("I give up on that."),
     ]);
     let out = run(&mut seek_p(&sb, &server, "two steps", &[]));
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // No block of the task succeeded: it failed, whatever the model said last.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "I give up on that.\n");
     assert!(!sb.path("work/should-not-exist").exists());
     let feedback = server.chat_requests()[1].last_user_message();
     assert!(feedback.contains("exit code 4\noops"), "{feedback}");
@@ -279,7 +281,10 @@ fn the_json_contract() {
     let done = lines.last().expect("lines");
     assert_eq!(done["type"], "done");
     assert_eq!(done["success"], true);
-    assert_eq!(done["answer"], "Running.\nblock:0\n");
+    assert_eq!(
+        done["answer"], "Running.\nblock:0",
+        "trailing whitespace trimmed"
+    );
     assert_eq!(done["reasoning"], "Use python.");
     assert_eq!(done["agent"], "coder");
     assert_eq!(done["rounds"], 1);

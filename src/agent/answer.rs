@@ -20,7 +20,9 @@ const OUTPUT_BYTES: usize = 2048;
 const CODE_CHARS: usize = 60;
 
 /// The final answer for a task whose last reply, in placeholder form, is `reply` and whose
-/// blocks ran as `records` say (in order).
+/// blocks ran as `records` say (in order). Trailing whitespace is trimmed: it depends on how the
+/// reply's stream ended (a small model's reply cut at its block keeps the closing fence's line
+/// ending, a model that stops right at the fence has none), so the same run gives the same bytes.
 pub fn final_answer(reply: &str, records: &[BlockRecord], seek: &SeekWords<'_>) -> String {
     let (kept, _) = seek.strip(reply);
     let only_placeholders = kept

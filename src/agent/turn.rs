@@ -408,9 +408,7 @@ fn take_reply(
     let cut = Cut::of(reply.finish.as_ref());
     let repetition = cut == Some(Cut::Repetition);
     let round_usage = reply.usage(window);
-    // Trailing whitespace depends on how the reply ended (a block cut keeps the fence's line
-    // ending, a model that stops at the fence has none): it is not part of the answer.
-    progress.last_answer = parsed.placeholder_text().trim_end().to_owned();
+    progress.last_answer = parsed.placeholder_text();
     progress.last_reasoning = non_empty(reply.reasoning);
     ctx.events.emit(Event::AnswerComplete {
         round: progress.rounds,
