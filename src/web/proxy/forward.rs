@@ -229,6 +229,8 @@ async fn forward(
     let (mut parts, body) = response.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::ALT_SVC);
+    // Only the proxy speaks of refusals: a page cannot pose as one.
+    parts.headers.remove(super::REFUSAL_HEADER);
     Response::from_parts(parts, body.boxed())
 }
 
@@ -304,10 +306,11 @@ fn deny(shared: &Shared, named: &str, denial: Denial) -> Response<Body> {
                 StatusCode::FORBIDDEN,
                 &format!("seek refused this request: {reason}"),
             );
-            // The reader learns from this header that the page is a refusal, not content.
-            let value = HeaderValue::from_str(&reason.to_string())
-                .unwrap_or_else(|_| HeaderValue::from_static("refused by seek's URL policy"));
-            answer.headers_mut().insert(super::REFUSAL_HEADER, value);
+            // The reader learns from this header, holding this proxy's secret, that the page is
+            // a refusal, not content (the reason itself it takes from `refused()`).
+            if let Ok(value) = HeaderValue::from_str(&shared.token) {
+                answer.headers_mut().insert(super::REFUSAL_HEADER, value);
+            }
             shared.refuse(named, reason);
             answer
         }
