@@ -455,6 +455,23 @@ async fn a_trusted_host_is_forwarded_in_origin_form_without_proxy_headers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_name_may_resolve_to_a_private_address() {
+    let origin = Origin::start().await;
+    let mut policy = UrlPolicy::new(false);
+    policy.trust_hosts_in(&format!("see pinned.test:{}", origin.port()));
+    let (proxy, _) = proxy(policy).await;
+    let client = client(&proxy);
+    let url = format!("http://pinned.test:{}/echo", origin.port());
+    let response = client.get(&url).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    // Trust is the name's, not the address's: another name for it stays refused.
+    let url = format!("http://evil.test:{}/echo", origin.port());
+    let response = client.get(&url).send().await.unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(origin.seen().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_responses_and_redirects_pass_through() {
     let origin = Origin::start().await;
     let (proxy, _) = proxy(UrlPolicy::new(true)).await;
@@ -488,14 +505,19 @@ async fn one_browser_connection_serves_several_hosts_each_resolved_once() {
     ];
     for url in &requests {
         let request = format!(
-            "GET {url} HTTP/1.1\r\nHost: {}\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive, x-hop\r\nx-hop: 1\r\n\r\n",
+            "GET {url} HTTP/1.1\r\nHost: {}\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive, x-hop\r\nx-hop: 1\r\nContent-Length: 4\r\n\r\nbody",
             url.trim_start_matches("http://").split('/').next().unwrap()
         );
         stream.write_all(request.as_bytes()).await.unwrap();
         let (status, _, body) = read_response(&mut stream).await;
         assert_eq!(status, 200, "{url}: {body}");
     }
-    assert_eq!(first.seen().len(), 1);
+    let seen = first.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].body.as_str()),
+        ("GET", "body")
+    );
     let seen = second.seen();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].target, "/two");
