@@ -170,6 +170,7 @@ async fn forward(
 
     let idle = shared.settings.idle_timeout;
     let handshake = hyper::client::conn::http1::Builder::new()
+        .max_header_size(MAX_RESPONSE_HEAD)
         .max_buf_size(MAX_RESPONSE_HEAD)
         .handshake::<_, Incoming>(TokioIo::new(origin))
         .await;
@@ -239,7 +240,10 @@ async fn forward(
 /// when none can be used.
 async fn open(shared: &Shared, target: &Target) -> Result<TcpStream, Response<Body>> {
     let wait = shared.settings.connect_timeout;
-    let deadline = Instant::now() + wait;
+    // A timeout too large to add is as good as none (a year).
+    let deadline = Instant::now()
+        .checked_add(wait)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 86_400));
     let late = |what: &str| {
         text(
             StatusCode::GATEWAY_TIMEOUT,

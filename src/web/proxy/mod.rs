@@ -277,7 +277,11 @@ impl fmt::Debug for PolicyProxy {
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, peers: PeerFilter) {
-    let permits = Arc::new(Semaphore::new(shared.settings.max_connections.max(1)));
+    let cap = shared
+        .settings
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS);
+    let permits = Arc::new(Semaphore::new(cap));
     loop {
         let permit = tokio::select! {
             () = shared.shutdown.cancelled() => return,
@@ -356,6 +360,7 @@ async fn connection(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(shared.settings.idle_timeout)
+        .max_header_size(MAX_HEAD_BYTES)
         .max_buf_size(MAX_HEAD_BYTES)
         .keep_alive(true);
     let served = http
