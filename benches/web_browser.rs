@@ -85,7 +85,10 @@ async fn run() {
         stops.push(stop_during_a_load(&settings, &policy).await);
     }
     println!("chromium reader, {STARTS} starts, {READS} reads of each page per start");
-    report("start (proxy + confined browser + DevTools session)", &mut starts);
+    report(
+        "start (proxy + confined browser + DevTools session)",
+        &mut starts,
+    );
     report("read /article.html", &mut article);
     report("read /js.html (script-written)", &mut script);
     report("read /late.html (text drawn 300 ms after load)", &mut late);

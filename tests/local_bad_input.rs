@@ -1,9 +1,10 @@
 //! The built-in engine against bad model files and names, through the real binary: a cut-short
 //! download, a foreign architecture, text or nothing named `.gguf`, a directory, an unknown
-//! name, and GGUF headers whose metadata lies. Each must end the task with exit code 3 (the
-//! model failed; a model file is only opened when the first reply needs it) and a message on
-//! stderr naming the file and what to do: never a panic, never an abort, never a multi-GB
-//! allocation (seek runs with its address space bounded to 2 GiB), and the session is kept.
+//! name, GGUF headers whose metadata lies, and chat templates that grow without end. Each must
+//! end the task with exit code 3 (the model failed; a model file is only opened when the first
+//! reply needs it) and a message on stderr naming the file and what to do: never a panic, never
+//! an abort, never a multi-GB allocation (seek runs with its address space bounded to 2 GiB),
+//! and the session is kept.
 //!
 //! The files are made by `support/gguf.rs` from a tiny model the engine loads (checked first),
 //! each with one thing wrong. The real SmolLM2 file (`SEEK_TEST_GGUF`, else the dev copy) is
@@ -384,4 +385,30 @@ fn a_token_id_past_the_embedding_is_refused() {
     let mut g = tiny_llama();
     g.set("tokenizer.ggml.eos_token_id", Meta::U32(1 << 30));
     refused(&g, "eos.gguf", &["1073741824"]);
+}
+
+/// A chat template that doubles a string 64 times (18 EB unbounded) and one that nests a list
+/// 100 000 deep before `tojson`: each ends the task with the template's bound named, exit 3, no
+/// abort — within the 2 GiB address space, though the first reached 3–5 GB before the bound.
+#[test]
+fn a_chat_template_that_grows_without_end_is_stopped_by_its_bounds() {
+    let doubling = format!(
+        "{{% set s = 'x' %}}{}{{{{ s }}}}",
+        "{% set s = s ~ s %}".repeat(64)
+    );
+    let nesting = "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}\
+        {% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson }}"
+        .to_owned();
+    for (name, template, bound) in [
+        ("doubling.gguf", doubling, "MiB of values and output"),
+        ("nesting.gguf", nesting, "levels deep"),
+    ] {
+        let mut g = tiny_llama();
+        g.set("tokenizer.chat_template", Meta::Str(template));
+        refused(
+            &g,
+            name,
+            &["the chat template of", bound, "use a different model file"],
+        );
+    }
 }

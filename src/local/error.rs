@@ -32,6 +32,11 @@ pub enum LocalError {
     /// The chat template in the file cannot be parsed or rendered.
     #[error("the chat template of {path} failed: {reason}")]
     Template { path: PathBuf, reason: String },
+    /// The chat template in the file went past a bound seek renders templates within.
+    #[error(
+        "the chat template of {path} exceeded seek's bound of {limit} (a model file's template is untrusted, so seek bounds its memory, nesting and steps); use a different model file, or a model server for this one (--provider ollama, llama.cpp, …)"
+    )]
+    TemplateLimit { path: PathBuf, limit: String },
     /// The tensor arithmetic failed (a bug or a damaged file).
     #[error("the model {path} failed while computing: {reason}")]
     Compute { path: PathBuf, reason: String },

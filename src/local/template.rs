@@ -16,21 +16,39 @@
 //! A conversation whose last message is the assistant's is continued (`prompt`): that message's
 //! text ends the prompt, unclosed, and the reply is the rest of it, as llama.cpp's server and
 //! Ollama do with a trailing assistant message.
+//!
+//! The template comes with the model file, so it is untrusted: a rendering is bounded in steps
+//! (minijinja's fuel), in memory and value nesting (`budget.rs`, through the rewrite of
+//! `guard.rs`), and in call depth (a recursion limit, on a thread whose stack holds it). A
+//! template that passes a bound fails with an error naming the file; none can abort seek.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use candle_core::quantized::gguf_file;
+use minijinja::machinery::{self, CodeGenerator, Vm, WhitespaceConfig};
+use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value, context};
 
 use super::LocalError;
 use super::tokenizer::Tokenizer;
 use crate::llm::{Message, Role};
 
+mod budget;
+mod guard;
+
+pub use budget::{MAX_DEPTH, MEMORY_LIMIT};
+
 const TEMPLATE_KEY: &str = "tokenizer.chat_template";
 /// Steps a template may take to render one conversation (minijinja's fuel): thousands of
 /// messages' worth, and a fraction of a second of a runaway loop.
 const TEMPLATE_FUEL: u64 = 20_000_000;
 const TEMPLATE_NAME: &str = "chat_template";
+/// Nested calls (macros, `loop(…)`, `caller()`) a rendering may make; real templates nest a few.
+pub const RECURSION_LIMIT: usize = 100;
+/// The stack of the thread a template renders on: room for `RECURSION_LIMIT` nested calls and
+/// values nested `MAX_DEPTH` deep with a wide margin (only what is used is ever touched).
+const RENDER_STACK: usize = 64 << 20;
 
 /// llama.cpp's template for a file that has none.
 const CHATML: &str = "{%- for message in messages -%}\n\
@@ -44,7 +62,7 @@ const CHATML: &str = "{%- for message in messages -%}\n\
 #[derive(Debug)]
 pub struct ChatTemplate {
     path: PathBuf,
-    env: Environment<'static>,
+    source: String,
     bos_token: String,
     eos_token: String,
     /// The tokenizer adds BOS itself, so a BOS the template writes first is dropped (else the
@@ -87,23 +105,22 @@ impl ChatTemplate {
         eos_token: &str,
         tokenizer_adds_bos: bool,
     ) -> Result<Self, LocalError> {
-        let mut env = Environment::new();
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_function("raise_exception", raise_exception);
-        // The template comes with the model file: one that loops without end must fail, not
-        // hang the engine. A real chat template spends a few hundred steps per message.
-        env.set_fuel(Some(TEMPLATE_FUEL));
-        env.add_template_owned(TEMPLATE_NAME, source.to_owned())
-            .map_err(|e| LocalError::Template {
-                path: path.to_owned(),
-                reason: format!("{TEMPLATE_KEY} does not parse: {e}"),
-            })?;
+        let refused = |reason: String| LocalError::Template {
+            path: path.to_owned(),
+            reason,
+        };
+        if source.contains(guard::RESERVED_PREFIX) {
+            return Err(refused(format!(
+                "{TEMPLATE_KEY} uses a name starting with {}, which seek reserves for its checks",
+                guard::RESERVED_PREFIX
+            )));
+        }
+        // Parsed on the render thread's stack too: minijinja's parser nests up to its own limit.
+        on_render_thread(|| parse(source).map(drop))
+            .map_err(|e| refused(format!("{TEMPLATE_KEY} does not parse: {e}")))?;
         Ok(Self {
             path: path.to_owned(),
-            env,
+            source: source.to_owned(),
             bos_token: bos_token.to_owned(),
             eos_token: eos_token.to_owned(),
             strip_leading_bos: tokenizer_adds_bos && !bos_token.is_empty(),
@@ -132,21 +149,17 @@ impl ChatTemplate {
         messages: &[Message],
         add_generation_prompt: bool,
     ) -> Result<String, LocalError> {
-        let failed = |e: Error| LocalError::Template {
-            path: self.path.clone(),
-            reason: e.to_string(),
+        let root = context! {
+            messages => Value::from_serialize(messages),
+            add_generation_prompt => add_generation_prompt,
+            bos_token => &self.bos_token,
+            eos_token => &self.eos_token,
+            tools => Value::from(()),
+            enable_thinking => true,
         };
-        let template = self.env.get_template(TEMPLATE_NAME).map_err(failed)?;
-        let rendered = template
-            .render(context! {
-                messages => Value::from_serialize(messages),
-                add_generation_prompt => add_generation_prompt,
-                bos_token => &self.bos_token,
-                eos_token => &self.eos_token,
-                tools => Value::from(()),
-                enable_thinking => true,
-            })
-            .map_err(failed)?;
+        let budget = Arc::new(budget::Budget::default());
+        let rendered = on_render_thread(|| render_bounded(&self.source, root, &budget))
+            .map_err(|e| self.failure(&e, &budget))?;
         Ok(match rendered.strip_prefix(self.bos_token.as_str()) {
             Some(rest) if self.strip_leading_bos => rest.to_owned(),
             _ => rendered,
@@ -154,10 +167,104 @@ impl ChatTemplate {
     }
 }
 
+impl ChatTemplate {
+    /// The error for a rendering that failed: a bound it ran into, or the template's own error.
+    fn failure(&self, e: &Error, budget: &budget::Budget) -> LocalError {
+        let limit = match budget.exceeded() {
+            Some(what) => Some(what.describe()),
+            None if e.kind() == ErrorKind::OutOfFuel => {
+                return LocalError::Template {
+                    path: self.path.clone(),
+                    reason: format!(
+                        "it took more than {TEMPLATE_FUEL} steps (a loop without end?); use a different model file"
+                    ),
+                };
+            }
+            None if e.to_string().contains("recursion limit exceeded") => {
+                Some(format!("{RECURSION_LIMIT} nested calls"))
+            }
+            None => None,
+        };
+        match limit {
+            Some(limit) => LocalError::TemplateLimit {
+                path: self.path.clone(),
+                limit,
+            },
+            None => LocalError::Template {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+fn parse(source: &str) -> Result<machinery::ast::Stmt<'_>, Error> {
+    machinery::parse(
+        source,
+        TEMPLATE_NAME,
+        SyntaxConfig,
+        // As Hugging Face and llama.cpp render chat templates.
+        WhitespaceConfig {
+            keep_trailing_newline: false,
+            lstrip_blocks: true,
+            trim_blocks: true,
+        },
+    )
+}
+
+/// Parses `source`, puts the checks in, and renders it with `root` within `budget`.
+fn render_bounded(
+    source: &str,
+    root: Value,
+    budget: &Arc<budget::Budget>,
+) -> Result<String, Error> {
+    let ast = guard::rewrite(&parse(source)?);
+    let mut generator = CodeGenerator::new(TEMPLATE_NAME, source);
+    generator.compile_stmt(&ast);
+    let (instructions, blocks) = generator.finish();
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.add_function("raise_exception", raise_exception);
+    // One that loops without end must fail, not hang the engine. A real chat template spends a
+    // few hundred steps per message.
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(RECURSION_LIMIT);
+    budget::install(&mut env, budget);
+    let mut rendered = String::new();
+    let mut out = machinery::make_string_output(&mut rendered);
+    Vm::new(&env).eval(&instructions, root, &blocks, &mut out, AutoEscape::None)?;
+    Ok(rendered)
+}
+
+/// Runs `work` on a thread of its own with `RENDER_STACK` of stack, so that the nesting the
+/// bounds allow can never overflow the caller's (smaller) stack.
+fn on_render_thread<T: Send>(work: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("seek-template".into())
+            .stack_size(RENDER_STACK)
+            .spawn_scoped(scope, work)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("cannot start the template thread: {e}"),
+                )
+            })?;
+        handle.join().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "the template renderer failed (an internal error)",
+            ))
+        })
+    })
+}
+
 /// The template's own `raise_exception(message)`: stops rendering with that message.
 fn raise_exception(message: String) -> Result<Value, Error> {
     Err(Error::new(ErrorKind::InvalidOperation, message))
 }
 
+#[cfg(test)]
+mod attacks;
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,9 @@ pub struct UrlPolicy {
     allow_private: bool,
     /// Hosts (lower case) the user wrote in the task, which may be private.
     trusted_hosts: Vec<String>,
+    /// For each trusted *name* resolved so far: whether it may lead to private addresses, as its
+    /// first resolution decided (shared by clones: one task's readers see one answer).
+    first_seen: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
 }
 
 impl UrlPolicy {
@@ -48,6 +51,7 @@ impl UrlPolicy {
         Self {
             allow_private,
             trusted_hosts: Vec::new(),
+            first_seen: Arc::default(),
         }
     }
 
@@ -108,9 +112,37 @@ impl UrlPolicy {
         Ok(url)
     }
 
-    /// Whether `host`, resolved to `ip`, may be connected to.
+    /// Whether `host`, resolved to `ip`, may be connected to, without regard to earlier
+    /// resolutions (`allowed_addresses` is what connections use).
     pub fn allows(&self, host: &str, ip: IpAddr) -> bool {
         self.allow_private || !is_private(ip) || self.trusts(host)
+    }
+
+    /// Of the addresses `host` resolved to, those that may be connected to. A trusted host the
+    /// user wrote as a name may lead to private addresses only when it looks internal
+    /// (`localhost`, one label such as `nas`) or its first resolution held a private address: a
+    /// typed name first seen public stays public for the rest of the task, so its DNS cannot
+    /// later rebind it onto an internal service.
+    pub fn allowed_addresses(&self, host: &str, found: &[IpAddr]) -> Vec<IpAddr> {
+        let private_ok =
+            self.allow_private || (self.trusts(host) && self.name_may_be_private(host, found));
+        found
+            .iter()
+            .copied()
+            .filter(|ip| private_ok || !is_private(*ip))
+            .collect()
+    }
+
+    /// For a trusted host: whether it may lead to private addresses (see `allowed_addresses`).
+    fn name_may_be_private(&self, host: &str, found: &[IpAddr]) -> bool {
+        let name = normalise_host(host);
+        if name.parse::<IpAddr>().is_ok() || is_localhost(&name) || !name.contains('.') {
+            return true;
+        }
+        let mut seen = self.first_seen.lock().unwrap_or_else(|e| e.into_inner());
+        *seen
+            .entry(name)
+            .or_insert_with(|| found.iter().any(|ip| is_private(*ip)))
     }
 }
 
@@ -230,10 +262,11 @@ impl Resolve for PolicyResolver {
             let host = name.as_str().to_owned();
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found
-                .iter()
-                .copied()
-                .filter(|addr| policy.allows(&host, addr.ip()))
+            let ips: Vec<IpAddr> = found.iter().map(SocketAddr::ip).collect();
+            let allowed: Vec<SocketAddr> = policy
+                .allowed_addresses(&host, &ips)
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, 0))
                 .collect();
             if allowed.is_empty() && !found.is_empty() {
                 let addresses = found
@@ -246,5 +279,68 @@ impl Resolve for PolicyResolver {
             let addrs: Addrs = Box::new(allowed.into_iter());
             Ok(addrs)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ips(list: &[&str]) -> Vec<IpAddr> {
+        list.iter().filter_map(|ip| ip.parse().ok()).collect()
+    }
+
+    #[test]
+    fn a_typed_name_first_seen_public_cannot_rebind_to_a_private_address() {
+        let mut policy = UrlPolicy::new(false);
+        policy.trust_hosts_in("read https://news.example.org/today");
+        let public = ips(&["93.184.216.34"]);
+        assert_eq!(
+            policy.allowed_addresses("news.example.org", &public),
+            public
+        );
+        // The attacker's DNS now answers an internal address.
+        assert!(
+            policy
+                .allowed_addresses("news.example.org", &ips(&["127.0.0.2", "169.254.169.254"]))
+                .is_empty()
+        );
+        // A clone (another reader of the same task) remembers too.
+        let clone = policy.clone();
+        assert!(
+            clone
+                .allowed_addresses("NEWS.example.org.", &ips(&["10.0.0.5"]))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn typed_internal_names_and_addresses_stay_reachable() {
+        let mut policy = UrlPolicy::new(false);
+        policy.trust_hosts_in("see http://nas:8080/ and http://intranet.corp.example:81/ and http://127.0.0.1:3000/ and localhost:9000");
+        let loopback = ips(&["127.0.0.1"]);
+        assert_eq!(
+            policy.allowed_addresses("nas", &ips(&["192.168.1.4"])),
+            ips(&["192.168.1.4"])
+        );
+        assert_eq!(policy.allowed_addresses("127.0.0.1", &loopback), loopback);
+        assert_eq!(policy.allowed_addresses("localhost", &loopback), loopback);
+        // First seen private: an internal name the user asked for.
+        assert_eq!(
+            policy.allowed_addresses("intranet.corp.example", &ips(&["10.1.2.3"])),
+            ips(&["10.1.2.3"])
+        );
+        // Untrusted names never lead to private addresses; public ones pass.
+        assert!(
+            policy
+                .allowed_addresses("evil.example", &loopback)
+                .is_empty()
+        );
+        assert_eq!(
+            policy.allowed_addresses("evil.example", &ips(&["93.184.216.34", "127.0.0.1"])),
+            ips(&["93.184.216.34"])
+        );
+        let open = UrlPolicy::new(true);
+        assert_eq!(open.allowed_addresses("evil.example", &loopback), loopback);
     }
 }

@@ -219,8 +219,10 @@ fn connect_for(
                 sys::connect(socket.as_fd(), &Destination::file_address(&file))
             }
         }
-    } else {
+    } else if policy.allows_inet(address) {
         sys::connect(socket.as_fd(), address)
+    } else {
+        return Err(libc::EACCES);
     };
     outcome.map_err(|e| e.raw_os_error().unwrap_or(libc::ECONNREFUSED))
 }

@@ -170,6 +170,7 @@ async fn forward(
 
     let idle = shared.settings.idle_timeout;
     let handshake = hyper::client::conn::http1::Builder::new()
+        .max_header_size(MAX_RESPONSE_HEAD)
         .max_buf_size(MAX_RESPONSE_HEAD)
         .handshake::<_, Incoming>(TokioIo::new(origin))
         .await;
@@ -229,6 +230,8 @@ async fn forward(
     let (mut parts, body) = response.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::ALT_SVC);
+    // Only the proxy speaks of refusals: a page cannot pose as one.
+    parts.headers.remove(super::REFUSAL_HEADER);
     Response::from_parts(parts, body.boxed())
 }
 
@@ -237,7 +240,10 @@ async fn forward(
 /// when none can be used.
 async fn open(shared: &Shared, target: &Target) -> Result<TcpStream, Response<Body>> {
     let wait = shared.settings.connect_timeout;
-    let deadline = Instant::now() + wait;
+    // A timeout too large to add is as good as none (a year).
+    let deadline = Instant::now()
+        .checked_add(wait)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 86_400));
     let late = |what: &str| {
         text(
             StatusCode::GATEWAY_TIMEOUT,
@@ -304,10 +310,11 @@ fn deny(shared: &Shared, named: &str, denial: Denial) -> Response<Body> {
                 StatusCode::FORBIDDEN,
                 &format!("seek refused this request: {reason}"),
             );
-            // The reader learns from this header that the page is a refusal, not content.
-            let value = HeaderValue::from_str(&reason.to_string())
-                .unwrap_or_else(|_| HeaderValue::from_static("refused by seek's URL policy"));
-            answer.headers_mut().insert(super::REFUSAL_HEADER, value);
+            // The reader learns from this header, holding this proxy's secret, that the page is
+            // a refusal, not content (the reason itself it takes from `refused()`).
+            if let Ok(value) = HeaderValue::from_str(&shared.token) {
+                answer.headers_mut().insert(super::REFUSAL_HEADER, value);
+            }
             shared.refuse(named, reason);
             answer
         }

@@ -36,8 +36,9 @@ use crate::web::policy::{UrlPolicy, UrlRefused};
 pub const MAX_CONNECTIONS: usize = 256;
 /// The largest request head (request line and headers) read from the browser: larger is 431.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// The header of every refusal's 403, holding the reason (the reader finds refused documents by
-/// it: for plain `http` the browser shows the proxy's answer as the page).
+/// The header of every refusal's 403, holding the proxy's secret token (the reader finds refused
+/// documents by it: for plain `http` the browser shows the proxy's answer as the page). Origins'
+/// copies are removed, and one inside an `https` tunnel lacks the token.
 pub const REFUSAL_HEADER: &str = "x-seek-refused";
 /// Refusals kept for `refused()`; older ones are dropped.
 const MAX_REFUSALS: usize = 256;
@@ -154,6 +155,8 @@ struct Shared {
     shutdown: CancellationToken,
     /// For `PeerFilter::GroupNamedLater`: the group served (0: none yet).
     named_group: std::sync::atomic::AtomicI32,
+    /// Random, per proxy: the value of its refusal header.
+    token: String,
 }
 
 impl Shared {
@@ -199,6 +202,7 @@ impl PolicyProxy {
             shutdown: CancellationToken::new(),
             settings,
             named_group: std::sync::atomic::AtomicI32::new(0),
+            token: uuid::Uuid::new_v4().simple().to_string(),
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), peers));
         Ok(Self { shared, accept })
@@ -218,6 +222,11 @@ impl PolicyProxy {
             std::sync::atomic::Ordering::AcqRel,
             std::sync::atomic::Ordering::Acquire,
         );
+    }
+
+    /// The value of this proxy's refusal header (`REFUSAL_HEADER`).
+    pub fn refusal_token(&self) -> &str {
+        &self.shared.token
     }
 
     /// Why the latest refusal of a request to `host` was made, in the model's words.
@@ -268,7 +277,11 @@ impl fmt::Debug for PolicyProxy {
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, peers: PeerFilter) {
-    let permits = Arc::new(Semaphore::new(shared.settings.max_connections.max(1)));
+    let cap = shared
+        .settings
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS);
+    let permits = Arc::new(Semaphore::new(cap));
     loop {
         let permit = tokio::select! {
             () = shared.shutdown.cancelled() => return,
@@ -347,6 +360,7 @@ async fn connection(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(shared.settings.idle_timeout)
+        .max_header_size(MAX_HEAD_BYTES)
         .max_buf_size(MAX_HEAD_BYTES)
         .keep_alive(true);
     let served = http

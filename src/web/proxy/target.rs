@@ -117,10 +117,10 @@ pub(crate) fn pin(
         let ip = ip.to_canonical();
         target.port == own.port() && (ip == own.ip() || ip.is_unspecified())
     };
-    let allowed: Vec<SocketAddr> = found
-        .iter()
-        .copied()
-        .filter(|ip| policy.allows(&target.host, *ip) && !is_own(*ip))
+    let allowed: Vec<SocketAddr> = policy
+        .allowed_addresses(&target.host, found)
+        .into_iter()
+        .filter(|ip| !is_own(*ip))
         .map(|ip| SocketAddr::new(ip, target.port))
         .collect();
     if !allowed.is_empty() {

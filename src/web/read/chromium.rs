@@ -50,6 +50,8 @@ const COMMAND_MARGIN: Duration = Duration::from_secs(5);
 /// After a form's button is clicked, how long a navigation may take to begin before the page is
 /// taken to have answered in place (a script's `fetch`).
 const SUBMIT_NAVIGATION_BOUND: Duration = Duration::from_millis(500);
+/// How long replacing a hung tab may take before the whole browser is given up.
+const RECOVER_BOUND: Duration = Duration::from_secs(5);
 
 /// A Chromium reader.
 pub struct ChromiumReader {
@@ -63,6 +65,7 @@ pub struct ChromiumReader {
     /// Removed when closed (after the processes are gone) or dropped.
     profile: Option<tempfile::TempDir>,
     version: String,
+    user_agent: String,
     timeout: Duration,
     settle: Duration,
     max_bytes: usize,
@@ -116,10 +119,10 @@ impl ChromiumReader {
             let number = product.split('/').nth(1).unwrap_or_default().to_owned();
             let major = number.split('.').next().unwrap_or_default().to_owned();
             let page = PageSession::open(&cdp, &launch::user_agent(&major)).await?;
-            Ok::<_, CdpError>((number, page))
+            Ok::<_, CdpError>((number, major, page))
         })
         .await;
-        let (version, page) = match started {
+        let (version, major, page) = match started {
             Ok(Ok(started)) => started,
             Ok(Err(error)) => {
                 browser.group.kill_and_wait(EXIT_BOUND).await;
@@ -144,6 +147,7 @@ impl ChromiumReader {
             proxy: Some(proxy),
             profile: Some(profile),
             version,
+            user_agent: launch::user_agent(&major),
             timeout,
             settle: settings.settle(),
             max_bytes: settings.max_page_bytes(),
@@ -183,7 +187,7 @@ impl ChromiumReader {
         let page = self.page()?;
         self.current = None;
         let mut events = page.cdp.subscribe();
-        let mut activity = Activity::default();
+        let mut activity = Activity::of(&page);
         let deadline = Instant::now() + self.timeout;
         let navigated = tokio::time::timeout_at(
             deadline,
@@ -252,11 +256,22 @@ impl ChromiumReader {
             });
         }
         // The proxy refused the document (a redirect hop into a refused address, or the address
-        // itself): the page is its refusal, not content.
-        if let Some(reason) = activity.refused.take() {
+        // itself): the page is its refusal, not content. Only the header holding this proxy's
+        // secret counts (a page cannot pose as a refusal); the reason is the proxy's own.
+        let token = self.proxy.as_ref().map(PolicyProxy::refusal_token);
+        if activity.refused.is_some() && activity.refused.as_deref() == token {
             let _ = page
                 .call("Page.navigate", json!({"url": "about:blank"}))
                 .await;
+            let host = Url::parse(&snapshot.url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .unwrap_or_default();
+            let reason = self
+                .proxy
+                .as_ref()
+                .and_then(|proxy| proxy.refusal_for(&host))
+                .unwrap_or_else(|| format!("{} is refused by seek's URL policy", snapshot.url));
             return Err(ReadError::Blocked {
                 url: snapshot.url,
                 reason,
@@ -310,7 +325,7 @@ impl ChromiumReader {
             return Err(no_matching_form(&current, &forms, fields));
         };
         let mut events = page.cdp.subscribe();
-        let mut activity = Activity::default();
+        let mut activity = Activity::of(&page);
         match tokio::time::timeout(bound, form::fill_and_submit(&page, &choice)).await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(dom::browser_error(&error)),
@@ -321,7 +336,7 @@ impl ChromiumReader {
         let began = Instant::now() + SUBMIT_NAVIGATION_BOUND;
         while !activity.started_loading && Instant::now() < began {
             match tokio::time::timeout_at(began, events.recv()).await {
-                Ok(Ok(event)) => activity.note(&page.session, &event, Instant::now()),
+                Ok(Ok(event)) => activity.note(&event, Instant::now()),
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
                     return Err(dom::browser_error(&CdpError::Closed));
@@ -339,6 +354,35 @@ impl ChromiumReader {
             }
         }
         self.read(&page, events, activity, &current).await
+    }
+
+    /// After a load or a read that did not end in time (a page's script spinning forever, a
+    /// `document.write` that never ends): the tab is thrown away and a fresh one opened, so the
+    /// next page is not held up by this one. If even that fails, the browser is ended.
+    async fn recover(&mut self) {
+        self.current = None;
+        let Some(old) = self.page.take() else {
+            return;
+        };
+        let cdp = old.cdp.clone();
+        let user_agent = self.user_agent.clone();
+        let renewed = tokio::time::timeout(RECOVER_BOUND, async move {
+            // Stops a spinning script, so the renderer can take the close.
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                old.call("Runtime.terminateExecution", json!({})),
+            )
+            .await;
+            let _ = cdp
+                .call(None, "Target.closeTarget", json!({"targetId": old.target}))
+                .await;
+            PageSession::open(&cdp, &user_agent).await
+        })
+        .await;
+        match renewed {
+            Ok(Ok(page)) => self.page = Some(page),
+            _ => self.kill(),
+        }
     }
 
     /// Kills the browser's processes (group and cgroup) now, without waiting.
@@ -376,11 +420,23 @@ impl PageReader for ChromiumReader {
     }
 
     fn open<'a>(&'a mut self, url: &'a Url) -> BoxFuture<'a, Result<Page, ReadError>> {
-        Box::pin(self.navigate(url))
+        Box::pin(async move {
+            let read = self.navigate(url).await;
+            if matches!(read, Err(ReadError::Timeout { .. })) {
+                self.recover().await;
+            }
+            read
+        })
     }
 
     fn submit<'a>(&'a mut self, fields: &'a [WebField]) -> BoxFuture<'a, Result<Page, ReadError>> {
-        Box::pin(self.fill(fields))
+        Box::pin(async move {
+            let read = self.fill(fields).await;
+            if matches!(read, Err(ReadError::Timeout { .. })) {
+                self.recover().await;
+            }
+            read
+        })
     }
 
     fn screenshot(&mut self) -> BoxFuture<'_, Option<Vec<u8>>> {

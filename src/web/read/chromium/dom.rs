@@ -46,6 +46,10 @@ impl Snapshot {
 pub struct PageSession {
     pub cdp: Cdp,
     pub session: String,
+    /// The tab, as the browser names it (to close it when it hangs).
+    pub target: String,
+    /// Its main frame: only this frame's document says what the page is (an iframe's does not).
+    pub frame: String,
 }
 
 impl PageSession {
@@ -67,9 +71,11 @@ impl PageSession {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let page = Self {
+        let mut page = Self {
             cdp: cdp.clone(),
             session,
+            target,
+            frame: String::new(),
         };
         // Nothing a page offers is saved to disk.
         cdp.call(
@@ -80,6 +86,11 @@ impl PageSession {
         .await?;
         tokio::spawn(dismiss_dialogs(cdp.subscribe(), page.clone()));
         page.call("Page.enable", json!({})).await?;
+        let tree = page.call("Page.getFrameTree", json!({})).await?;
+        page.frame = tree["frameTree"]["frame"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         page.call("Network.enable", json!({})).await?;
         page.call(
             "Network.setUserAgentOverride",
@@ -179,9 +190,12 @@ async fn dismiss_dialogs(mut events: broadcast::Receiver<CdpEvent>, page: PageSe
 /// What the network of one page did since a navigation began.
 #[derive(Debug, Default)]
 pub struct Activity {
+    session: String,
+    frame: String,
     in_flight: HashSet<String>,
     last: Option<Instant>,
-    /// The main document's HTTP status and whether seek's proxy refused it (its reason).
+    /// The main frame's document: its HTTP status, and the value of seek's proxy's refusal
+    /// header on it (the reader compares it with the proxy's secret).
     pub status: Option<u16>,
     pub refused: Option<String>,
     pub loaded: bool,
@@ -189,11 +203,21 @@ pub struct Activity {
 }
 
 impl Activity {
-    /// Takes one event of `page` into account.
-    pub fn note(&mut self, session: &str, event: &CdpEvent, now: Instant) {
-        if event.session.as_deref() != Some(session) {
+    /// Nothing seen yet of `page`.
+    pub fn of(page: &PageSession) -> Self {
+        Self {
+            session: page.session.clone(),
+            frame: page.frame.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// Takes one event into account (events of other pages are ignored).
+    pub fn note(&mut self, event: &CdpEvent, now: Instant) {
+        if event.session.as_deref() != Some(self.session.as_str()) {
             return;
         }
+        let main_frame = params_frame(&event.params) == Some(self.frame.as_str());
         let params = &event.params;
         let id = || params["requestId"].as_str().unwrap_or_default().to_owned();
         match event.method.as_str() {
@@ -205,7 +229,7 @@ impl Activity {
                 self.in_flight.remove(&id());
                 self.last = Some(now);
             }
-            "Network.responseReceived" if params["type"] == "Document" => {
+            "Network.responseReceived" if params["type"] == "Document" && main_frame => {
                 let response = &params["response"];
                 self.status = response["status"]
                     .as_u64()
@@ -214,7 +238,7 @@ impl Activity {
                 self.last = Some(now);
             }
             "Page.loadEventFired" => self.loaded = true,
-            "Page.frameStartedLoading" => self.started_loading = true,
+            "Page.frameStartedLoading" if main_frame => self.started_loading = true,
             _ => {}
         }
     }
@@ -225,7 +249,11 @@ impl Activity {
     }
 }
 
-/// The reason seek's proxy gave in its refusal header, if the response is one.
+fn params_frame(params: &Value) -> Option<&str> {
+    params["frameId"].as_str()
+}
+
+/// The value of seek's proxy's refusal header, if the response has one.
 fn refusal(headers: &Value) -> Option<String> {
     let headers = headers.as_object()?;
     headers
@@ -238,12 +266,11 @@ fn refusal(headers: &Value) -> Option<String> {
 /// Drains what arrived on `events` into `activity` without waiting.
 pub fn drain(
     events: &mut broadcast::Receiver<CdpEvent>,
-    page: &PageSession,
     activity: &mut Activity,
 ) -> Result<(), CdpError> {
     loop {
         match events.try_recv() {
-            Ok(event) => activity.note(&page.session, &event, Instant::now()),
+            Ok(event) => activity.note(&event, Instant::now()),
             Err(broadcast::error::TryRecvError::Empty) => return Ok(()),
             // Events were missed: count the network as busy now, so the quiet period starts over.
             Err(broadcast::error::TryRecvError::Lagged(_)) => {
@@ -265,7 +292,7 @@ pub async fn wait_for_load(
         let next = tokio::time::timeout_at(deadline, events.recv()).await;
         match next {
             Err(_) => return Ok(false),
-            Ok(Ok(event)) => activity.note(&page.session, &event, Instant::now()),
+            Ok(Ok(event)) => activity.note(&event, Instant::now()),
             Ok(Err(broadcast::error::RecvError::Lagged(_))) => {
                 // A missed load event is found by asking the page.
                 let state = page.evaluate("document.readyState").await?;
@@ -290,7 +317,7 @@ pub async fn settle(
     let mut shape = Value::Null;
     let mut shape_since = Instant::now();
     loop {
-        drain(events, page, activity)?;
+        drain(events, activity)?;
         let now_shape = page
             .evaluate(
                 "(() => { const b = document.body; \
@@ -419,18 +446,46 @@ mod tests {
             params: json!({"requestId": id}),
         };
         let start = Instant::now();
-        let mut activity = Activity::default();
+        let mut activity = Activity {
+            session: "s".into(),
+            frame: "main".into(),
+            ..Activity::default()
+        };
         assert!(activity.quiet(start));
-        activity.note("s", &event("Network.requestWillBeSent", "1"), start);
+        activity.note(&event("Network.requestWillBeSent", "1"), start);
         assert!(!activity.quiet(start + QUIET * 4));
-        activity.note("s", &event("Network.loadingFinished", "1"), start);
+        activity.note(&event("Network.loadingFinished", "1"), start);
         assert!(!activity.quiet(start + QUIET / 2));
         assert!(activity.quiet(start + QUIET));
         // Another page's requests do not count.
         let mut other = event("Network.requestWillBeSent", "2");
         other.session = Some("t".into());
-        activity.note("s", &other, start);
+        activity.note(&other, start);
         assert!(activity.quiet(start + QUIET));
+    }
+
+    #[test]
+    fn only_the_main_frames_document_says_what_the_page_is() {
+        let mut activity = Activity {
+            session: "s".into(),
+            frame: "main".into(),
+            ..Activity::default()
+        };
+        let document = |frame: &str, status: u16, refused: bool| CdpEvent {
+            method: "Network.responseReceived".into(),
+            session: Some("s".into()),
+            params: json!({"type": "Document", "frameId": frame, "requestId": frame,
+                "response": {"status": status,
+                    "headers": if refused { json!({"x-seek-refused": "t"}) } else { json!({}) }}}),
+        };
+        let now = Instant::now();
+        activity.note(&document("main", 200, false), now);
+        // An iframe refused by the proxy neither refuses the page nor changes its status.
+        activity.note(&document("child", 403, true), now);
+        assert_eq!(activity.status, Some(200));
+        assert_eq!(activity.refused, None);
+        activity.note(&document("main", 403, true), now);
+        assert_eq!(activity.refused.as_deref(), Some("t"));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Starting and ending the browser's processes: finding Chromium, its profile folder (named
 //! after this seek's pid, so the next seek removes what a killed one left, processes included),
-//! and spawning it confined like a block: the credential-stripped environment, its own process
-//! group and cgroup, a parent-death signal, the DevTools protocol on two pipes (fds 3 and 4, no
-//! listening socket), every request through seek's proxy, and the `exec::jail` rules (writes
-//! only in its profile, TCP only to the proxy's port).
+//! and spawning it confined like a block: the credential-stripped environment, its own session
+//! (so its own process group) and cgroup, a parent-death signal, the DevTools protocol on two
+//! pipes (fds 3 and 4, no listening socket), every request through seek's proxy, the
+//! `exec::jail` rules (no privileges; writes only in its profile, TCP only to the proxy's port).
+//! Not yet the blocks' socket guard (its supervisor makes connects outside the jail's TCP rule).
 //!
 //! It must not speak the DevTools protocol (`cdp.rs`) nor decide which URLs may be opened.
 
@@ -237,9 +238,6 @@ pub fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        // Its own group: Chromium and all its helpers end in one signal, and a Ctrl+C meant for
-        // seek's terminal does not reach them.
-        .process_group(0)
         .kill_on_drop(true);
     for name in env_remove {
         command.env_remove(name);
@@ -270,10 +268,16 @@ pub fn spawn(
     let child_fds = [commands_read.as_raw_fd(), answers_write.as_raw_fd()];
     let joining = Arc::clone(&cgroup);
     // SAFETY: the closure runs in the forked child before exec and makes only async-signal-safe
-    // system calls (fcntl, dup2, close, write, setrlimit, prctl, capset, landlock); it allocates
-    // nothing.
+    // system calls (setsid, fcntl, dup2, close, write, setrlimit, prctl, capset, landlock); it
+    // allocates nothing.
     unsafe {
         command.pre_exec(move || {
+            // A session of its own (so its own process group, which no process of seek's
+            // session can join to pass the proxy's peer check), no controlling terminal (a
+            // Ctrl+C meant for seek does not reach it).
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             place_fds(child_fds)?;
             joining.apply_in_child();
             jail.apply_in_child()
