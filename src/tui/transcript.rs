@@ -256,6 +256,7 @@ impl Transcript {
             | Event::SessionList { .. }
             | Event::ModelList { .. }
             | Event::McpServers { .. }
+            | Event::ModelSize { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}
