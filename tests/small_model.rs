@@ -597,7 +597,12 @@ fn run_named(sb: &Sandbox, server: &FakeModel, provider: &str, model: &str) -> O
 /// and worked examples after the system prompt.
 fn adapted(server: &FakeModel) -> bool {
     let request = &server.chat_requests()[0];
-    let capped = request.json()["max_tokens"].as_u64().unwrap_or(u64::MAX) <= 256;
+    let body = request.json();
+    // OpenAI's `max_tokens`, Ollama's `options.num_predict`.
+    let cap = body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["options"]["num_predict"].as_u64());
+    let capped = cap.unwrap_or(u64::MAX) <= 256;
     let examples = request
         .messages()
         .iter()
