@@ -84,7 +84,7 @@ pub fn from_llama_server_models(body: &Value, model: &str) -> Option<f64> {
     let entry = data
         .iter()
         .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
-        .or_else(|| match data.as_slice() {
+        .or(match data.as_slice() {
             [only] => Some(only),
             _ => None,
         })?;
