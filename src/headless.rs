@@ -487,6 +487,14 @@ fn progress_line(event: &Event) -> Option<String> {
             )
         }
         Event::ModelPreparing { message, .. } => format!("seek: {message}"),
+        Event::ModelSize {
+            small: true,
+            reason,
+            ..
+        } => format!(
+            "seek: adapted to a small model ({})",
+            crate::terminal_safe::terminal_safe(reason)
+        ),
         Event::McpServers { servers } => {
             let broken: Vec<String> = servers
                 .iter()

@@ -94,6 +94,9 @@ async fn each_round_reports_the_servers_counts_and_the_task_sums_them_without_wa
         Reply::text("It slept."),
     ]);
     server.set_context_length(4096);
+    // A window this small alone would make the model (`fake`, no size in its name) a small one,
+    // whose replies end at their block; the server says it is large.
+    server.set_parameters(7_615_616_512);
     let mut handle = start(&server, work.path());
     submit(&handle, "sleep a second");
     server.wait_for_request();

@@ -141,6 +141,20 @@ fn the_tiny_model_loads_so_each_case_fails_for_its_own_reason() {
 }
 
 #[test]
+fn the_parameter_count_is_the_tensors_elements_and_a_damaged_file_has_none() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("two.gguf");
+    let mut g = Gguf::new();
+    g.set("general.architecture", Meta::Str("llama".into()))
+        .tensor_f32("token_embd.weight", &[8, 3], 0.0)
+        .tensor_f32("output_norm.weight", &[8], 1.0);
+    std::fs::write(&path, g.to_bytes()).expect("write");
+    assert_eq!(seek::local::gguf::parameter_count(&path), Some(32));
+    std::fs::write(&path, b"GGUF then nothing of a model").expect("write");
+    assert_eq!(seek::local::gguf::parameter_count(&path), None);
+}
+
+#[test]
 fn a_truncated_file_is_refused() {
     let real = std::env::var_os("SEEK_TEST_GGUF")
         .map(PathBuf::from)

@@ -217,8 +217,16 @@ fn the_model_size_is_decided_by_the_name_and_shown_by_seek_config() {
     };
     let small = show("smollm2-135m", None);
     assert!(
-        small.contains("\"auto\"") && small.contains("adapted to a small model"),
+        small.contains("\"auto\"")
+            && small.contains("adapted to a small model")
+            && small.contains("135M parameters, from the name \"smollm2-135m\"")
+            && small.contains("the parameter count the server reports"),
         "{small}"
+    );
+    let unknown = show("default", None);
+    assert!(
+        unknown.contains("not treated as a small model (size unknown, context window 8192)"),
+        "{unknown}"
     );
     let large = show("qwen2.5-coder:7b", None);
     assert!(
@@ -449,7 +457,7 @@ fn a_small_model_is_asked_for_short_replies_after_worked_examples() {
     assert_eq!(requests[0].last_user_message(), "print hi with bash");
 
     // A large model gets neither.
-    let server = FakeModel::start(vec![Reply::text("Hi.")]);
+    let server = FakeModel::start(echo_hi());
     run_ok(&sb, &server, "say hi", "large");
     let request = &server.chat_requests()[0];
     assert!(request.json()["max_tokens"].as_u64().unwrap_or(u64::MAX) > 512);
@@ -559,4 +567,143 @@ fn a_small_model_s_block_runs_at_most_twenty_seconds() {
         started.elapsed() < std::time::Duration::from_secs(40),
         "the sleep was cut short"
     );
+}
+
+/// `seek -p --json PROMPT` at `server` through `provider`, the model named `model`, its size
+/// left to `auto`. Exits 0.
+fn run_named(sb: &Sandbox, server: &FakeModel, provider: &str, model: &str) -> Output {
+    let work = sb.path("work");
+    let out = sb
+        .seek()
+        .args([
+            "--provider",
+            provider,
+            "--base-url",
+            &server.url(),
+            "--model",
+            model,
+        ])
+        .arg("--work-dir")
+        .arg(&work)
+        .args(["--json", "-p", "print hi with bash"])
+        .env("SEEK_MODEL_SIZE", "auto")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// Whether the task's request got the small-model adaptations: replies capped at 256 tokens
+/// and worked examples after the system prompt.
+fn adapted(server: &FakeModel) -> bool {
+    let request = &server.chat_requests()[0];
+    let body = request.json();
+    // OpenAI's `max_tokens`, Ollama's `options.num_predict`.
+    let cap = body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["options"]["num_predict"].as_u64());
+    let capped = cap.unwrap_or(u64::MAX) <= 256;
+    let examples = request
+        .messages()
+        .iter()
+        .any(|(_, said)| said.contains("cat draft.txt"));
+    assert_eq!(capped, examples, "both adaptations or neither");
+    capped
+}
+
+/// The `model_size` event of the run: once, before the task starts.
+fn size_event(out: &Output) -> serde_json::Value {
+    let all = events(out);
+    let sizes = of_type(&all, "model_size");
+    assert_eq!(sizes.len(), 1, "{all:?}");
+    let at = |kind: &str| all.iter().position(|e| e["type"] == kind);
+    assert!(at("model_size") < at("turn_started"), "{all:?}");
+    sizes[0].clone()
+}
+
+/// A task done in one bash block, then its answer.
+fn echo_hi() -> Vec<Reply> {
+    vec![
+        Reply::text(fence("bash", "echo hi")),
+        Reply::text("Done: it printed hi."),
+    ]
+}
+
+#[test]
+fn a_model_named_default_is_small_when_llama_server_reports_135m_parameters() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(echo_hi());
+    server.set_parameters(134_515_008);
+    let out = run_named(&sb, &server, "llama.cpp", "default");
+    assert!(
+        adapted(&server),
+        "a 135M model gets the small-model prompt and cap"
+    );
+    let size = size_event(&out);
+    assert_eq!(size["small"], true);
+    assert_eq!(size["parameters"], 134_515_008u64);
+    assert_eq!(
+        size["reason"], "135M parameters, from llama-server /v1/models",
+        "{size}"
+    );
+
+    // The same name on a server reporting 7B is large; so is a name that says otherwise.
+    for model in ["default", "tiny-135m"] {
+        let server = FakeModel::start(echo_hi());
+        server.set_parameters(7_615_616_512);
+        let out = run_named(&sb, &server, "llama.cpp", model);
+        assert!(!adapted(&server), "{model}: a 7.6B model is not adapted to");
+        let size = size_event(&out);
+        assert_eq!(size["small"], false, "{model}");
+        assert_eq!(
+            size["reason"], "7.6B parameters, from llama-server /v1/models",
+            "{model}"
+        );
+    }
+}
+
+#[test]
+fn ollama_s_parameter_size_decides_for_a_model_without_a_size_in_its_name() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start(echo_hi());
+    server.set_parameters(134_515_008);
+    let out = run_named(&sb, &server, "ollama", "my-model");
+    assert!(adapted(&server));
+    let size = size_event(&out);
+    assert_eq!(size["small"], true);
+    assert_eq!(size["reason"], "135M parameters, from Ollama /api/show");
+    let shown = server
+        .all_requests()
+        .into_iter()
+        .find(|r| r.path == "/api/show")
+        .expect("the model was shown");
+    assert_eq!(shown.json()["model"], "my-model");
+}
+
+#[test]
+fn a_server_that_does_not_say_leaves_the_name_to_decide() {
+    let sb = Sandbox::new();
+    for (model, small) in [("tiny-135m", true), ("default", false)] {
+        let server = FakeModel::start(echo_hi());
+        server.refuse_model_info();
+        let out = run_named(&sb, &server, "llama.cpp", model);
+        assert_eq!(adapted(&server), small, "{model}");
+        let size = size_event(&out);
+        assert_eq!(size["small"], small, "{model}");
+        let want = if small {
+            "135M parameters, from the name \"tiny-135m\"".to_owned()
+        } else {
+            "size unknown, context window 8192".to_owned()
+        };
+        assert_eq!(size["reason"], want.as_str(), "{model}");
+    }
+    // `model_size` set decides, whatever the server says.
+    let server = FakeModel::start(echo_hi());
+    server.set_parameters(7_615_616_512);
+    let out = seek_json(&sb, &server, "print hi with bash", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(adapted(&server));
+    assert_eq!(size_event(&out)["reason"], "model_size = \"small\"");
 }

@@ -20,6 +20,7 @@ mod repeats;
 mod reply;
 mod seek_words;
 mod shell;
+mod size;
 mod small;
 mod task;
 mod temp;
@@ -124,6 +125,7 @@ pub fn spawn_with(
         model,
         events: EventSink::new(event_tx),
         context_window: Arc::default(),
+        sized: Arc::default(),
         approvals,
         sandbox,
         env_remove,
@@ -374,6 +376,7 @@ impl Runtime {
                 self.ctx.model = self.ctx.model.with_model(model);
                 model.clone_into(&mut self.model_name);
                 self.ctx.context_window = Arc::default();
+                self.ctx.sized = Arc::default();
                 self.ctx.events.emit(Event::ModelChanged {
                     description: self.ctx.model.describe(),
                 });
@@ -565,9 +568,10 @@ impl Runtime {
         }
         let cancel = CancellationToken::new();
         let turn_cancel = cancel.clone();
-        let ctx = self.ctx.clone();
+        let mut ctx = self.ctx.clone();
         let turn = self.turn;
         let prompt_env = self.prompt_env.clone();
+        let model_name = self.model_name.clone();
         let task = tokio::spawn(async move {
             // The prompts list the MCP tools of the servers ready now (a server that died since
             // the last task is no longer offered); the first task waits for them to start.
@@ -583,6 +587,20 @@ impl Runtime {
                 }
                 None => prompt_env,
             };
+            // The model's size decides the prompt and the loop: the server is asked once per
+            // model; Stop is heard while it is asked (the task then ends at once).
+            let sized = tokio::select! {
+                () = turn_cancel.cancelled() => None,
+                config = size::sized(&ctx, &model_name) => Some(config),
+            };
+            if let Some(config) = sized {
+                // The memory's prompt was written before the size was known.
+                let prompt_changes = config.small_model() != ctx.config.small_model();
+                ctx.config = config;
+                if prompt_changes {
+                    memory.set_system_prompt(prompt_for(&ctx.config, &prompt_env, agent));
+                }
+            }
             let prompts = plan::Prompts::new(&ctx.config, &prompt_env);
             let event = match crate::agents::spec(agent).runs {
                 crate::agents::Runs::Plan => {

@@ -32,6 +32,9 @@ pub struct TurnContext {
     /// The model's context window in tokens, once known (the server's word or the config's);
     /// a new model gets a new cell.
     pub context_window: Arc<tokio::sync::OnceCell<u64>>,
+    /// The configuration with what the server said of the model (`size::sized`), once known;
+    /// a new model gets a new cell.
+    pub sized: Arc<tokio::sync::OnceCell<Arc<Config>>>,
     /// Whether blocks run without asking, and the user's answers when they do not.
     pub approvals: super::approval::ApprovalGate,
     /// The confinement of blocks (`None`: sandbox off).

@@ -178,6 +178,9 @@ pub struct Config {
     pub model_size: Sourced<ModelSize>,
     /// The small-model adaptations `SEEK_SMALL_MODEL_OFF` turns off (for measuring them).
     pub small_model_off: Vec<String>,
+    /// What seek learnt about the model in use once it asked the server (`agent::size`): none
+    /// in the configuration as resolved.
+    pub model_facts: model_size::ModelFacts,
     pub tools: Vec<ToolConfig>,
     pub safety: Safety,
     /// The built-in engine's `[local]` section.
@@ -240,11 +243,18 @@ impl Config {
         names
     }
 
-    /// Whether seek adapts to a small model: `model_size`, or under `auto` the model's name and
-    /// the context window (`model_size::is_small`).
+    /// Whether seek adapts to a small model: `model_size`, or under `auto` the parameter count
+    /// the server reported, the model's name, the context window (`model_size::decide`).
     pub fn small_model(&self) -> bool {
-        model_size::is_small(
+        self.size_decision().small
+    }
+
+    /// Whether seek adapts to a small model and why, from what is known now: the configuration,
+    /// and what the server said once it was asked (`model_facts`).
+    pub fn size_decision(&self) -> model_size::Decision {
+        model_size::decide(
             self.model_size.value,
+            &self.model_facts,
             self.model.value.as_deref(),
             self.model_settings.context_window.value,
         )
@@ -391,6 +401,7 @@ impl Resolver<'_> {
             model_settings,
             model_size,
             small_model_off,
+            model_facts: model_size::ModelFacts::default(),
             tools,
             safety,
             local,

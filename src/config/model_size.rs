@@ -1,11 +1,13 @@
 //! `model_size = "auto" | "small" | "large"`: whether seek treats the model as a small one and
 //! adapts to it (a compact prompt with a worked example, one block per reply, a nudge when the
-//! first reply runs nothing, short error feedback). `auto` decides from the model's name (a size
-//! tag of at most 2B parameters, such as `135m`, `0.5b`, `qwen2.5-coder:1.5b`) and the context
-//! window (at most 4,096 tokens).
+//! first reply runs nothing, short error feedback). `auto` decides from the parameter count the
+//! server (or the built-in engine's model file) reports, else from the model's name (a size tag
+//! such as `135m`, `0.5b`, `qwen2.5-coder:1.5b`), both small at most 2B parameters, else from the
+//! context window (small at most 4,096 tokens).
 //!
-//! Owns the key, its environment variable `SEEK_MODEL_SIZE`, its validation and the rule. It must
-//! not look at a server: the name and the configured window are all it reads.
+//! Owns the key, its environment variable `SEEK_MODEL_SIZE`, its validation, the rule and the
+//! words that say what it decided and why. It must not ask a server: what one reported arrives
+//! as `ModelFacts` (`agent::size` asks).
 
 use serde::Deserialize;
 
@@ -46,18 +48,157 @@ const SMALL_PARAMETERS: f64 = 2e9;
 /// prompt and a few rounds of feedback do not fit beside a reply.
 const SMALL_WINDOW: u64 = 4096;
 
-/// Whether a model of this name and window is treated as small.
-pub fn is_small(size: ModelSize, model: Option<&str>, context_window: u64) -> bool {
-    match size {
-        ModelSize::Small => true,
-        ModelSize::Large => false,
-        ModelSize::Auto => {
-            context_window <= SMALL_WINDOW
-                || model
-                    .and_then(parameters_in_name)
-                    .is_some_and(|n| n <= SMALL_PARAMETERS)
+/// A parameter count a server, or the built-in engine's model file, reported for the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reported {
+    pub parameters: f64,
+    /// Where it was read, for people: `llama-server /v1/models`, `Ollama /api/show`, ….
+    pub source: String,
+}
+
+/// What seek learnt about the model in use once it asked (at a session's first task, again
+/// after `/model`); all `None` before, when the configuration alone decides.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFacts {
+    /// The model's name now (`/model` changes it); `None`: the configured `model`.
+    pub name: Option<String>,
+    /// The parameter count the server or the model file reported.
+    pub parameters: Option<Reported>,
+    /// The context window in use (the server's word reconciled with `context_window`).
+    pub window: Option<u64>,
+}
+
+/// Why the model is, or is not, treated as small: the first thing known, in the rule's order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    /// `model_size = "small"` or `"large"`.
+    Setting(ModelSize),
+    /// The parameter count a server or the model file reported.
+    Reported(Reported),
+    /// The size tag in the model's name.
+    Name { name: String, parameters: f64 },
+    /// No size is known: the context window decides.
+    Window(u64),
+}
+
+/// Whether seek adapts to a small model, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub small: bool,
+    pub reason: Reason,
+}
+
+impl Decision {
+    /// The parameter count the decision rests on, when one does.
+    pub fn parameters(&self) -> Option<f64> {
+        match &self.reason {
+            Reason::Reported(r) => Some(r.parameters),
+            Reason::Name { parameters, .. } => Some(*parameters),
+            Reason::Setting(_) | Reason::Window(_) => None,
         }
     }
+
+    /// Why, in a few words: `135M parameters, from llama-server /v1/models`, `1.5B parameters,
+    /// from the name "qwen2.5-coder:1.5b"`, `context window 4096`, `model_size = "small"`.
+    pub fn why(&self) -> String {
+        match &self.reason {
+            Reason::Setting(size) => format!("model_size = \"{}\"", size.as_str()),
+            Reason::Reported(r) => format!(
+                "{} parameters, from {}",
+                format_parameters(r.parameters),
+                r.source
+            ),
+            Reason::Name { name, parameters } => format!(
+                "{} parameters, from the name {name:?}",
+                format_parameters(*parameters)
+            ),
+            Reason::Window(window) if *window <= SMALL_WINDOW => {
+                format!("context window {window}")
+            }
+            Reason::Window(window) => {
+                format!("size unknown, context window {window}")
+            }
+        }
+    }
+
+    /// `small (135M parameters, from llama-server /v1/models)`, `large (…)`.
+    pub fn describe(&self) -> String {
+        let size = if self.small { "small" } else { "large" };
+        format!("{size} ({})", self.why())
+    }
+}
+
+/// Whether the model is treated as small, and why: the setting when it is `small` or `large`;
+/// under `auto` the reported parameter count, else the name's, else the window.
+pub fn decide(size: ModelSize, facts: &ModelFacts, model: Option<&str>, window: u64) -> Decision {
+    let model = facts.name.as_deref().or(model);
+    let window = facts.window.unwrap_or(window);
+    let reason = match size {
+        ModelSize::Small | ModelSize::Large => Reason::Setting(size),
+        ModelSize::Auto => match (&facts.parameters, model) {
+            (Some(reported), _) => Reason::Reported(reported.clone()),
+            (None, Some(name)) => match parameters_in_name(name) {
+                Some(parameters) => Reason::Name {
+                    name: name.to_owned(),
+                    parameters,
+                },
+                None => Reason::Window(window),
+            },
+            (None, None) => Reason::Window(window),
+        },
+    };
+    let small = match &reason {
+        Reason::Setting(size) => *size == ModelSize::Small,
+        Reason::Reported(r) => r.parameters <= SMALL_PARAMETERS,
+        Reason::Name { parameters, .. } => *parameters <= SMALL_PARAMETERS,
+        Reason::Window(window) => *window <= SMALL_WINDOW,
+    };
+    Decision { small, reason }
+}
+
+/// Whether a model of this name and window is treated as small, nothing reported.
+pub fn is_small(size: ModelSize, model: Option<&str>, context_window: u64) -> bool {
+    decide(size, &ModelFacts::default(), model, context_window).small
+}
+
+/// A parameter count as servers write it: `135M`, `1.5B`, `7.6B`, `46.7B`, `500K`, `1T` (any
+/// case), or a plain number. `None` for anything else, zero, or a count that is not finite.
+pub fn parse_parameters(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (number, unit) = match text.char_indices().last()? {
+        (at, c) if c.is_ascii_alphabetic() => {
+            let unit = match c.to_ascii_lowercase() {
+                'k' => 1e3,
+                'm' => 1e6,
+                'b' => 1e9,
+                't' => 1e12,
+                _ => return None,
+            };
+            (text[..at].trim(), unit)
+        }
+        _ => (text, 1.0),
+    };
+    let count = number.parse::<f64>().ok()? * unit;
+    (count.is_finite() && count > 0.0).then_some(count)
+}
+
+/// A parameter count in a few characters: `135M`, `5M`, `1.5B`, `8B`, `405B`.
+pub fn format_parameters(count: f64) -> String {
+    let (value, unit) = if count >= 1e9 {
+        (count / 1e9, "B")
+    } else if count >= 1e6 {
+        (count / 1e6, "M")
+    } else {
+        return format!("{count:.0}");
+    };
+    // Three significant digits at most; `8.0` is `8`.
+    let text = if (value >= 10.0 && unit == "M") || value >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    };
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text}{unit}")
 }
 
 /// The parameter count a model's name gives (`smollm2-135m` → 1.35e8, `qwen2.5-coder:1.5b` →
@@ -278,6 +419,112 @@ mod tests {
         for (name, want) in cases {
             assert_eq!(parameters_in_name(name), want, "{name}");
         }
+    }
+
+    #[test]
+    fn parameter_counts_are_read_as_servers_write_them() {
+        let cases = [
+            ("135M", Some(1.35e8)),
+            ("1.5B", Some(1.5e9)),
+            ("7.6B", Some(7.6e9)),
+            ("46.7B", Some(4.67e10)),
+            ("360m", Some(3.6e8)),
+            (" 8B ", Some(8e9)),
+            ("134515008", Some(134_515_008.0)),
+            ("", None),
+            ("B", None),
+            ("7.6X", None),
+            ("0B", None),
+            ("-1B", None),
+            ("NaNB", None),
+            ("unknown", None),
+        ];
+        for (text, want) in cases {
+            let got = parse_parameters(text);
+            match (got, want) {
+                (Some(got), Some(want)) => assert!((got - want).abs() < 1.0, "{text}: {got}"),
+                _ => assert_eq!(got, want, "{text}"),
+            }
+        }
+    }
+
+    #[test]
+    fn parameter_counts_are_shown_in_a_few_characters() {
+        let cases = [
+            (134_515_008.0, "135M"),
+            (3.6e8, "360M"),
+            (1.5e9, "1.5B"),
+            (1_543_714_304.0, "1.5B"),
+            (7_615_616_512.0, "7.6B"),
+            (8e9, "8B"),
+            (70.6e9, "70.6B"),
+            (405e9, "405B"),
+            (5e6, "5M"),
+            (42.0, "42"),
+        ];
+        for (count, want) in cases {
+            assert_eq!(format_parameters(count), want, "{count}");
+        }
+    }
+
+    fn reported(parameters: f64) -> ModelFacts {
+        ModelFacts {
+            parameters: Some(Reported {
+                parameters,
+                source: "llama-server /v1/models".into(),
+            }),
+            ..ModelFacts::default()
+        }
+    }
+
+    #[test]
+    fn a_reported_count_goes_before_the_name_and_the_window() {
+        let small = decide(ModelSize::Auto, &reported(1.35e8), Some("default"), 32_768);
+        assert!(small.small);
+        assert_eq!(
+            small.describe(),
+            "small (135M parameters, from llama-server /v1/models)"
+        );
+        // The server's word beats a name that says otherwise, and a small window.
+        let large = decide(ModelSize::Auto, &reported(7.6e9), Some("tiny-135m"), 2048);
+        assert!(!large.small);
+        assert_eq!(large.parameters(), Some(7.6e9));
+        // The setting beats everything.
+        let forced = decide(ModelSize::Large, &reported(1.35e8), Some("default"), 2048);
+        assert!(!forced.small);
+        assert_eq!(forced.describe(), "large (model_size = \"large\")");
+    }
+
+    #[test]
+    fn without_a_report_the_name_then_the_window_decides() {
+        let none = ModelFacts::default();
+        let named = decide(ModelSize::Auto, &none, Some("qwen2.5-coder:1.5b"), 2048);
+        assert!(named.small);
+        assert_eq!(
+            named.describe(),
+            "small (1.5B parameters, from the name \"qwen2.5-coder:1.5b\")"
+        );
+        assert!(!decide(ModelSize::Auto, &none, Some("llama3.1:8b"), 2048).small);
+        let window = decide(ModelSize::Auto, &none, Some("default"), 4096);
+        assert!(window.small);
+        assert_eq!(window.describe(), "small (context window 4096)");
+        let unknown = decide(ModelSize::Auto, &none, None, 8192);
+        assert_eq!(
+            unknown.describe(),
+            "large (size unknown, context window 8192)"
+        );
+        // What seek learnt replaces the configured name and window.
+        let learnt = ModelFacts {
+            name: Some("smollm2-360m".into()),
+            window: Some(32_768),
+            ..ModelFacts::default()
+        };
+        assert!(decide(ModelSize::Auto, &learnt, Some("llama3.1:8b"), 8192).small);
+        let learnt = ModelFacts {
+            window: Some(2048),
+            ..ModelFacts::default()
+        };
+        assert!(decide(ModelSize::Auto, &learnt, Some("default"), 8192).small);
     }
 
     #[test]

@@ -122,11 +122,7 @@ pub fn render(config: &Config, env: &Env) -> String {
         "model_size",
         &toml_str(config.model_size.value.as_str()),
         &config.model_size.origin,
-        Some(if config.small_model() {
-            "adapted to a small model"
-        } else {
-            "not treated as a small model"
-        }),
+        Some(&size_note(config)),
     );
     let m = &config.model_settings;
     for (key, value) in [
@@ -295,6 +291,29 @@ pub(super) fn line(out: &mut String, key: &str, value: &str, origin: &Origin, no
         Some(note) => writeln!(out, "{assignment:<44} # {origin}; {note}"),
         None => writeln!(out, "{assignment:<44} # {origin}"),
     };
+}
+
+/// What `model_size` decides now, and why; under `auto`, that the server is asked first (at the
+/// first task: `seek config` contacts no server).
+fn size_note(config: &Config) -> String {
+    let decision = config.size_decision();
+    let verdict = if decision.small {
+        "adapted to a small model"
+    } else {
+        "not treated as a small model"
+    };
+    if config.model_size.value != super::ModelSize::Auto {
+        return verdict.to_owned();
+    }
+    let first = if config.provider.value.wire == super::Wire::InProcess {
+        "the model file's parameter count"
+    } else {
+        "the parameter count the server reports"
+    };
+    format!(
+        "{verdict} ({}); at the first task {first}, if known, decides first",
+        decision.why()
+    )
 }
 
 /// A TOML basic string.

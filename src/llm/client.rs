@@ -162,6 +162,13 @@ impl ChatModel for HttpChatModel {
         })
     }
 
+    fn parameters(&self) -> BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+        Box::pin(async {
+            let client = self.inner.client().map_err(|e| e.to_string())?;
+            super::size::parameters(client, &self.inner.settings).await
+        })
+    }
+
     fn with_model(&self, model: &str) -> Arc<dyn ChatModel> {
         let mut settings = self.inner.settings.clone();
         settings.model = Some(model.to_owned());

@@ -13,6 +13,7 @@ mod outbox;
 mod repetition;
 mod retry;
 mod schema;
+pub mod size;
 mod url;
 mod window;
 mod wire;
@@ -249,6 +250,14 @@ pub trait ChatModel: Send + Sync {
     /// cannot or will not).
     fn context_window(&self) -> client::BoxFuture<'_, Option<u64>> {
         Box::pin(async { None })
+    }
+
+    /// The model's parameter count, if the server (or the model file) says, or why not (for the
+    /// log). Best effort and unbounded in time: the caller bounds it.
+    fn parameters(
+        &self,
+    ) -> client::BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+        Box::pin(async { Err("this provider does not report it".to_owned()) })
     }
 
     /// Whether a request whose last message is the assistant's is continued: the reply is the

@@ -64,6 +64,12 @@ impl ServerUrl {
         host_of(&self.base).to_ascii_lowercase()
     }
 
+    /// Whether the server is on this machine or a private network (loopback, private ranges,
+    /// `.local`), where local model servers run.
+    pub fn is_local(&self) -> bool {
+        is_local(host_of(&self.base))
+    }
+
     /// The full URL of an endpoint below the base (`/chat/completions`, `/api/chat`).
     pub fn endpoint(&self, path: &str) -> String {
         format!("{}{path}", self.base)

@@ -10,17 +10,8 @@ use crate::config::Wire;
 /// `/v1/models`' `max_model_len` for the model.
 pub(super) async fn context_window(client: &reqwest::Client, settings: &Settings) -> Option<u64> {
     let model = settings.model.clone()?;
-    let get_json = |request: reqwest::RequestBuilder| async move {
-        let response = request.send().await.ok()?;
-        if !response.status().is_success() {
-            return None;
-        }
-        // A server cannot make seek hold more than a bounded body.
-        let body = super::client::read_body(response, super::bounds::MAX_BODY_BYTES)
-            .await
-            .ok()?;
-        serde_json::from_str::<serde_json::Value>(&body).ok()
-    };
+    let get_json =
+        |request: reqwest::RequestBuilder| async move { super::size::ask(request).await.ok() };
     let with_key = |request: reqwest::RequestBuilder| match &settings.api_key {
         Some(key) => request.bearer_auth(key),
         None => request,

@@ -495,6 +495,19 @@ pub fn context_length(path: &Path) -> Option<usize> {
     file.usize(&format!("{arch}.context_length")).ok()
 }
 
+/// The parameter count of the model in `path`: the elements of all its tensors, read from its
+/// header only; `None` if it cannot be read or holds no tensors.
+pub fn parameter_count(path: &Path) -> Option<u64> {
+    let file = GgufFile::open(path).ok()?;
+    let count = file
+        .content
+        .tensor_infos
+        .values()
+        .map(|info| info.shape.elem_count() as u64)
+        .fold(0u64, u64::saturating_add);
+    (count > 0).then_some(count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

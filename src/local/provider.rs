@@ -199,6 +199,22 @@ impl ChatModel for LocalChatModel {
         true
     }
 
+    /// The elements of the file's tensors, when the file is here (no download, no load).
+    fn parameters(&self) -> BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+        Box::pin(async move {
+            let path = super::fetch::present_file(&self.model, &self.options.downloads)
+                .ok_or("the model file is not downloaded yet")?;
+            let count = tokio::task::spawn_blocking(move || super::gguf::parameter_count(&path))
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("the model file's tensors cannot be read")?;
+            Ok(crate::config::model_size::Reported {
+                parameters: count as f64,
+                source: "the model file".to_owned(),
+            })
+        })
+    }
+
     /// Read from the file's header when the file is here (no download, no load).
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         Box::pin(async move {

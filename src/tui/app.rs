@@ -182,6 +182,10 @@ impl App {
                 }
             }
             Event::ModelChanged { description } => self.model.clone_from(description),
+            Event::ModelSize { small, reason, .. } => {
+                let size = if *small { "small" } else { "large" };
+                self.say(format!("treated as a {size} model ({reason})"), now);
+            }
             Event::Cleared => {
                 self.focus = None;
                 self.viewport = Viewport::default();

@@ -57,6 +57,9 @@ pub struct StatusLine {
     plan: Vec<String>,
     /// The plan step running now and its agent.
     step: Option<(String, AgentName)>,
+    /// Whether the model is treated as small, and why (`model_size` event); it outlives the
+    /// task, until the model changes.
+    size: Option<(bool, String)>,
 }
 
 impl Default for StatusLine {
@@ -72,6 +75,7 @@ impl Default for StatusLine {
             trimmed: false,
             plan: Vec::new(),
             step: None,
+            size: None,
         }
     }
 }
@@ -88,6 +92,7 @@ impl StatusLine {
                     phase: Phase::Thinking,
                     started: Some(now),
                     context: self.context,
+                    size: self.size.take(),
                     ..StatusLine::default()
                 };
             }
@@ -122,6 +127,8 @@ impl StatusLine {
                 self.phase = Phase::Preparing(message.clone());
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
+            Event::ModelSize { small, reason, .. } => self.size = Some((*small, reason.clone())),
+            Event::ModelChanged { .. } => self.size = None,
             Event::Usage { usage, .. } => self.add_round(usage),
             Event::Plan { steps, .. } | Event::Replanned { steps, .. } => {
                 self.plan = steps.iter().map(|s| s.id.clone()).collect();
@@ -262,7 +269,11 @@ impl StatusLine {
         let mut parts: Vec<String> = Vec::new();
         let tone;
         match &self.phase {
-            Phase::Ready => return ("ready".into(), Tone::Quiet),
+            Phase::Ready => {
+                parts.push("ready".into());
+                parts.extend(self.size_text());
+                return (parts.join(" · "), Tone::Quiet);
+            }
             Phase::Finished(outcome) => {
                 let (text, t) = match outcome {
                     Outcome::Done => ("✓ done", Tone::Good),
@@ -301,7 +312,19 @@ impl StatusLine {
         if self.trimmed {
             parts.push("context trimmed".into());
         }
+        parts.extend(self.size_text());
         (parts.join(" · "), tone)
+    }
+
+    /// `small model (135M parameters, from llama-server /v1/models)` once decided; while a task
+    /// runs only `small model`, and nothing for a large one.
+    fn size_text(&self) -> Option<String> {
+        let (small, why) = self.size.as_ref()?;
+        let size = if *small { "small model" } else { "large model" };
+        if self.running() {
+            return small.then(|| size.to_owned());
+        }
+        Some(format!("{size} ({why})"))
     }
 }
 

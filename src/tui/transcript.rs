@@ -272,6 +272,7 @@ impl Transcript {
             | Event::SessionList { .. }
             | Event::ModelList { .. }
             | Event::McpServers { .. }
+            | Event::ModelSize { .. }
             | Event::Attached { .. }
             | Event::Usage { .. }
             | Event::ContextTrimmed { .. } => {}

@@ -205,6 +205,15 @@ pub enum Event {
     ModelChanged {
         description: String,
     },
+    /// Whether seek treats the model as small, decided at the first task with a model (the
+    /// server asked for its parameter count): `parameters` when a count decided, `reason` in a
+    /// few words (`135M parameters, from llama-server /v1/models`). Not kept in session files.
+    ModelSize {
+        small: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parameters: Option<u64>,
+        reason: String,
+    },
     /// The conversation was forgotten (`Clear`, `NewSession`).
     Cleared,
     /// A block waits for the user's decision (approval = ask): answer with `Approve` and the

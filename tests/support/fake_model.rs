@@ -172,6 +172,13 @@ struct State {
     context_length: Option<u64>,
     /// Holds every context-window report until the test opens it.
     window_gate: Option<Gate>,
+    /// The model's parameter count as the server reports it (`None`: it does not): Ollama's
+    /// `/api/show`, and llama-server's `/v1/models`, which then lists one model as llama-server
+    /// does.
+    parameters: Option<u64>,
+    /// Every request about the model (`/v1/models`, `/api/v1/models`, `/api/show`, `/props`) is
+    /// answered 404.
+    refuse_model_info: bool,
 }
 
 /// The running server. It stops when dropped (its listener thread ends with the test process).
@@ -192,6 +199,8 @@ impl FakeModel {
             models: vec!["fake-coder:7b".into(), "fake-chat:1b".into()],
             context_length: None,
             window_gate: None,
+            parameters: None,
+            refuse_model_info: false,
         }));
         let (hangup_tx, hangup_rx) = mpsc::channel();
         let (arrival_tx, arrival_rx) = mpsc::channel();
@@ -221,6 +230,16 @@ impl FakeModel {
     /// Makes the server report a context window of `n` tokens.
     pub fn set_context_length(&self, n: u64) {
         self.lock().context_length = Some(n);
+    }
+
+    /// Makes the server report `n` parameters for its model, as llama-server and Ollama do.
+    pub fn set_parameters(&self, n: u64) {
+        self.lock().parameters = Some(n);
+    }
+
+    /// Makes the server answer 404 to every request about its model (its list included).
+    pub fn refuse_model_info(&self) {
+        self.lock().refuse_model_info = true;
     }
 
     /// Holds each `/api/show` and `/props` answer until `gate` opens: a server slow to say its
@@ -313,16 +332,47 @@ fn serve(
     let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     lock().log.push(request.clone());
     let ollama = request.path.starts_with("/api/");
-    // The model's context window, as Ollama (`/api/show`) and llama.cpp (`/props`) report it.
+    let about_model = matches!(
+        request.path.as_str(),
+        "/api/show" | "/props" | "/v1/models" | "/api/v1/models"
+    );
+    if about_model && lock().refuse_model_info {
+        let _ = respond(
+            &mut stream,
+            404,
+            "application/json",
+            &[],
+            r#"{"error":"not found"}"#,
+        );
+        return;
+    }
+    // The model's context window, as Ollama (`/api/show`) and llama.cpp (`/props`) report it,
+    // and Ollama's parameter count.
     if request.path == "/api/show" || request.path == "/props" {
         let gate = lock().window_gate.clone();
         if let Some(gate) = gate {
             gate.wait();
         }
-        let body = match lock().context_length {
-            Some(n) if ollama => serde_json::json!({"model_info": {"llama.context_length": n}}),
-            Some(n) => serde_json::json!({"default_generation_settings": {"n_ctx": n}}),
-            None => {
+        let (window, parameters) = {
+            let state = lock();
+            (state.context_length, state.parameters)
+        };
+        let body = match (window, parameters) {
+            (window, Some(n)) if ollama => {
+                let mut info = serde_json::json!({"general.architecture": "llama", "general.parameter_count": n});
+                if let Some(window) = window {
+                    info["llama.context_length"] = window.into();
+                }
+                serde_json::json!({
+                    "details": {"format": "gguf", "family": "llama", "parameter_size": size_label(n), "quantization_level": "Q8_0"},
+                    "model_info": info,
+                })
+            }
+            (Some(n), _) if ollama => {
+                serde_json::json!({"model_info": {"llama.context_length": n}})
+            }
+            (Some(n), _) => serde_json::json!({"default_generation_settings": {"n_ctx": n}}),
+            (None, _) => {
                 let _ = respond(
                     &mut stream,
                     404,
@@ -337,8 +387,20 @@ fn serve(
         return;
     }
     if request.method == "GET" {
-        let models = lock().models.clone();
-        let body = if ollama {
+        let (models, parameters) = {
+            let state = lock();
+            (state.models.clone(), state.parameters)
+        };
+        let body = if let (Some(n), false) = (parameters, ollama) {
+            // llama-server serves one model, whatever name a request gives.
+            let file = "smollm2-135m-instruct-q8_0.gguf";
+            serde_json::json!({
+                "models": [{"name": file, "model": file}],
+                "object": "list",
+                "data": [{"id": file, "object": "model", "created": 1_735_689_600, "owned_by": "llamacpp",
+                          "meta": {"vocab_type": 2, "n_vocab": 49152, "n_ctx_train": 8192, "n_embd": 576, "n_params": n, "size": n}}],
+            })
+        } else if ollama {
             serde_json::json!({"models": models.iter().map(|m| serde_json::json!({"name": m})).collect::<Vec<_>>()})
         } else {
             serde_json::json!({"object": "list", "data": models.iter().map(|m| serde_json::json!({"id": m, "object": "model"})).collect::<Vec<_>>()})
@@ -571,6 +633,15 @@ impl Wire {
                 "data: [DONE]\n".to_owned(),
             ],
         }
+    }
+}
+
+/// Ollama's label for a parameter count: `135M`, `7.6B`.
+fn size_label(n: u64) -> String {
+    if n >= 1_000_000_000 {
+        format!("{:.1}B", n as f64 / 1e9)
+    } else {
+        format!("{}M", (n as f64 / 1e6).round())
     }
 }
 
