@@ -2,8 +2,9 @@
 //! pages and clients on this machine (a loopback `Host`, an allowed `Origin`). Also the CORS
 //! headers, given to allowed origins only.
 //!
-//! Every request passes `guard` before its handler. It must not know what the endpoints do
-//! beyond which one is open (`/health`).
+//! Every request passes `guard` before its handler, which also tells the request's connection
+//! (`slots::Slot`) whether the request showed the token, and closes a connection that has not
+//! after its answer. It must not know what the endpoints do beyond which one is open (`/health`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -14,6 +15,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+
+use super::slots::Slot;
 
 /// Where a browser says a request comes from (Fetch Metadata): `cross-site`, `same-site`,
 /// `same-origin`, or `none` (the user typed the address).
@@ -129,6 +132,16 @@ impl Access {
         Ok(origin)
     }
 
+    /// Whether a request that passed `check` authenticates its connection: it carries the token
+    /// (on any endpoint, `/health` too), or, without a token, it passed the checks (anyone who
+    /// passes them may use the whole API). A preflight carries no credentials.
+    pub fn authenticates(&self, headers: &HeaderMap, preflight: bool) -> bool {
+        match &self.token {
+            Some(_) => !preflight && self.check_token(headers).is_ok(),
+            None => true,
+        }
+    }
+
     fn origin_allowed(&self, origin: &str) -> bool {
         let origin = origin.trim_end_matches('/');
         self.allowed_origins
@@ -202,8 +215,24 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> 
 }
 
 /// The middleware: refuses what `Access::check` refuses, answers CORS preflights, and adds the
-/// CORS headers for allowed origins.
+/// CORS headers for allowed origins. A request whose connection has not shown the token (on this
+/// request or an earlier one) is answered with `Connection: close`, so that connection holds no
+/// place once answered (`slots`).
 pub async fn guard(State(access): State<Access>, request: Request, next: Next) -> Response {
+    let slot = request.extensions().get::<Arc<Slot>>().cloned();
+    if let Some(slot) = &slot {
+        slot.request_started();
+    }
+    let mut response = guarded(&access, slot.as_deref(), request, next).await;
+    if slot.is_some_and(|slot| !slot.authenticated()) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+async fn guarded(access: &Access, slot: Option<&Slot>, request: Request, next: Next) -> Response {
     let preflight = request.method() == Method::OPTIONS
         && request
             .headers()
@@ -222,6 +251,11 @@ pub async fn guard(State(access): State<Access>, request: Request, next: Next) -
         }
         Err(refusal) => return refusal.into_response(),
     };
+    if let Some(slot) = slot
+        && access.authenticates(request.headers(), preflight)
+    {
+        slot.authenticate();
+    }
     let mut response = if preflight {
         StatusCode::NO_CONTENT.into_response()
     } else {
@@ -395,6 +429,21 @@ mod tests {
                 )
                 .is_err()
         );
+    }
+
+    #[test]
+    fn only_the_token_authenticates_a_connection_unless_there_is_none() {
+        let access = with_token();
+        let host = ("host", "127.0.0.1:7777");
+        let shown = headers(&[host, ("authorization", "Bearer s3cret")]);
+        assert!(access.authenticates(&shown, false));
+        assert!(!access.authenticates(&headers(&[host]), false));
+        assert!(!access.authenticates(&headers(&[host, ("authorization", "Bearer wrong")]), false));
+        assert!(
+            !access.authenticates(&shown, true),
+            "a preflight shows nothing"
+        );
+        assert!(without_token().authenticates(&headers(&[host]), true));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! What the API shows of the latest task, kept up to date from the agent's events: its agent,
 //! its answer so far (with `block:N` placeholders, as AgenticSeek's `last_answer`), reasoning,
-//! blocks, AgenticSeek's status words, and whether it still runs.
+//! blocks, AgenticSeek's status words, and whether it still runs. Each task gets a number when it
+//! begins, and the event that ends it yields its `Ending` (its `/query` answer, taken then), so
+//! the bridge can hand each waiter its own task's answer.
 //!
 //! Pure state: it is fed events and asked for records; it must not send commands, wait, or
 //! know about HTTP.
@@ -23,54 +25,93 @@ struct TaskView {
     uid: String,
 }
 
+/// How one task ended, as its `/query` answers it: taken at the moment its end is applied, so a
+/// task that begins right after cannot change what the first one's caller is told.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    /// The task's number (`Board::begin`'s).
+    pub ticket: u64,
+    pub response: QueryResponse,
+    pub outcome: Option<Outcome>,
+}
+
+/// Where the running task is on its way to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Begun on the board, not yet handed to the agent (its session may be being resumed).
+    Begun,
+    /// Begun, and a stop was asked before it reached the agent: the stop goes right after it.
+    StopAsked,
+    /// Handed to the agent: a stop now reaches it.
+    Submitted,
+}
+
 /// The API's view of the agent: the latest task and the session it is saved in.
 #[derive(Debug, Default)]
 pub struct Board {
     task: Option<TaskView>,
-    running: bool,
+    /// The running task's number and stage; `None` when nothing runs.
+    running: Option<(u64, Stage)>,
+    /// How many tasks have begun: the last one's number.
+    begun: u64,
     session: Option<String>,
 }
 
 impl Board {
     pub fn running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// The running task's number and stage.
+    pub fn running_task(&self) -> Option<(u64, Stage)> {
         self.running
+    }
+
+    /// Moves the running task `ticket` to `stage` (nothing if another runs or none).
+    pub fn set_stage(&mut self, ticket: u64, stage: Stage) {
+        if let Some((running, current)) = &mut self.running
+            && *running == ticket
+        {
+            *current = stage;
+        }
     }
 
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }
 
-    /// A task is about to be submitted: `false` (and nothing changes) when one still runs.
-    pub fn begin(&mut self) -> bool {
-        if self.running {
-            return false;
+    /// A task is about to be submitted: its number, or `None` (and nothing changes) when one
+    /// still runs.
+    pub fn begin(&mut self) -> Option<u64> {
+        if self.running.is_some() {
+            return None;
         }
-        self.running = true;
+        self.begun += 1;
+        self.running = Some((self.begun, Stage::Begun));
         self.task = Some(TaskView {
             agent: "Unknown".into(),
             status: status::THINKING,
             uid: new_uid(),
             ..TaskView::default()
         });
-        true
+        Some(self.begun)
     }
 
     /// The running task could not be submitted after `begin` (its session could not be
     /// resumed), or will never end (the runtime is gone): the board is free again and says why.
-    pub fn abandon(&mut self, why: &str) {
+    /// Returns the abandoned task's number (`None`: nothing ran, and nothing changes).
+    pub fn abandon(&mut self, why: &str) -> Option<u64> {
         // A task that ended keeps its ending.
-        if !self.running {
-            return;
-        }
-        self.running = false;
+        let (ticket, _) = self.running.take()?;
         if let Some(task) = &mut self.task {
             task.status = status::READY;
             task.message = Some(why.to_owned());
         }
+        Some(ticket)
     }
 
-    /// Takes in one of the agent's events.
-    pub fn apply(&mut self, event: &Event) {
+    /// Takes in one of the agent's events; the running task's `Ending` when this event ended it.
+    pub fn apply(&mut self, event: &Event) -> Option<Ending> {
         match event {
             Event::SessionStarted { id, .. } | Event::Resumed { id, .. } => {
                 self.session = Some(id.clone());
@@ -95,7 +136,12 @@ impl Board {
                 } else {
                     status::READY
                 };
-                self.running = false;
+                let (ticket, _) = self.running.take()?;
+                return Some(Ending {
+                    ticket,
+                    response: self.finished(),
+                    outcome: Some(*outcome),
+                });
             }
             other => {
                 if let Some(task) = &mut self.task {
@@ -103,13 +149,14 @@ impl Board {
                 }
             }
         }
+        None
     }
 
     /// `/latest_answer`'s record; `None` before the first task.
     pub fn latest(&self) -> Option<LatestAnswer> {
         let task = self.task.as_ref()?;
         Some(LatestAnswer {
-            done: if self.running { "false" } else { "true" }.into(),
+            done: if self.running() { "false" } else { "true" }.into(),
             answer: task.answer.clone(),
             reasoning: task.reasoning.clone(),
             agent_name: task.agent.clone(),
@@ -286,10 +333,49 @@ mod tests {
     #[test]
     fn one_task_at_a_time() {
         let mut board = Board::default();
-        assert!(board.begin());
-        assert!(!board.begin(), "a second task while one runs is refused");
-        board.apply(&finished(Outcome::Done, "done", None));
-        assert!(board.begin(), "the next task is accepted once it ended");
+        assert_eq!(board.begin(), Some(1));
+        assert_eq!(
+            board.begin(),
+            None,
+            "a second task while one runs is refused"
+        );
+        let ending = board.apply(&finished(Outcome::Done, "done", None));
+        assert_eq!(ending.map(|e| e.ticket), Some(1));
+        assert_eq!(
+            board.begin(),
+            Some(2),
+            "the next task is accepted once it ended"
+        );
+    }
+
+    #[test]
+    fn a_tasks_ending_is_its_own_whatever_begins_after_it() {
+        let mut board = Board::default();
+        let first = board.begin().expect("free");
+        let ending = board
+            .apply(&finished(Outcome::Done, "first answer", None))
+            .expect("the running task ended");
+        // The next task begins before the first one's caller reads its answer.
+        let second = board.begin().expect("free again");
+        assert_ne!(first, second);
+        assert_eq!(ending.ticket, first);
+        assert_eq!(ending.response.answer, "first answer");
+        assert_eq!(ending.response.done, "true");
+        assert_eq!(ending.outcome, Some(Outcome::Done));
+        assert_eq!(board.outcome(), None, "the board shows the second task");
+        assert_eq!(board.running_task(), Some((second, Stage::Begun)));
+    }
+
+    #[test]
+    fn an_ending_nobody_began_ends_no_task() {
+        let mut board = Board::default();
+        assert!(
+            board
+                .apply(&finished(Outcome::Done, "stray", None))
+                .is_none()
+        );
+        assert!(!board.running());
+        assert_eq!(board.abandon("gone"), None);
     }
 
     #[test]
@@ -390,8 +476,8 @@ mod tests {
     #[test]
     fn an_abandoned_task_frees_the_board() {
         let mut board = Board::default();
-        board.begin();
-        board.abandon("no session abc");
+        let ticket = board.begin();
+        assert_eq!(board.abandon("no session abc"), ticket);
         assert!(!board.running());
         assert_eq!(board.message(), Some("no session abc"));
     }

@@ -5,6 +5,13 @@
 //! It owns the one-task-at-a-time rule. A task, once submitted, belongs to the agent, not to
 //! the HTTP request: a client that goes away does not stop it (only `/stop` or shutdown do).
 //! It must not shape HTTP responses.
+//!
+//! Races at a task's end are closed by the board's lock: a task's end is applied, and its
+//! ending handed to the one `/query` waiting for it, in the same hold of the lock that frees the
+//! board, so a `/query` arriving at that moment is either refused (`Busy`) or begins a task of
+//! its own, and the first caller still gets its own task's answer. Commands that depend on what
+//! runs (submit, stop) are sent under the lock too, so they reach the agent in the order the
+//! board saw them.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -13,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::board::Board;
+use super::board::{Board, Ending, Stage};
 use crate::agent::AgentHandle;
 use crate::wire::{AgentName, Command, Event, event_json};
 
@@ -57,8 +64,12 @@ pub struct Bridge {
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
     board: Mutex<Board>,
     events: broadcast::Sender<Arc<Published>>,
-    /// Counts the tasks that ended (and becomes `u64::MAX` when the runtime is gone).
-    finished: watch::Sender<u64>,
+    /// The number of the last task that ended (`Board::begin`'s), changed under the board's
+    /// lock; `u64::MAX` once the runtime is gone.
+    ended: watch::Sender<u64>,
+    /// Who waits for which task's ending: at most one, as one task runs at a time. Taken under
+    /// the board's lock (board first, then this).
+    waiter: Mutex<Option<(u64, oneshot::Sender<Ending>)>>,
     resumed: Mutex<Option<oneshot::Sender<Result<String, String>>>>,
     agent_task: Mutex<Option<JoinHandle<()>>>,
 }
@@ -76,7 +87,8 @@ impl Bridge {
             commands,
             board: Mutex::new(Board::default()),
             events: publish,
-            finished: watch::Sender::new(0),
+            ended: watch::Sender::new(0),
+            waiter: Mutex::new(None),
             resumed: Mutex::new(None),
             agent_task: Mutex::new(Some(task)),
         });
@@ -98,54 +110,90 @@ impl Bridge {
 
     /// Whether the agent runtime still runs.
     pub fn alive(&self) -> bool {
-        *self.finished.borrow() != u64::MAX
+        *self.ended.borrow() != u64::MAX
     }
 
-    /// Runs one task to its end. The work is done by a task of its own, so a caller that is
-    /// dropped (a client that disconnected) leaves the task running.
-    pub async fn run(self: &Arc<Self>, query: Query) -> Result<(), StartError> {
-        if !self.alive() {
-            return Err(StartError::Gone);
-        }
-        let before = *self.finished.borrow();
-        if !self.board().begin() {
-            return Err(StartError::Busy);
-        }
+    /// Runs one task to its end and returns how it ended. The work is done by a task of its
+    /// own, so a caller that is dropped (a client that disconnected) leaves the task running.
+    pub async fn run(self: &Arc<Self>, query: Query) -> Result<Ending, StartError> {
+        let (tx, rx) = oneshot::channel();
+        let ticket = {
+            let mut board = self.board();
+            // Checked under the lock the pump marks the runtime gone under: no task begins
+            // after the last ending was handed out.
+            if !self.alive() {
+                return Err(StartError::Gone);
+            }
+            let Some(ticket) = board.begin() else {
+                return Err(StartError::Busy);
+            };
+            *self.waiter() = Some((ticket, tx));
+            ticket
+        };
         let bridge = Arc::clone(self);
-        let detached = tokio::spawn(async move { bridge.submit_and_wait(query, before).await });
+        let detached = tokio::spawn(async move { bridge.submit_and_wait(query, ticket, rx).await });
         detached.await.unwrap_or(Err(StartError::Gone))
     }
 
-    async fn submit_and_wait(&self, query: Query, before: u64) -> Result<(), StartError> {
+    async fn submit_and_wait(
+        &self,
+        query: Query,
+        ticket: u64,
+        ending: oneshot::Receiver<Ending>,
+    ) -> Result<Ending, StartError> {
         let wanted = query
             .session
             .filter(|id| self.board().session() != Some(id.as_str()));
         if let Some(id) = wanted
             && let Err(why) = self.resume(id).await
         {
-            self.board().abandon(&why);
+            self.abandon(ticket, &why);
             return Err(StartError::Session(why));
         }
-        let mut finished = self.finished.subscribe();
-        if self
-            .commands
-            .send(Command::Submit {
+        {
+            let mut board = self.board();
+            let submitted = self.commands.send(Command::Submit {
                 prompt: query.prompt,
                 agent: query.agent,
                 context: None,
-            })
-            .is_err()
+            });
+            if submitted.is_err() {
+                drop(board);
+                self.abandon(ticket, "the agent runtime has ended");
+                return Err(StartError::Gone);
+            }
+            // A `/stop` that came while the task was on its way stops it now that it is there.
+            if board.running_task() == Some((ticket, Stage::StopAsked)) {
+                let _ = self.commands.send(Command::Stop);
+            }
+            board.set_stage(ticket, Stage::Submitted);
+        }
+        // The pump hands over the ending, or drops the sender when the runtime ends first.
+        ending.await.map_err(|_| StartError::Gone)
+    }
+
+    /// Frees the board of task `ticket`, which will not reach the agent, and its waiter.
+    fn abandon(&self, ticket: u64, why: &str) {
+        let mut board = self.board();
+        if board
+            .running_task()
+            .is_some_and(|(running, _)| running == ticket)
         {
-            self.board().abandon("the agent runtime has ended");
-            return Err(StartError::Gone);
+            board.abandon(why);
+            self.ended.send_replace(ticket);
         }
-        let _ = finished.wait_for(|count| *count > before).await;
-        // The task may have ended just before the runtime did (a shutdown): it still ended.
-        if self.board().outcome().is_some() {
-            Ok(())
-        } else {
-            Err(StartError::Gone)
+        let mut waiter = self.waiter();
+        if waiter
+            .as_ref()
+            .is_some_and(|(waiting, _)| *waiting == ticket)
+        {
+            waiter.take();
         }
+    }
+
+    fn waiter(&self) -> MutexGuard<'_, Option<(u64, oneshot::Sender<Ending>)>> {
+        // Only `Option::take` and assignments run under it: a panic cannot leave it torn.
+        self.waiter.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn resume(&self, id: String) -> Result<String, String> {
@@ -168,13 +216,24 @@ impl Bridge {
     /// Stops the running task now and waits (bounded) until it has ended: its model stream
     /// closed and its processes killed. Nothing running: nothing to do.
     pub async fn stop(&self) {
-        let before = *self.finished.borrow();
-        if !self.board().running() {
-            return;
-        }
-        let mut finished = self.finished.subscribe();
-        let _ = self.commands.send(Command::Stop);
-        let _ = tokio::time::timeout(STOP_WAIT, finished.wait_for(|count| *count > before)).await;
+        let ticket = {
+            let mut board = self.board();
+            let Some((ticket, stage)) = board.running_task() else {
+                return;
+            };
+            match stage {
+                // Sent under the lock: no later task can have been submitted yet, so the stop
+                // reaches this task, or nothing if it has just ended.
+                Stage::Submitted => {
+                    let _ = self.commands.send(Command::Stop);
+                }
+                // Not at the agent yet: it is stopped as soon as it is.
+                Stage::Begun | Stage::StopAsked => board.set_stage(ticket, Stage::StopAsked),
+            }
+            ticket
+        };
+        let mut ended = self.ended.subscribe();
+        let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|last| *last >= ticket)).await;
     }
 
     /// Stops whatever runs and ends the agent runtime (its processes killed, the session file
@@ -196,18 +255,43 @@ impl Bridge {
         while let Some(event) = events.recv().await {
             seq += 1;
             self.publish(seq, &event);
-            self.board().apply(&event);
+            {
+                let mut board = self.board();
+                if let Some(ending) = board.apply(&event) {
+                    // In the same hold of the lock that freed the board: the next task cannot
+                    // begin before this one's caller has its answer.
+                    self.ended.send_replace(ending.ticket);
+                    self.hand_over(ending);
+                }
+            }
             match &event {
-                Event::TurnFinished { .. } => self.finished.send_modify(|count| *count += 1),
                 Event::Resumed { id, .. } => self.answer_resume(Ok(id.clone())),
                 Event::Error { message } => self.answer_resume(Err(message.clone())),
                 _ => {}
             }
         }
-        // The runtime ended: no task will finish; wake everyone who waits.
-        self.board().abandon("the agent runtime has ended");
+        // The runtime ended: no task will end; wake everyone who waits.
+        {
+            let mut board = self.board();
+            board.abandon("the agent runtime has ended");
+            // Dropping the sender tells the waiter the runtime is gone.
+            self.waiter().take();
+            self.ended.send_replace(u64::MAX);
+        }
         self.answer_resume(Err("the agent runtime has ended".into()));
-        self.finished.send_replace(u64::MAX);
+    }
+
+    /// Gives `ending` to the `/query` waiting for that task (none when it was not the API's).
+    fn hand_over(&self, ending: Ending) {
+        let mut waiter = self.waiter();
+        if waiter
+            .as_ref()
+            .is_some_and(|(ticket, _)| *ticket == ending.ticket)
+            && let Some((_, sender)) = waiter.take()
+        {
+            // A waiter that went away (its `/query` task ended) needs nothing.
+            let _ = sender.send(ending);
+        }
     }
 
     fn publish(&self, seq: u64, event: &Event) {

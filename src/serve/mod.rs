@@ -5,7 +5,8 @@
 //!
 //! This file starts and ends a server; `setup` decides its address and token, `access` guards
 //! requests, `routes` answers them, `bridge` drives the agent, `board` keeps what the API shows,
-//! `records` is AgenticSeek's JSON. It must not hold agent state of its own.
+//! `records` is AgenticSeek's JSON, `listen` accepts connections and `slots` decides which give
+//! up their place. It must not hold agent state of its own.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ pub mod listen;
 pub mod records;
 pub mod routes;
 pub mod setup;
+pub mod slots;
 
 pub use access::Access;
 pub use setup::{ServeArgs, TokenChoice};

@@ -156,17 +156,14 @@ async fn query(State(state): State<AppState>, body: Body) -> Response {
         })
         .await;
     match started {
-        Ok(()) => {
-            let (response, outcome) = {
-                let board = state.bridge.board();
-                (board.finished(), board.outcome())
-            };
-            let status = if outcome == Some(crate::wire::Outcome::ModelError) {
+        // The task's own ending, taken when it ended: a task begun since does not change it.
+        Ok(ending) => {
+            let status = if ending.outcome == Some(crate::wire::Outcome::ModelError) {
                 StatusCode::BAD_GATEWAY
             } else {
                 StatusCode::OK
             };
-            (status, ApiJson(response)).into_response()
+            (status, ApiJson(ending.response)).into_response()
         }
         Err(StartError::Busy) => (
             StatusCode::TOO_MANY_REQUESTS,
