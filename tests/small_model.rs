@@ -518,15 +518,15 @@ fn the_example_a_small_model_is_shown_holds_the_task_s_own_values() {
             "```bash\ntail -n 2 log.txt\n```",
         ),
         (
-            "put buy bread in a new file todo.txt",
-            "```bash\necho 'buy bread' > todo.txt\n```",
+            "create todo.txt with call mom in it",
+            "```bash\necho 'call mom' > todo.txt\n```",
         ),
         (
             "with python, print the sum of [4, 5, 6]",
             "```python\nprint(sum([4, 5, 6]))\n```",
         ),
         (
-            "put $(touch pwned) in a new file notes.txt",
+            "create notes.txt with $(touch pwned) in it",
             "```bash\necho 'Good morning' > notes.txt\n```",
         ),
     ] {
