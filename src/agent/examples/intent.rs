@@ -231,8 +231,7 @@ pub(super) fn of_task(task: &str) -> TaskIntent {
         let cancelled = tokens[..i]
             .iter()
             .rev()
-            .skip_while(|w| FILLERS.contains(w))
-            .next()
+            .find(|w| !FILLERS.contains(w))
             .is_some_and(|w| NEGATIONS.contains(w));
         if !cancelled {
             effect = effect.max(said);
