@@ -484,7 +484,13 @@ fn a_small_model_is_shown_the_worked_example_nearest_its_task_with_its_files() {
     for request in &requests {
         let messages = request.messages();
         assert_eq!(messages[1].1, "print the numbers 7 to 9 with python");
-        assert_eq!(messages[5], ("user".to_owned(), task.to_owned()));
+        assert_eq!(
+            messages[5],
+            (
+                "user".to_owned(),
+                "show only the last line in poem.txt".to_owned()
+            )
+        );
         assert_eq!(
             messages[6],
             (
@@ -520,15 +526,15 @@ fn the_example_a_small_model_is_shown_holds_the_task_s_own_values() {
             "```bash\ntail -n 2 log.txt\n```",
         ),
         (
-            "create todo.txt containing buy bread",
-            "```bash\necho 'buy bread' > todo.txt\n```",
+            "create todo.txt with call mom in it",
+            "```bash\necho 'call mom' > todo.txt\n```",
         ),
         (
             "with python, print the sum of [4, 5, 6]",
             "```python\nprint(sum([4, 5, 6]))\n```",
         ),
         (
-            "create notes.txt containing $(touch pwned)",
+            "create notes.txt with $(touch pwned) in it",
             "```bash\necho 'Good morning' > notes.txt\n```",
         ),
     ] {
@@ -540,6 +546,37 @@ fn the_example_a_small_model_is_shown_holds_the_task_s_own_values() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let messages = server.chat_requests()[0].messages();
         assert_eq!(messages[6].1, example, "{task}");
+    }
+}
+
+#[test]
+fn a_small_model_is_never_shown_an_example_that_does_more_than_its_task_or_the_opposite() {
+    let sb = Sandbox::new();
+    for (task, refused) in [
+        (
+            "count the total number of lines in all the .txt files here",
+            "rm ",
+        ),
+        ("print the even numbers from 2 to 20", ">"),
+        ("print the current year", "pwd"),
+        (
+            "show only the lines of server.log that contain WARNING",
+            "grep -v",
+        ),
+    ] {
+        let server = FakeModel::start(vec![Reply::text("Done.")]);
+        let out = seek_json(&sb, &server, task, "small")
+            .env("SEEK_SMALL_MODEL_OFF", "nudge")
+            .output()
+            .expect("run seek");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let messages = server.chat_requests()[0].messages();
+        assert_eq!(messages[7].1, task);
+        assert!(
+            messages[6].1.starts_with("```") && !messages[6].1.contains(refused),
+            "{task}: {}",
+            messages[6].1
+        );
     }
 }
 

@@ -104,6 +104,17 @@ pub(super) fn stands_whole(text: &str, needle: &str) -> bool {
     whole_word_at(text, needle).is_some()
 }
 
+/// The places in `value_counts` of the kinds that are data rather than a file: numbers, lists
+/// and ordinals.
+pub(super) fn value_kinds_beyond_files() -> Vec<usize> {
+    KINDS
+        .iter()
+        .enumerate()
+        .filter(|(_, kind)| matches!(kind, Kind::Number | Kind::List | Kind::Ordinal))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// How many values of each kind a text names, for the nearness of two tasks.
 pub(super) fn value_counts(text: &str) -> [usize; 5] {
     KINDS.map(|kind| values(kind, text).len())
@@ -350,7 +361,9 @@ fn swap_differing_words(entry_task: &str, block: &str, task: &str) -> String {
             continue;
         };
         let new = span(task, taken);
-        if new.contains(UNSAFE) || new.contains('\u{1}') {
+        // Numbers and lists are put in by kind (`values`), never as words.
+        let numeric = phrase.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if new.contains(UNSAFE) || new.contains(['\u{1}', '[', ']']) || numeric {
             continue;
         }
         swaps.push((phrase, new));

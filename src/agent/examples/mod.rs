@@ -8,14 +8,20 @@
 //! a bank (`bank`) nearest the user's task (`Adaptations::nearest_example`), with the values the
 //! user's task names (file names, extensions, numbers, lists, ordinals) and the words it differs
 //! in put in place of the example's (`fill`): the model copies the command, and what it copies is
-//! then about its own task. With no bank entry near the task (or `nearest` off), the last
-//! exchange is a neutral one that only reads (`show the file draft.txt` → `cat`).
+//! then about its own task. An entry is the example only if it does what the task asks and no
+//! more (`intent`): a block that deletes, moves, edits or writes more than the task asks, or
+//! picks the opposite lines, is never shown. With no bank entry near the task and safe (or
+//! `nearest` off), the last exchange is a neutral one that only reads (`show the file
+//! draft.txt` → `cat`).
 //!
 //! Owns the exchanges and the nearness rule. Pure text: it must not run anything nor decide the
 //! round. None of these messages is kept in memory or shown.
 
 mod bank;
 mod fill;
+mod intent;
+#[cfg(test)]
+mod safety_tests;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -49,7 +55,8 @@ const NEUTRAL: (&str, &str) = (
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "of", "to", "in", "into", "with", "and", "it", "its", "is", "that", "this",
     "by", "for", "on", "at", "as", "then", "using", "use", "please", "me", "file", "called",
-    "named", "txt", "python", "bash", "shell", "c",
+    "named", "txt", "python", "bash", "shell", "c", "over", "up", "as", "by", "from", "so",
+    "those", "how",
 ];
 
 /// What each word of a bank task that the user's task lacks takes off its nearness.
@@ -89,6 +96,11 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("plus", "sum"),
     ("character", "byte"),
     ("result", "print"),
+    ("containing", "contain"),
+    ("printed", "print"),
+    ("printing", "print"),
+    ("including", "contain"),
+    ("include", "contain"),
 ];
 
 /// Phrases a task may write for a bank entry's words, rewritten before its words are read.
@@ -124,7 +136,10 @@ pub fn example_turns(task: &str, nearest: bool, fill_values: bool) -> Vec<Messag
 }
 
 /// The bank entry nearest `task`, with the task's values and differing words put in
-/// (`fill::fill`), or `None` when none is near enough.
+/// (`fill::fill`), or `None` when none is near enough. Of the entries near enough, nearest first,
+/// the first that does what the task does (`does_what_it_asks`) and that is safe to show it
+/// (`intent::refusal`) is the example: none is better than a wrong one, which a small model
+/// copies.
 fn nearest_example(task: &str, fill_values: bool) -> Option<(String, String)> {
     if task.len() > LONGEST_TASK {
         return None;
@@ -135,21 +150,45 @@ fn nearest_example(task: &str, fill_values: bool) -> Option<(String, String)> {
     // Examples in the language the task names ("print hi with bash" is not near "write a C
     // program that prints Hi"), bash when it names none, as the opened fence is.
     let language = super::small::named_language(task).unwrap_or("bash");
-    let (entry, score) = BANK
+    let mut ranked: Vec<(usize, f64)> = BANK
         .iter()
         .zip(&INDEX.words)
         .enumerate()
         .filter(|(_, (entry, _))| block_tag(entry.1) == language)
-        .filter_map(|(index, (entry, words))| {
+        .filter_map(|(index, (_, words))| {
             let shared = nearness(&task_words, known, words)?;
-            Some((entry, shared + shape_bonus(counts, INDEX.values[index])))
+            Some((index, shared + shape_bonus(counts, INDEX.values[index])))
         })
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    if score < NEAR_ENOUGH {
-        return None;
-    }
-    let (user, assistant) = fill::fill(entry.0, entry.1, task, fill_values);
-    Some((user, assistant))
+        .filter(|(_, score)| *score >= NEAR_ENOUGH)
+        .collect();
+    // Nearest first; of two as near, the later entry (as the bank has always been read).
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    let asked = intent::of_task(task);
+    ranked.into_iter().find_map(|(index, _)| {
+        if !does_what_it_asks(&task_words, counts, index) {
+            return None;
+        }
+        let (entry_task, entry_block) = BANK[index];
+        let (user, block) = fill::fill(entry_task, entry_block, task, fill_values);
+        // The block as it would be shown, with the task's own file names in it.
+        let done = intent::of_block(&block);
+        intent::refusal(&asked, &done)
+            .is_none()
+            .then_some((user, block))
+    })
+}
+
+/// Whether an entry does what the task asks, not only to what it names: the task has every
+/// key word of the entry (`key_words`: what it does and what it is about; `current` and
+/// `directory` of `print the current directory`, which `print the current year` lacks), and
+/// names numbers, lists and ordinals where the entry does.
+fn does_what_it_asks(task_words: &[String], counts: [usize; 5], index: usize) -> bool {
+    // An entry naming numbers, lists or ordinals where the task names none would show its own
+    // (`NR == 2` for `print the lines in reverse order`): it is about something else.
+    let own_values = fill::value_kinds_beyond_files()
+        .into_iter()
+        .any(|kind| INDEX.values[index][kind] > 0 && counts[kind] == 0);
+    !own_values && INDEX.keys[index].iter().all(|key| task_words.contains(key))
 }
 
 /// A bank block's fence tag (`python` of "```python:hello.py").
@@ -176,6 +215,8 @@ fn nearness(task: &[String], known: f64, entry: &[String]) -> Option<f64> {
 /// appears: read once.
 struct Index {
     words: Vec<Vec<String>>,
+    /// The words a task must have for the entry to be its example (`does_what_it_asks`).
+    keys: Vec<Vec<String>>,
     values: Vec<[usize; 5]>,
     uses: HashMap<String, usize>,
 }
@@ -192,12 +233,78 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
         }
     }
     let values = BANK.iter().map(|entry| value_counts(entry.0)).collect();
+    let keys = BANK
+        .iter()
+        .zip(&words)
+        .map(|((_, block), words)| key_words(words, block))
+        .collect();
     Index {
         words,
+        keys,
         values,
         uses,
     }
 });
+
+/// Words of a bank task that say nothing of what it does: every entry prints, shows or
+/// gives back something, and these only frame it.
+const FRAME_WORDS: &[&str] = &[
+    "print",
+    "only",
+    "just",
+    "all",
+    "every",
+    "each",
+    "whole",
+    "new",
+    "do",
+    "doe",
+    "not",
+    "without",
+    "have",
+    "ha",
+    "are",
+    "there",
+    "what",
+    "which",
+    "one",
+    "them",
+    "so",
+    "from",
+    "than",
+    "per",
+    "give",
+    "get",
+    "except",
+    "excluding",
+    "exclude",
+    "is",
+    "am",
+    "i",
+];
+
+/// An entry's key words (`does_what_it_asks`): its content words but frame words, single
+/// letters, and the words its block holds as arguments (the values a task puts in: `apple` of
+/// `grep -c apple`; a line's first word is its command, which a task names: `sort`, `date`).
+fn key_words(words: &[String], block: &str) -> Vec<String> {
+    let code = block.to_ascii_lowercase();
+    let in_block = |word: &str| {
+        code.lines().skip(1).any(|line| {
+            line.split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|token| !token.is_empty())
+                .skip(1)
+                .any(|token| stem(token) == word)
+        })
+    };
+    let mut keys: Vec<String> = words
+        .iter()
+        .filter(|word| word.len() > 1 && !FRAME_WORDS.contains(&word.as_str()))
+        .filter(|word| !in_block(word))
+        .cloned()
+        .collect();
+    keys.dedup();
+    keys
+}
 
 /// How rare `word` is in the bank (its inverse document frequency), 0 for a word it never uses.
 fn weight(word: &str) -> f64 {
@@ -243,17 +350,23 @@ fn content_words(task: &str) -> Vec<String> {
                 && !word.chars().all(|c| c.is_ascii_digit())
                 && !STOP_WORDS.contains(&word.as_str())
         })
-        .map(|word| match word.strip_suffix('s') {
-            Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_owned(),
-            _ => word,
-        })
-        .map(
-            |word| match SYNONYMS.iter().find(|(said, _)| *said == word) {
+        .map(|word| {
+            // A synonym as written (`plus`), else as its singular (`characters`).
+            let synonym = |w: &str| SYNONYMS.iter().find(|(said, _)| *said == w);
+            match synonym(&word).or_else(|| synonym(&stem(&word))) {
                 Some((_, meant)) => (*meant).to_owned(),
-                None => word,
-            },
-        )
+                None => stem(&word),
+            }
+        })
         .collect()
+}
+
+/// A word without a plural's `s`.
+fn stem(word: &str) -> String {
+    match word.strip_suffix('s') {
+        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_owned(),
+        _ => word.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -312,7 +425,7 @@ mod tests {
         assert_eq!(
             last_exchange("print the last line of poem.txt"),
             (
-                "print the last line of poem.txt".to_owned(),
+                "show only the last line in poem.txt".to_owned(),
                 "```bash\ntail -n 1 poem.txt\n```".to_owned()
             )
         );
@@ -328,7 +441,7 @@ mod tests {
         assert_eq!(
             (user.as_str(), block.as_str()),
             (
-                "print the last 2 lines of log.txt",
+                "from log.txt, print the last 2 lines",
                 "```bash\ntail -n 2 log.txt\n```"
             ),
             "of `the last line` and `the last 3 lines`, the one naming a number"
@@ -338,10 +451,7 @@ mod tests {
         let (_, block) = last_exchange("with python, print the sum of [4, 5, 6]");
         assert_eq!(block, "```python\nprint(sum([4, 5, 6]))\n```");
         let (_, block) = last_exchange("count the words in essay.txt");
-        assert_eq!(
-            block, "```bash\nwc -w < essay.txt\n```",
-            "of two entries sharing `count` and `word`, the one saying less else"
-        );
+        assert_eq!(block, "```bash\nwc -w < essay.txt\n```");
     }
 
     #[test]
