@@ -269,3 +269,125 @@ fn a_task_that_asks_to_delete_or_write_still_gets_its_example() {
     let block = shown("copy a.txt to b.txt");
     assert_eq!(block.as_deref(), Some("```bash\ncp a.txt b.txt\n```"));
 }
+
+/// The prompts of every task set in `benches/smallmodel/` (blind ones included: this reads only
+/// their prompts, to check what they would be shown; it shapes nothing).
+fn every_benchmark_prompt() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/smallmodel");
+    let mut prompts = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let set: toml::Value = toml::from_str(&text).unwrap();
+        for task in set["task"].as_array().unwrap() {
+            let name = task["name"].as_str().unwrap().to_string();
+            prompts.push((name, task["prompt"].as_str().unwrap().to_string()));
+        }
+    }
+    prompts
+}
+
+/// Whether a block deletes, moves, truncates or edits in place, read from its code with plain
+/// string tests (not the classifier under test).
+fn destroys(block: &str) -> bool {
+    let code = format!(" {}", block.replace('\n', " "));
+    [
+        " rm ",
+        " mv ",
+        "sed -i",
+        "truncate",
+        "unlink",
+        "os.remove",
+        "shutil.move",
+        "shutil.rmtree",
+        "os.rename",
+        "remove(",
+    ]
+    .iter()
+    .any(|word| code.contains(word))
+}
+
+/// Whether a block writes onto a file the task names (`> notes.txt`, `open("notes.txt", "w")`).
+fn writes_onto_named_file(task: &str, block: &str) -> bool {
+    let named: Vec<&str> = task
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '\'' || c == '"' || c == '`')
+        .map(|word| word.trim_end_matches(['.', '?', '!', ':', ';']))
+        .filter(|word| word.contains('.') && !word.starts_with('.'))
+        .collect();
+    named.iter().any(|file| {
+        block.contains(&format!("> {file}"))
+            || block.contains(&format!(">{file}"))
+            || block.contains(&format!("open('{file}', 'w"))
+            || block.contains(&format!("open(\"{file}\", \"w"))
+    })
+}
+
+#[test]
+fn no_task_of_any_benchmark_set_is_shown_a_destructive_or_opposite_example() {
+    let prompts = every_benchmark_prompt();
+    assert!(prompts.len() > 150, "{}", prompts.len());
+    let mut shown_count = 0;
+    for (name, prompt) in &prompts {
+        let Some(block) = shown(prompt) else {
+            continue;
+        };
+        shown_count += 1;
+        let lower = prompt.to_lowercase();
+        let asks_to_destroy = [
+            "delete", "remove", "move", "rename", "erase", "clear", "empty", "truncate", "replace",
+            "edit", "change", "rm ",
+        ]
+        .iter()
+        .any(|word| lower.contains(word));
+        assert!(
+            asks_to_destroy || !destroys(&block),
+            "{name}: {prompt}: {block}"
+        );
+        let asks_to_write = asks_to_destroy
+            || [
+                "write",
+                "save",
+                "create",
+                "make",
+                "overwrite",
+                "append",
+                "add",
+                "put",
+                "store",
+                "copy",
+                "sort",
+                "into",
+                "to a file",
+            ]
+            .iter()
+            .any(|word| lower.contains(word));
+        assert!(
+            asks_to_write || !writes_onto_named_file(prompt, &block),
+            "{name}: {prompt}: {block}"
+        );
+        let asked = intent::of_task(prompt);
+        let done = intent::of_block(&block);
+        assert_eq!(
+            intent::refusal(&asked, &done),
+            None,
+            "{name}: {prompt}: {block}"
+        );
+        if lower.contains("not contain") || lower.contains("don't contain") {
+            assert_eq!(
+                done.polarity,
+                Polarity::Negated,
+                "{name}: {prompt}: {block}"
+            );
+        }
+    }
+    assert!(shown_count > 0, "the test must see some examples");
+    eprintln!(
+        "{shown_count} of {} benchmark prompts were shown an example; none destructive",
+        prompts.len()
+    );
+}
