@@ -744,3 +744,44 @@ fn a_server_that_does_not_say_leaves_the_name_to_decide() {
     assert!(adapted(&server));
     assert_eq!(size_event(&out)["reason"], "model_size = \"small\"");
 }
+
+/// A reply of `completion_tokens` holding a python block never closed (a 135M model's list
+/// that runs on), reported with that usage.
+fn unclosed_reply(completion_tokens: u64) -> Reply {
+    Reply::Paced {
+        answer: "```python\n# 1. 1\n# 2. 3\n# 3. 5\n".into(),
+        every: std::time::Duration::ZERO,
+        prompt_tokens: 100,
+        completion_tokens,
+    }
+}
+
+#[test]
+fn a_small_model_s_task_gives_up_once_it_has_written_its_token_budget_without_a_working_block() {
+    let sb = Sandbox::new();
+    let server = FakeModel::start((0..5).map(|_| unclosed_reply(300)).collect());
+    let out = seek_json(&sb, &server, "how many primes are below 1000", "small")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "768 tokens: 300 + 300 + what is left");
+    let caps: Vec<u64> = requests
+        .iter()
+        .map(|r| r.json()["max_tokens"].as_u64().unwrap_or(u64::MAX))
+        .collect();
+    assert_eq!(caps, [256, 256, 168], "the last reply gets what is left");
+    let events = events(&out);
+    let done = of_type(&events, "done");
+    assert_eq!(done[0]["outcome"], "gave_up");
+    let message = done[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("768 tokens"), "{message}");
+
+    // A large model gets its five attempts, each at the configured cap.
+    let server = FakeModel::start((0..5).map(|_| unclosed_reply(300)).collect());
+    let out = seek_json(&sb, &server, "how many primes are below 1000", "large")
+        .output()
+        .expect("run seek");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(server.chat_requests().len(), 5);
+}

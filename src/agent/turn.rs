@@ -131,6 +131,28 @@ impl Progress {
         self.finish(Outcome::Done, None)
     }
 
+    /// What a small model's task may still write before a block of it works (`budget`): the
+    /// whole budget once one has.
+    fn tokens_left(&self, budget: u64) -> u64 {
+        if self.records.iter().any(|r| r.success) {
+            return budget;
+        }
+        let written = self.usage.map_or(0, |u| u.completion_tokens);
+        budget.saturating_sub(written)
+    }
+
+    /// The give-up message once the budget is spent.
+    fn budget_spent(&self, budget: u64) -> String {
+        let mut message = format!(
+            "gave up: the model wrote {budget} tokens without a block that worked (a small model's \
+             limit for a task); try a bigger model (/model) or say the task another way"
+        );
+        if let Some(error) = &self.last_error {
+            message.push_str(&format!("; the last error: {error}"));
+        }
+        message
+    }
+
     /// The message when the round cap is reached, `None` while rounds are left.
     fn round_limit(&self, max_rounds: u32) -> Option<String> {
         (self.rounds >= max_rounds).then(|| {
@@ -271,6 +293,14 @@ pub async fn run_turn(
         if let Some(message) = progress.round_limit(max_rounds) {
             return progress.finish(Outcome::RoundLimit, Some(message));
         }
+        let left = adapt
+            .task_tokens
+            .filter(|_| agent == AgentName::Coder)
+            .map(|budget| progress.tokens_left(budget));
+        if left == Some(0) {
+            let message = progress.budget_spent(adapt.task_tokens.unwrap_or_default());
+            return progress.finish(Outcome::GaveUp, Some(message));
+        }
         progress.rounds += 1;
         emit_status(ctx, &progress, max_attempts);
 
@@ -282,7 +312,10 @@ pub async fn run_turn(
                 .flatten(),
             strict_loops: adapt.strict_loops,
             examples: &examples,
-            max_tokens: adapt.reply_cap,
+            max_tokens: match (adapt.reply_cap, left) {
+                (Some(cap), Some(left)) => Some(cap.min(left)),
+                (cap, left) => cap.or(left),
+            },
             // Once a block worked, the model may answer in words ("Done: …").
             opening: fence
                 .as_deref()

@@ -299,6 +299,11 @@ pub struct Adaptations {
     /// `no_code`: a bash or python block of only comments fails, saying so, instead of
     /// succeeding with no output. On for every model.
     pub refuse_no_code: bool,
+    /// `budget`: a coder task's replies write at most `SMALL_TASK_TOKENS` tokens in all while
+    /// no block of it has worked (the last reply is capped to what is left); then it gives up.
+    /// A 135M model that has written three replies' worth of text without a working block
+    /// writes lists and copies of itself, not the fix, and each such reply costs seconds.
+    pub task_tokens: Option<u64>,
 }
 
 /// The longest reply of a small model, in tokens (`Adaptations::reply_cap`).
@@ -308,8 +313,12 @@ pub const SMALL_REPLY_TOKENS: u64 = 256;
 /// (`Adaptations::block_secs`).
 pub const SMALL_BLOCK_SECS: u64 = 20;
 
+/// The most a small model's coder task writes before a block of it works, in tokens
+/// (`Adaptations::task_tokens`): three replies at `SMALL_REPLY_TOKENS`.
+pub const SMALL_TASK_TOKENS: u64 = 3 * SMALL_REPLY_TOKENS;
+
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 15] = [
+pub const ADAPTATION_NAMES: [&str; 16] = [
     "prompt",
     "examples",
     "nearest",
@@ -325,6 +334,7 @@ pub const ADAPTATION_NAMES: [&str; 15] = [
     "fence",
     "block_time",
     "no_code",
+    "budget",
 ];
 
 impl Adaptations {
@@ -347,6 +357,7 @@ impl Adaptations {
             open_fence: small && on("fence"),
             block_secs: (small && on("block_time")).then_some(SMALL_BLOCK_SECS),
             refuse_no_code: on("no_code"),
+            task_tokens: (small && on("budget")).then_some(SMALL_TASK_TOKENS),
         }
     }
 }

@@ -267,6 +267,13 @@ fn following<'t>(tokens: &[&'t str], i: usize) -> Vec<&'t str> {
         .collect()
 }
 
+/// Whether a word says what a task does to files, which `refusal` judges from the task and
+/// the block as a whole: a verb of effect or one of its forms (`deleting`, `changed`), or the
+/// `place` of `in place`.
+pub(super) fn names_effect(word: &str) -> bool {
+    is_effect_word(word) || word == "place"
+}
+
 /// Whether a word is a verb of effect or one of its forms (`deleting`, `changed`).
 fn is_effect_word(word: &str) -> bool {
     let stem = |verb: &str| verb.strip_suffix('e').unwrap_or(verb).to_owned();

@@ -284,8 +284,10 @@ const FRAME_WORDS: &[&str] = &[
 ];
 
 /// An entry's key words (`does_what_it_asks`): its content words but frame words, single
-/// letters, and the words its block holds as arguments (the values a task puts in: `apple` of
-/// `grep -c apple`; a line's first word is its command, which a task names: `sort`, `date`).
+/// letters, the words its block holds as arguments (the values a task puts in: `apple` of
+/// `grep -c apple`; a line's first word is its command, which a task names: `sort`, `date`),
+/// and the words that say what it does to files (`replace`, `store`, `in place`): whether a
+/// block does as much as its task, in other words, is `intent::refusal`'s to judge.
 fn key_words(words: &[String], block: &str) -> Vec<String> {
     let code = block.to_ascii_lowercase();
     let in_block = |word: &str| {
@@ -300,6 +302,7 @@ fn key_words(words: &[String], block: &str) -> Vec<String> {
         .iter()
         .filter(|word| word.len() > 1 && !FRAME_WORDS.contains(&word.as_str()))
         .filter(|word| !in_block(word))
+        .filter(|word| !intent::names_effect(word))
         .cloned()
         .collect();
     keys.dedup();
