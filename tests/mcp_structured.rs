@@ -77,7 +77,7 @@ fn a_21_kb_file_read_through_server_filesystem_is_fed_back_once() {
     let shared = sb.path("shared");
     std::fs::create_dir_all(&shared).expect("a dir for the server");
     // 21 KB of numbered lines: each line's text appears once in the file.
-    let file: String = (0..300)
+    let file: String = (0..355)
         .map(|i| format!("line {i:04}: the quick brown fox jumps over the lazy dog, {i}\n"))
         .collect();
     assert!((20_000..22_000).contains(&file.len()), "{}", file.len());
@@ -123,9 +123,9 @@ fn an_argument_the_schema_does_not_list_is_sent_with_a_note() {
         feedback.contains("Echo: hello there"),
         "it was called: {feedback}"
     );
+    // `message` is given, so no other name is suggested.
     assert!(
-        feedback.contains("`mesage` is not one of the tool's arguments — did you mean `message`?"),
+        feedback.contains("(note: `mesage` is not one of the tool's arguments; sent as given"),
         "{feedback}"
     );
-    assert!(feedback.contains("sent as given"), "{feedback}");
 }

@@ -275,7 +275,7 @@ fn unknown_arguments_are_refused_only_when_the_schema_refuses_others() {
         object(json!({"properties": {"alpha": {"type": "string"}}})),
         object(json!({"properties": {"alpha": {}}, "additionalProperties": true})),
     ] {
-        let mut arguments = object(json!({"alpah": "x", "zzz": 1}));
+        let mut arguments = object(json!({"alpa": "x", "zzz": 1}));
         let notes = check_arguments_noting(&open, &mut arguments, true).expect("let through");
         assert_eq!(
             arguments,
@@ -285,7 +285,7 @@ fn unknown_arguments_are_refused_only_when_the_schema_refuses_others() {
         assert_eq!(
             notes,
             [
-                "`alpah` is not one of the tool's arguments — did you mean `alpha`?",
+                "`alpa` is not one of the tool's arguments — did you mean `alpha`?",
                 "`zzz` is not one of the tool's arguments"
             ]
         );

@@ -118,16 +118,28 @@ fn when_not_all_arguments_fit_the_first_tools_keep_theirs_and_every_name_stays()
 }
 
 #[test]
-fn twenty_nine_tools_in_the_default_window_keep_their_argument_names() {
-    // The default 8K window gives the section 4 KiB (prompts.rs).
+fn twenty_nine_tools_in_the_default_window_keep_their_arguments() {
+    // The default 8K window gives the section 4 KiB (prompts.rs): the three servers a user
+    // tried together fit with typed arguments and cut descriptions (it used to be names only).
     let section = tools_section(&three(), 4096);
     insta::assert_snapshot!(section);
     let lines = tool_lines(&section);
     assert_eq!(lines.len(), 29, "{section}");
     assert!(lines.iter().all(|line| line.contains('(')), "{section}");
     assert!(
-        section.contains("- fs.read_text_file(path, head?, tail?)"),
+        section.contains("- fs.read_text_file(path: string, head?: number, tail?: number) — "),
         "{section}"
+    );
+    // Half the window: the argument names of every tool still fit.
+    let half = tools_section(&three(), 2048);
+    assert_eq!(tool_lines(&half).len(), 29, "{half}");
+    assert!(
+        half.contains("- fs.read_text_file(path, head?, tail?)"),
+        "{half}"
+    );
+    assert!(
+        half.contains("- time.convert_time(source_timezone, time, target_timezone)"),
+        "{half}"
     );
 }
 
