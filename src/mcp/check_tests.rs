@@ -279,7 +279,7 @@ fn unknown_arguments_are_refused_only_when_the_schema_refuses_others() {
         let notes = check_arguments_noting(&open, &mut arguments, true).expect("let through");
         assert_eq!(
             arguments,
-            object(json!({"alpah": "x", "zzz": 1})),
+            object(json!({"alpa": "x", "zzz": 1})),
             "sent as given"
         );
         assert_eq!(

@@ -130,16 +130,24 @@ fn twenty_nine_tools_in_the_default_window_keep_their_arguments() {
         section.contains("- fs.read_text_file(path: string, head?: number, tail?: number) — "),
         "{section}"
     );
-    // Half the window: the argument names of every tool still fit.
+    // Half the window: every tool's typed arguments, no descriptions.
     let half = tools_section(&three(), 2048);
     assert_eq!(tool_lines(&half).len(), 29, "{half}");
+    assert!(!half.contains(" — "), "{half}");
     assert!(
-        half.contains("- fs.read_text_file(path, head?, tail?)"),
+        half.contains("- fs.read_text_file(path: string, head?: number, tail?: number)"),
         "{half}"
     );
+    // Less: every tool's argument names.
+    let names = tools_section(&three(), half.len() - 1);
+    assert_eq!(tool_lines(&names).len(), 29, "{names}");
     assert!(
-        half.contains("- time.convert_time(source_timezone, time, target_timezone)"),
-        "{half}"
+        names.contains("- fs.read_text_file(path, head?, tail?)"),
+        "{names}"
+    );
+    assert!(
+        names.contains("- time.convert_time(source_timezone, time, target_timezone)"),
+        "{names}"
     );
 }
 
