@@ -147,7 +147,7 @@ fn contains_number(text: &str, number: &str) -> bool {
         let next = after.next();
         // A sentence's full stop after the number is not a decimal point.
         let decimal_point = next == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
-        !is_part(before) && !(next.is_some_and(|c| c.is_ascii_digit()) || decimal_point)
+        !(is_part(before) || next.is_some_and(|c| c.is_ascii_digit()) || decimal_point)
     })
 }
 
