@@ -1,37 +1,40 @@
-//! AgenticSeek's real React front end (its production build) against `seek serve --no-token`,
-//! in headless Chromium: the page comes up online, a typed query is answered, and the blocks
-//! view shows the block seek ran, with no request refused on the way.
+//! AgenticSeek's real React front end (its production build, unmodified) against `seek serve`,
+//! in headless Chromium:
+//! - under `--no-token` the page comes up online, a typed query is answered, and the Editor View
+//!   shows the block seek ran, with no request refused on the way;
+//! - while a block runs, the Editor View shows it (its tool, code and output so far), and after
+//!   the page's Stop its status says `Stopped` (the page changes its status only with a new
+//!   answer, so seek's `/latest_answer` gives one);
+//! - without `--no-token` (a token required, which the page never sends) the page says what to
+//!   do: `/latest_answer` answers its token-less polls with the fix, which the page shows as a
+//!   message and a status, while its queries are still refused and the model is never asked.
 //!
-//! Optional: it runs only when `SEEK_FRONTEND_BUILD` names the front end's `build/` dir
-//! (`scripts/frontend-check` makes one); otherwise it says why and passes. The build has the
-//! placeholder backend URL `PLACEHOLDER` baked in; the little static server here rewrites it in
-//! the JavaScript it serves to seek's real address, so one build serves every port. The page is
-//! loaded as `http://localhost:3000`, the origin seek allows by default (when that port is taken,
-//! another one, allowed through `[serve] allowed_origins`).
+//! The build: `SEEK_FRONTEND_BUILD` names the front end's `build/` dir (`.ci/run` and
+//! `scripts/frontend-check` make one from the sources vendored in
+//! tests/fixtures/agentic-seek-front); without it the tests say why and pass. The build has the
+//! placeholder backend URL baked in; the static server rewrites it in the JavaScript it serves
+//! to seek's real address, so one build serves every port. The page is loaded as
+//! `http://localhost:3000`, the origin seek allows by default (when that port is taken, another
+//! one, allowed through `[serve] allowed_origins`).
 
 mod support;
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
+#[path = "support/frontend.rs"]
+mod frontend;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Reply};
 use fantoccini::{Client, ClientBuilder, Locator};
-use serde_json::{Value, json};
+use frontend::{
+    Driver, FRONTEND_PORT, PLACEHOLDER, START_BOUND, SeekServe, StaticServer, bind_frontend_port,
+    main_js_has_placeholder,
+};
+use serde_json::Value;
 use support::Sandbox;
-
-/// The backend URL the build was made with (`REACT_APP_BACKEND_URL`).
-const PLACEHOLDER: &str = "http://localhost:59999";
-
-/// The port AgenticSeek's front end runs on, and the origin seek allows by default.
-const FRONTEND_PORT: u16 = 3000;
 
 /// What the block prints: computed by the shell, so the text only appears if the block ran.
 const MARKER: &str = "fe-marker-4711";
@@ -40,18 +43,32 @@ const BLOCK: &str = "echo fe-marker-$((4700+11))";
 /// The model's final answer, as the page should show it.
 const ANSWER: &str = "The marker line was printed by the shell";
 
-/// How long each stage may take before the test fails instead of hanging.
-const START_BOUND: Duration = Duration::from_secs(60);
+/// A block that prints its marker, then runs until it is stopped.
+const RUNNING_MARKER: &str = "fe-running-4712";
+const RUNNING_BLOCK: &str = "echo fe-running-$((4700+12)); sleep 120; echo never";
+
+/// How long the page may take to show what a stage waits for before the test fails.
 const PAGE_BOUND: Duration = Duration::from_secs(120);
 
-#[test]
-fn agenticseek_frontend_answers_through_seek_serve() {
+/// What a test does with the page once it is online.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    /// A query answered after one block.
+    Answer,
+    /// A query whose block runs until the page's Stop.
+    StopWhileABlockRuns,
+    /// seek wants a token, which the page never sends.
+    NoToken,
+}
+
+/// The front end's build dir, or `None` (the test then says why and passes).
+fn frontend_build() -> Option<PathBuf> {
     let Some(build) = std::env::var_os("SEEK_FRONTEND_BUILD") else {
         eprintln!(
             "SEEK_FRONTEND_BUILD is not set (run scripts/frontend-check to build AgenticSeek's \
              front end and run this test): skipped"
         );
-        return;
+        return None;
     };
     let build = PathBuf::from(build);
     assert!(
@@ -65,13 +82,23 @@ fn agenticseek_frontend_answers_through_seek_serve() {
          REACT_APP_BACKEND_URL={PLACEHOLDER}",
         build.display()
     );
-    let started = Instant::now();
+    Some(build)
+}
 
+/// How a run went: the page's last state (or why it failed), seek's stderr, the model.
+struct Run {
+    page: Value,
+    stderr: String,
+    model: FakeModel,
+}
+
+/// Serves the build, starts `seek serve` (with `--no-token` unless the scenario is `NoToken`)
+/// against a fake model giving `replies`, and drives the page through `scenario`. Panics with
+/// the page's state and seek's stderr when the page does not get there.
+fn run(build: PathBuf, replies: Vec<Reply>, scenario: Scenario) -> Run {
+    let started = Instant::now();
     let sb = Sandbox::new();
-    let model = FakeModel::start(vec![
-        Reply::text(format!("I'll print the marker.\n```bash\n{BLOCK}\n```\n")),
-        Reply::text(format!("{ANSWER}.")),
-    ]);
+    let model = FakeModel::start(replies);
 
     // The page's server first: its port decides the origin seek must allow.
     let (listener, port) = bind_frontend_port();
@@ -81,21 +108,21 @@ fn agenticseek_frontend_answers_through_seek_serve() {
         sb.write_config(&format!("[serve]\nallowed_origins = [\"{origin}\"]\n"));
     }
 
-    let mut seek = SeekServe::start(&sb, &model.url());
+    let mut seek = SeekServe::start(&sb, &model.url(), scenario != Scenario::NoToken);
     eprintln!(
         "seek serve: {} (started in {:?})",
         seek.url,
         started.elapsed()
     );
     let backend = seek.url.clone();
-    let served = StaticServer::start(listener, build.clone(), backend.clone());
+    let served = StaticServer::start(listener, build, backend.clone());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let outcome = runtime.block_on(drive_page(&origin));
+    let outcome = runtime.block_on(drive_page(&origin, scenario));
     let stderr = seek.stop();
     eprintln!("seek serve's stderr:\n{stderr}");
     eprintln!(
@@ -108,31 +135,114 @@ fn agenticseek_frontend_answers_through_seek_serve() {
         Err(failure) => panic!("{failure}\nseek serve's stderr:\n{stderr}"),
     };
     eprintln!("the page's requests: {}", page["log"]);
+    eprintln!("the whole check took {:?}", started.elapsed());
+    Run {
+        page,
+        stderr,
+        model,
+    }
+}
 
-    let refused = refused(&page);
-    assert!(
-        refused.is_empty(),
-        "requests refused or blocked (status 0 is a CORS refusal or a dropped connection): \
-         {refused:?}\nseek serve's stderr:\n{stderr}"
-    );
-    let queries = page["log"]
+/// The page's requests whose method and URL contain `what`, with their statuses.
+fn requests(page: &Value, what: &str) -> Vec<u64> {
+    page["log"]
         .as_array()
         .map(|log| {
             log.iter()
-                .filter(|r| r["req"].as_str().is_some_and(|s| s.contains("/query")))
-                .count()
+                .filter(|r| r["req"].as_str().is_some_and(|s| s.contains(what)))
+                .filter_map(|r| r["status"].as_u64())
+                .collect()
         })
-        .unwrap_or(0);
-    assert_eq!(queries, 1, "one POST /query was made: {}", page["log"]);
+        .unwrap_or_default()
+}
+
+#[test]
+fn agenticseek_frontend_answers_through_seek_serve() {
+    let Some(build) = frontend_build() else {
+        return;
+    };
+    let run = run(
+        build,
+        vec![
+            Reply::text(format!("I'll print the marker.\n```bash\n{BLOCK}\n```\n")),
+            Reply::text(format!("{ANSWER}.")),
+        ],
+        Scenario::Answer,
+    );
+    let refused = refused(&run.page);
     assert!(
-        !stderr.to_lowercase().contains("refus"),
-        "seek serve refused something:\n{stderr}"
+        refused.is_empty(),
+        "requests refused or blocked (status 0 is a CORS refusal or a dropped connection): \
+         {refused:?}\nseek serve's stderr:\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        requests(&run.page, "/query").len(),
+        1,
+        "one POST /query was made: {}",
+        run.page["log"]
     );
     assert!(
-        model.chat_requests().len() >= 2,
+        !run.stderr.to_lowercase().contains("refus"),
+        "seek serve refused something:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.model.chat_requests().len() >= 2,
         "the model was asked for the block and for the answer"
     );
-    eprintln!("the whole check took {:?}", started.elapsed());
+}
+
+#[test]
+fn the_running_block_shows_in_the_editor_view_and_stop_ends_on_stopped() {
+    let Some(build) = frontend_build() else {
+        return;
+    };
+    let run = run(
+        build,
+        vec![Reply::text(format!(
+            "I'll run it.\n```bash\n{RUNNING_BLOCK}\n```\n"
+        ))],
+        Scenario::StopWhileABlockRuns,
+    );
+    let refused = refused(&run.page);
+    assert!(refused.is_empty(), "requests refused: {refused:?}");
+    assert_eq!(requests(&run.page, "/stop"), [200], "{}", run.page["log"]);
+    assert_eq!(requests(&run.page, "/query"), [200], "{}", run.page["log"]);
+    assert_eq!(
+        run.model.chat_requests().len(),
+        1,
+        "stopped: the model was not asked again"
+    );
+}
+
+#[test]
+fn without_no_token_the_page_says_what_to_do_and_runs_nothing() {
+    let Some(build) = frontend_build() else {
+        return;
+    };
+    let run = run(
+        build,
+        vec![Reply::text(format!("```bash\n{BLOCK}\n```\n"))],
+        Scenario::NoToken,
+    );
+    assert_eq!(
+        requests(&run.page, "POST"),
+        [401],
+        "the page's query was refused for want of a token: {}",
+        run.page["log"]
+    );
+    assert!(
+        requests(&run.page, "/latest_answer")
+            .iter()
+            .all(|s| *s == 200),
+        "the page's polls were answered (with what to do): {}",
+        run.page["log"]
+    );
+    assert!(
+        run.model.chat_requests().is_empty(),
+        "a request without the token ran something"
+    );
 }
 
 /// The page's requests that were refused: 401 or 403, or status 0 (the browser's CORS check
@@ -147,317 +257,6 @@ fn refused(state: &Value) -> Vec<Value> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Whether a `static/js/main.*.js` of `build` contains the placeholder backend URL.
-fn main_js_has_placeholder(build: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(build.join("static/js")) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let name = e.file_name().to_string_lossy().into_owned();
-        name.starts_with("main.")
-            && name.ends_with(".js")
-            && std::fs::read_to_string(e.path()).is_ok_and(|s| s.contains(PLACEHOLDER))
-    })
-}
-
-/// 127.0.0.1:3000 if free, else any free port.
-fn bind_frontend_port() -> (TcpListener, u16) {
-    let listener = TcpListener::bind(("127.0.0.1", FRONTEND_PORT))
-        .or_else(|_| TcpListener::bind(("127.0.0.1", 0)))
-        .expect("a loopback port for the page");
-    let port = listener.local_addr().expect("its address").port();
-    (listener, port)
-}
-
-/// The real `seek serve` binary, killed when dropped.
-struct SeekServe {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl SeekServe {
-    fn start(sb: &Sandbox, model_url: &str) -> Self {
-        let mut cmd = sb.seek();
-        cmd.args(["serve", "--no-token", "--host", "127.0.0.1", "--port", "0"])
-            .args(sb.model_args(model_url))
-            .arg("--yes")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn seek serve");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let err_pipe = child.stderr.take().expect("stderr pipe");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in BufReader::new(err_pipe).lines().map_while(Result::ok) {
-                let mut text = sink.lock().unwrap_or_else(|e| e.into_inner());
-                text.push_str(&line);
-                text.push('\n');
-            }
-        });
-        let out_pipe = child.stdout.take().expect("stdout pipe");
-        let (first, first_line) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(out_pipe).lines();
-            let _ = first.send(lines.next());
-            // The rest is drained so that seek never blocks on a full pipe.
-            for line in lines.map_while(Result::ok) {
-                eprintln!("seek serve stdout: {line}");
-            }
-        });
-        let mut serve = Self {
-            child,
-            url: String::new(),
-            stderr,
-        };
-        let line = match first_line.recv_timeout(START_BOUND) {
-            Ok(Some(Ok(line))) => line,
-            other => {
-                let status = serve.child.try_wait();
-                let err = serve.stop();
-                panic!(
-                    "seek serve printed no first line within {START_BOUND:?} ({other:?}, exit \
-                     {status:?}); stderr:\n{err}"
-                );
-            }
-        };
-        let Some(url) = line.strip_prefix("listening on ") else {
-            let err = serve.stop();
-            panic!("seek serve's first line is {line:?}, not `listening on URL`; stderr:\n{err}");
-        };
-        serve.url = url.trim().to_owned();
-        assert!(
-            serve.url.starts_with("http://127.0.0.1:"),
-            "seek serve listens on {}",
-            serve.url
-        );
-        serve
-    }
-
-    /// Ends seek (SIGTERM, then SIGKILL if it lingers) and returns its stderr so far.
-    fn stop(&mut self) -> String {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        self.stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-}
-
-impl Drop for SeekServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Serves the build dir: `/` is index.html; JavaScript has the placeholder backend URL
-/// replaced by seek's. It lives as long as the test process (its threads are detached).
-struct StaticServer {
-    requests: Arc<Mutex<(usize, usize)>>,
-}
-
-impl StaticServer {
-    fn start(listener: TcpListener, root: PathBuf, backend: String) -> Self {
-        let requests = Arc::new(Mutex::new((0, 0)));
-        let counts = Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let root = root.clone();
-                let backend = backend.clone();
-                let counts = Arc::clone(&counts);
-                std::thread::spawn(move || serve_one(stream, &root, &backend, &counts));
-            }
-        });
-        Self { requests }
-    }
-
-    fn count(&self) -> usize {
-        self.requests.lock().unwrap_or_else(|e| e.into_inner()).0
-    }
-
-    fn rewritten(&self) -> usize {
-        self.requests.lock().unwrap_or_else(|e| e.into_inner()).1
-    }
-}
-
-fn serve_one(stream: TcpStream, root: &Path, backend: &str, counts: &Mutex<(usize, usize)>) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    // The headers are read and ignored; requests for files have no body.
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => break,
-            Ok(_) if header.trim().is_empty() => break,
-            Ok(_) => {}
-        }
-    }
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or("");
-    let target = parts.next().unwrap_or("/");
-    let path = target.split(['?', '#']).next().unwrap_or("/");
-    let rel = if path == "/" {
-        "index.html"
-    } else {
-        path.trim_start_matches('/')
-    };
-    let file = (!rel.split('/').any(|c| c == ".." || c.is_empty()))
-        .then(|| root.join(rel))
-        .filter(|f| f.is_file());
-    let mut stream = &stream;
-    let (status, kind, mut body) = match (method, file) {
-        ("GET" | "HEAD", Some(file)) => {
-            let mut body = Vec::new();
-            let _ = std::fs::File::open(&file).and_then(|mut f| f.read_to_end(&mut body));
-            ("200 OK", content_type(&file), body)
-        }
-        _ => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
-    };
-    let mut rewritten = false;
-    if kind.starts_with("application/javascript")
-        && let Ok(text) = std::str::from_utf8(&body)
-        && text.contains(PLACEHOLDER)
-    {
-        body = text.replace(PLACEHOLDER, backend).into_bytes();
-        rewritten = true;
-    }
-    {
-        let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
-        c.0 += 1;
-        c.1 += usize::from(rewritten);
-    }
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: \
-         no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    if method != "HEAD" {
-        let _ = stream.write_all(&body);
-    }
-    let _ = stream.flush();
-}
-
-fn content_type(file: &Path) -> &'static str {
-    match file.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" => "application/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "png" => "image/png",
-        "ico" => "image/x-icon",
-        "svg" => "image/svg+xml",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
-
-/// chromedriver in a process group of its own (Chromium and its helpers join it), the whole
-/// group killed when dropped.
-struct Driver {
-    child: Child,
-    port: u16,
-    profile: tempfile::TempDir,
-}
-
-impl Driver {
-    fn start() -> Self {
-        use std::os::unix::process::CommandExt;
-        let profile = tempfile::Builder::new()
-            .prefix("seek-fe-chromium-")
-            .tempdir()
-            .expect("a profile dir");
-        let mut child = Command::new("chromedriver")
-            .arg("--port=0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("chromedriver starts (apt install chromium chromium-driver)");
-        let out = child.stdout.take().expect("stdout pipe");
-        let (port_tx, port_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if !sent && let Some(port) = driver_port(&line) {
-                    let _ = port_tx.send(port);
-                    sent = true;
-                }
-            }
-        });
-        let mut driver = Self {
-            child,
-            port: 0,
-            profile,
-        };
-        driver.port = port_rx
-            .recv_timeout(Duration::from_secs(15))
-            .expect("chromedriver names its port within 15 s");
-        driver
-    }
-
-    fn capabilities(&self) -> serde_json::Map<String, Value> {
-        // SAFETY: geteuid(2) cannot fail and touches no memory of ours.
-        let as_root = unsafe { libc::geteuid() } == 0;
-        let mut args = vec![
-            "--headless=new".to_owned(),
-            format!("--user-data-dir={}", self.profile.path().display()),
-            "--disable-gpu".to_owned(),
-            "--disable-dev-shm-usage".to_owned(),
-            "--no-first-run".to_owned(),
-            "--no-default-browser-check".to_owned(),
-            "--disable-extensions".to_owned(),
-            "--disable-background-networking".to_owned(),
-            "--disable-sync".to_owned(),
-            "--window-size=1280,1024".to_owned(),
-        ];
-        if as_root {
-            args.push("--no-sandbox".to_owned());
-        }
-        let caps = json!({
-            "browserName": "chrome",
-            "unhandledPromptBehavior": "dismiss",
-            "timeouts": {"pageLoad": 60_000, "script": 30_000, "implicit": 0},
-            "goog:chromeOptions": {"args": args},
-        });
-        match caps {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            let group = nix::unistd::Pid::from_raw(-pid);
-            let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-}
-
-/// The port in "ChromeDriver was started successfully on port 40077.".
-fn driver_port(line: &str) -> Option<u16> {
-    let rest = line.split("started successfully on port ").nth(1)?;
-    rest.trim().trim_end_matches('.').parse().ok()
 }
 
 /// Records every XMLHttpRequest's end (axios uses them in a browser): method, URL, status.
@@ -479,13 +278,17 @@ if (!window.__seekLog) {
 return true;
 "#;
 
-/// The page's state, read in one round trip.
+/// The page's state, read in one round trip: `status` is the line under the chat (the page's
+/// `status`, shown while online), `tools` the Editor View's `Tool: …` lines.
 const PAGE_STATE: &str = r#"
 const texts = (sel) => Array.from(document.querySelectorAll(sel)).map((e) => e.innerText);
+const status = document.querySelector(".loading-animation");
 return {
   online: !!document.querySelector(".status-indicator.online"),
+  status: status ? status.innerText : "",
   user: texts(".user-message .message-content"),
   agent: texts(".agent-message .message-content"),
+  tools: texts(".blocks .block .block-tool"),
   blocks: texts(".blocks .block pre"),
   feedback: texts(".blocks .block .block-feedback"),
   success: texts(".blocks .block .block-success"),
@@ -494,9 +297,16 @@ return {
 };
 "#;
 
-/// Loads the page, asks the query, and waits until the answer and the block are shown. Returns
-/// the page's last state.
-async fn drive_page(origin: &str) -> Result<Value, String> {
+/// Whether `state[key]` has an entry containing `text`.
+fn has(state: &Value, key: &str, text: &str) -> bool {
+    state[key].as_array().is_some_and(|v| {
+        v.iter()
+            .any(|t| t.as_str().is_some_and(|t| t.contains(text)))
+    })
+}
+
+/// Loads the page and runs `scenario` on it. Returns the page's last state.
+async fn drive_page(origin: &str, scenario: Scenario) -> Result<Value, String> {
     let driver = Driver::start();
     let mut builder = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
     builder.capabilities(driver.capabilities());
@@ -507,14 +317,17 @@ async fn drive_page(origin: &str) -> Result<Value, String> {
     .await
     .map_err(|_| "chromium did not start within the bound".to_owned())?
     .map_err(|e| format!("chromium did not start: {e}"))?;
-    let outcome = use_page(&client, origin).await;
+    let outcome = use_page(&client, origin, scenario).await;
     let _ = client.close().await;
     drop(driver);
     outcome
 }
 
-async fn use_page(client: &Client, origin: &str) -> Result<Value, String> {
-    let fail = |what: &str, e: fantoccini::error::CmdError| format!("{what}: {e}");
+fn fail(what: &str, e: fantoccini::error::CmdError) -> String {
+    format!("{what}: {e}")
+}
+
+async fn use_page(client: &Client, origin: &str, scenario: Scenario) -> Result<Value, String> {
     client
         .goto(&format!("{origin}/"))
         .await
@@ -523,20 +336,29 @@ async fn use_page(client: &Client, origin: &str) -> Result<Value, String> {
         .execute(XHR_LOG, vec![])
         .await
         .map_err(|e| fail("install the request log", e))?;
+    let strict = scenario != Scenario::NoToken;
 
     // The health check runs every 3 s: the page says "Online" once one got through CORS.
-    let state = wait_for(client, "the page shows the backend online", |s| {
+    let state = wait_for(client, "the page shows the backend online", strict, |s| {
         s["online"] == true
     })
     .await?;
     eprintln!("online: {state}");
+    match scenario {
+        Scenario::Answer => answer(client).await,
+        Scenario::StopWhileABlockRuns => stop_while_a_block_runs(client).await,
+        Scenario::NoToken => no_token(client).await,
+    }
+}
 
+/// Types `query` and clicks send.
+async fn ask(client: &Client, query: &str) -> Result<(), String> {
     let input = client
         .find(Locator::Css(".input-form input[type=text]"))
         .await
         .map_err(|e| fail("find the query input", e))?;
     input
-        .send_keys("print the marker with the shell")
+        .send_keys(query)
         .await
         .map_err(|e| fail("type the query", e))?;
     client
@@ -546,23 +368,17 @@ async fn use_page(client: &Client, origin: &str) -> Result<Value, String> {
         .click()
         .await
         .map_err(|e| fail("click send", e))?;
-    let asked = Instant::now();
+    Ok(())
+}
 
-    let state = wait_for(client, "the answer and the block are shown", |s| {
-        let has = |key: &str, text: &str| {
-            s[key].as_array().is_some_and(|v| {
-                v.iter()
-                    .any(|t| t.as_str().is_some_and(|t| t.contains(text)))
-            })
-        };
-        has("agent", ANSWER) && has("blocks", BLOCK) && has("feedback", MARKER)
+async fn answer(client: &Client) -> Result<Value, String> {
+    ask(client, "print the marker with the shell").await?;
+    let asked = Instant::now();
+    let state = wait_for(client, "the answer and the block are shown", true, |s| {
+        has(s, "agent", ANSWER) && has(s, "blocks", BLOCK) && has(s, "feedback", MARKER)
     })
     .await?;
     eprintln!("answered in {:?}: {state}", asked.elapsed());
-    let errors = state["errors"].as_array().map_or(0, Vec::len);
-    if errors > 0 {
-        return Err(format!("the page shows errors: {}", state["errors"]));
-    }
     if state["success"].as_array().map_or(0, Vec::len) == 0 {
         return Err(format!("the block is not shown as a success: {state}"));
     }
@@ -575,11 +391,61 @@ async fn use_page(client: &Client, origin: &str) -> Result<Value, String> {
     Ok(state)
 }
 
-/// Polls the page's state until `done` holds; fails with the last state after `PAGE_BOUND`, or
-/// at once when a request was refused or the page shows an error.
+async fn stop_while_a_block_runs(client: &Client) -> Result<Value, String> {
+    ask(client, "run the long job").await?;
+    // The Editor View shows the block while it runs: its tool, its code, its output so far.
+    let state = wait_for(client, "the running block is shown", true, |s| {
+        has(s, "tools", "Tool: bash")
+            && has(s, "blocks", RUNNING_BLOCK)
+            && has(s, "feedback", "[running]")
+            && has(s, "feedback", RUNNING_MARKER)
+    })
+    .await?;
+    eprintln!("running: {state}");
+    client
+        .find(Locator::Css(".input-form .stop-button"))
+        .await
+        .map_err(|e| fail("find the stop button", e))?
+        .click()
+        .await
+        .map_err(|e| fail("click stop", e))?;
+    let stopped = Instant::now();
+    // The page sets "Requesting stop..." once /stop answered; the next new answer replaces it.
+    let state = wait_for(client, "the page says Stopped", true, |s| {
+        s["status"] == "Stopped" && has(s, "agent", "Stopped task 1.")
+    })
+    .await?;
+    eprintln!("stopped in {:?}: {state}", stopped.elapsed());
+    if has(&state, "feedback", "never") {
+        return Err(format!("the block ran on after the stop: {state}"));
+    }
+    Ok(state)
+}
+
+async fn no_token(client: &Client) -> Result<Value, String> {
+    // Before any query, the page's polls already bring what to do.
+    let hint =
+        |s: &Value| has(s, "agent", "seek serve --no-token") && s["status"] == "Token required";
+    let state = wait_for(client, "the page says a token is needed", false, hint).await?;
+    eprintln!("told: {state}");
+    ask(client, "print the marker with the shell").await?;
+    // The page's own error for the refused query; the hint stays beside it.
+    let state = wait_for(client, "the refused query is shown", false, |s| {
+        s["errors"].as_array().is_some_and(|v| !v.is_empty())
+    })
+    .await?;
+    if !hint(&state) {
+        return Err(format!("the hint is gone after the query: {state}"));
+    }
+    Ok(state)
+}
+
+/// Polls the page's state until `done` holds; fails with the last state after `PAGE_BOUND`, or,
+/// when `strict`, at once when a request was refused or the page shows an error.
 async fn wait_for(
     client: &Client,
     what: &str,
+    strict: bool,
     done: impl Fn(&Value) -> bool,
 ) -> Result<Value, String> {
     let deadline = Instant::now() + PAGE_BOUND;
@@ -591,12 +457,12 @@ async fn wait_for(
         if done(&state) {
             return Ok(state);
         }
-        if !refused(&state).is_empty() {
+        if strict && !refused(&state).is_empty() {
             return Err(format!(
                 "waiting until {what}, a request was refused: {state}"
             ));
         }
-        if state["errors"].as_array().is_some_and(|v| !v.is_empty()) {
+        if strict && state["errors"].as_array().is_some_and(|v| !v.is_empty()) {
             return Err(format!(
                 "waiting until {what}, the page shows errors: {state}"
             ));

@@ -3,7 +3,8 @@
 //! `http://localhost:3000` to `http://localhost:PORT`, no token), the answers it needs (status,
 //! CORS headers, the fields it reads), and the same requests refused (403, no CORS header, the
 //! model asked nothing) from a foreign `Origin` or with a `Host` that is not this machine (a
-//! DNS-rebinding page).
+//! DNS-rebinding page). Against a server that wants a token, the page's poll is told what to do
+//! and everything else is refused.
 //!
 //! Raw sockets throughout, so the `Host` and `Origin` are exactly what a browser would send.
 
@@ -343,9 +344,11 @@ fn a_request_without_host_is_refused_without_a_token() {
 }
 
 #[test]
-fn the_front_end_against_a_server_with_a_token_gets_401_and_runs_nothing() {
+fn the_front_end_against_a_server_with_a_token_is_told_what_to_do_and_runs_nothing() {
     // A user who starts `seek serve` without `--no-token` and opens the front end: every call
-    // but `/health` and the preflight is refused (401 JSON), and no task runs.
+    // but `/health`, the preflight and the page's poll is refused (401 JSON), and no task runs.
+    // The poll (`/latest_answer` from the page, no Authorization at all) is answered with what
+    // to do, as a message the page shows: it shows nothing of a refusal's body.
     let sandbox = Sandbox::new();
     let model = FakeModel::start(vec![Reply::text(FINAL_ANSWER)]);
     let serve = ServeProcess::start(
@@ -358,13 +361,51 @@ fn the_front_end_against_a_server_with_a_token_gets_401_and_runs_nothing() {
     assert_eq!(browser.health().status, 200);
     assert_eq!(browser.preflight_query().status, 204);
     for (what, response) in [
-        ("latest_answer", browser.latest_answer()),
         ("stop", browser.stop()),
         ("query", browser.query("run the block")),
+        (
+            "latest_answer with a wrong token",
+            browser.send(
+                "GET",
+                "/latest_answer",
+                &[("Authorization", "Bearer wrong-token-0123456789")],
+                "",
+            ),
+        ),
     ] {
         assert_eq!(response.status, 401, "{what}: {response:?}");
         assert!(response.json()["error"].is_string(), "{what}: {response:?}");
     }
+    let told = browser.latest_answer();
+    assert_eq!(told.status, 200, "{told:?}");
+    readable_by_the_front_end("latest_answer without a token", &told);
+    let body = told.json();
+    assert_eq!(body["status"], "Token required", "{body}");
+    assert!(
+        body["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("seek serve --no-token")),
+        "{body}"
+    );
+    assert_eq!(
+        body["blocks"],
+        serde_json::json!({}),
+        "no task's data: {body}"
+    );
+    assert_eq!(
+        body["uid"],
+        browser.latest_answer().json()["uid"],
+        "one message"
+    );
+    // A script (no Origin) is refused as before.
+    let script = serve::request(
+        serve.port,
+        "GET",
+        "/latest_answer",
+        &[("Host", &format!("127.0.0.1:{}", serve.port))],
+        "",
+    );
+    assert_eq!(script.status, 401, "{script:?}");
     assert!(model.chat_requests().is_empty());
     serve.sigterm_and_wait();
 }

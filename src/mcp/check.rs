@@ -7,9 +7,11 @@
 //! never follows `$ref` and stops after a fixed amount of work, so a hostile schema costs little.
 //! `default` is not filled in: the server does that. It must not call anything.
 //!
-//! Unknown arguments are refused when the schema lists its properties and does not allow others
-//! explicitly (`additionalProperties` true or a schema, or `patternProperties`): most servers
-//! would silently ignore a misspelled optional argument, and the model would never learn.
+//! Arguments the schema does not list follow the schema: refused only under
+//! `additionalProperties: false`; otherwise (absent, `true`, a schema, `patternProperties`) they
+//! are sent as given, with a note naming each and the closest listed name (not when
+//! `patternProperties` or a schema as `additionalProperties` describes them), since
+//! most servers silently ignore a misspelled optional argument and the model would never learn.
 
 mod describe;
 mod near;
@@ -62,16 +64,31 @@ pub fn check_arguments(
     arguments: &mut Map<String, Value>,
     from_lines: bool,
 ) -> Result<(), String> {
+    check_arguments_noting(schema, arguments, from_lines).map(|_| ())
+}
+
+/// `check_arguments`, and on success the arguments the schema does not list but lets through,
+/// one line each (`` `tz` is not one of the tool's arguments — did you mean `timezone`? ``), so
+/// the caller can tell the model they were sent as given. On failure they are among the
+/// problems.
+pub fn check_arguments_noting(
+    schema: &Map<String, Value>,
+    arguments: &mut Map<String, Value>,
+    from_lines: bool,
+) -> Result<Vec<String>, String> {
     unwrap_wrapper(schema, arguments);
     let mut checker = Checker {
         from_lines,
         steps: 0,
         problems: Vec::new(),
+        undeclared: Vec::new(),
     };
     checker.object(schema, arguments, "", 0);
     if checker.problems.is_empty() {
-        return Ok(());
+        return Ok(checker.undeclared);
     }
+    let undeclared = std::mem::take(&mut checker.undeclared);
+    checker.problems.extend(undeclared);
     let mut text = String::from("The arguments do not fit the tool's input schema:\n");
     for problem in checker.problems.iter().take(MAX_LISTED) {
         text.push_str("- ");
@@ -85,6 +102,17 @@ pub fn check_arguments(
     text.push_str("Expected arguments:\n");
     text.push_str(&describe_arguments(schema));
     Err(text)
+}
+
+/// Whether an argument `schema` does not list is worth a note: it lists its properties and
+/// nothing else describes the others (no `patternProperties`, no schema as
+/// `additionalProperties`).
+fn notes_undeclared(schema: &Map<String, Value>, properties: Option<&Map<String, Value>>) -> bool {
+    properties.is_some_and(|p| !p.is_empty())
+        && !schema.contains_key("patternProperties")
+        && !schema
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
 }
 
 /// `{"arguments": {…}}` → `{…}`, when that key is the only one and no argument of the tool;
@@ -116,6 +144,8 @@ struct Checker {
     from_lines: bool,
     steps: usize,
     problems: Vec<String>,
+    /// Arguments the schema does not list but lets through.
+    undeclared: Vec<String>,
 }
 
 impl Checker {
@@ -146,7 +176,7 @@ impl Checker {
                 ));
             }
         }
-        let refuses_unknown = refuses_unknown(schema, properties);
+        let refuses_unknown = refuses_unknown(schema);
         let keys: Vec<String> = map.keys().cloned().collect();
         for key in keys {
             if self.spent() {
@@ -155,14 +185,15 @@ impl Checker {
             let path_here = joined(path, &clean_name(&key));
             match (properties.and_then(|p| p.get(&key)), map.get_mut(&key)) {
                 (Some(property), Some(value)) => self.value(property, value, &path_here, depth + 1),
-                _ if refuses_unknown => {
+                _ if refuses_unknown || notes_undeclared(schema, properties) => {
+                    let listed = self.problems.len() + self.undeclared.len();
                     let missing = properties
                         .into_iter()
                         .flatten()
                         .map(|(name, _)| name.as_str())
                         .filter(|name| !map.contains_key(*name));
                     // Only listed problems get a suggestion: each costs a search.
-                    let near = if self.problems.len() < MAX_LISTED {
+                    let near = if listed < MAX_LISTED {
                         closest(&key, missing, 1)
                     } else {
                         Vec::new()
@@ -171,8 +202,14 @@ impl Checker {
                         Some(near) => format!(" — did you mean `{}`?", clean_name(near)),
                         None => String::new(),
                     };
-                    self.problems
-                        .push(format!("unknown argument `{path_here}`{hint}"));
+                    if refuses_unknown {
+                        self.problems
+                            .push(format!("unknown argument `{path_here}`{hint}"));
+                    } else if listed < MAX_LISTED {
+                        self.undeclared.push(format!(
+                            "`{path_here}` is not one of the tool's arguments{hint}"
+                        ));
+                    }
                 }
                 _ => {}
             }

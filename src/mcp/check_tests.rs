@@ -33,7 +33,7 @@ fn the_brief_s_example_lists_every_problem_then_the_expected_arguments() {
         "The arguments do not fit the tool's input schema:\n\
          - missing `timezone` (string)\n\
          - `count` should be an integer, got \"abc\"\n\
-         - unknown argument `tz` — did you mean `timezone`?\n\
+         - `tz` is not one of the tool's arguments — did you mean `timezone`?\n\
          Expected arguments:\n\
          timezone: string (required) — IANA timezone name\n\
          count: integer",
@@ -261,15 +261,41 @@ fn nested_objects_are_checked_with_paths() {
 }
 
 #[test]
-fn unknown_arguments_are_refused_unless_the_schema_allows_others() {
-    let closed = object(json!({"properties": {"a": {"type": "string"}}}));
+fn unknown_arguments_are_refused_only_when_the_schema_refuses_others() {
+    let closed =
+        object(json!({"properties": {"a": {"type": "string"}}, "additionalProperties": false}));
     assert!(
         checked(&closed, json!({"b": "x"}), true)
             .unwrap_err()
             .contains("unknown argument `b`")
     );
-    let open = object(json!({"properties": {"a": {}}, "additionalProperties": true}));
-    assert!(checked(&open, json!({"b": "x"}), true).is_ok());
+    // `additionalProperties` absent or true: JSON Schema lets others through, and so does seek,
+    // with a note naming each (and the closest listed name).
+    for open in [
+        object(json!({"properties": {"alpha": {"type": "string"}}})),
+        object(json!({"properties": {"alpha": {}}, "additionalProperties": true})),
+    ] {
+        let mut arguments = object(json!({"alpa": "x", "zzz": 1}));
+        let notes = check_arguments_noting(&open, &mut arguments, true).expect("let through");
+        assert_eq!(
+            arguments,
+            object(json!({"alpa": "x", "zzz": 1})),
+            "sent as given"
+        );
+        assert_eq!(
+            notes,
+            [
+                "`alpa` is not one of the tool's arguments — did you mean `alpha`?",
+                "`zzz` is not one of the tool's arguments"
+            ]
+        );
+    }
+    let patterned = object(json!({"properties": {"a": {}}, "patternProperties": {"^x": {}}}));
+    let mut arguments = object(json!({"x1": 1}));
+    assert_eq!(
+        check_arguments_noting(&patterned, &mut arguments, true),
+        Ok(vec![])
+    );
     let schema_for_others =
         object(json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}}));
     assert!(checked(&schema_for_others, json!({"b": "x"}), true).is_ok());

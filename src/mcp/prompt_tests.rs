@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::mcp::call::test_tools::{both, everything, time, tool};
+use crate::mcp::call::test_tools::{both, everything, three, time, tool};
 
 #[test]
 fn no_tools_no_section() {
@@ -22,13 +22,133 @@ fn the_everything_server_s_section() {
     insta::assert_snapshot!(tools_section(&everything(), 10_000));
 }
 
+/// The tool lines of a section (`- server.tool(…)` or `- server: a, b`).
+fn tool_lines(section: &str) -> Vec<&str> {
+    section
+        .lines()
+        .filter(|line| line.starts_with("- "))
+        .collect()
+}
+
 #[test]
-fn both_servers_names_only_when_the_full_list_does_not_fit() {
+fn descriptions_are_cut_first_when_the_full_list_does_not_fit() {
     let tools = both();
     let full = tools_section(&tools, usize::MAX);
-    let names = tools_section(&tools, full.len() - 1);
-    assert!(names.len() < full.len());
-    insta::assert_snapshot!(names);
+    let cut = tools_section(&tools, full.len() - 1);
+    assert!(cut.len() < full.len());
+    insta::assert_snapshot!(cut);
+    // Every tool keeps its typed arguments; only descriptions got shorter.
+    let bare = tools_section(&tools, usize::MAX)
+        .lines()
+        .filter(|line| line.starts_with("- "))
+        .map(|line| line.split(" — ").next().unwrap_or(line).to_owned())
+        .collect::<Vec<_>>();
+    let kept: Vec<&str> = tool_lines(&cut)
+        .into_iter()
+        .map(|line| line.split(" — ").next().unwrap_or(line))
+        .collect();
+    assert_eq!(kept, bare);
+    assert!(
+        cut.contains("```mcp\ntime.get_current_time\n"),
+        "the example stays"
+    );
+}
+
+#[test]
+fn then_descriptions_go_then_types_keeping_every_argument_name() {
+    let tools = both();
+    let full = tools_section(&tools, usize::MAX);
+    let lines_full = tool_lines(&full);
+    // Just too small for cut descriptions: typed arguments, no descriptions.
+    let budget = (0..full.len())
+        .rev()
+        .find(|&budget| !tools_section(&tools, budget).contains(" — "))
+        .expect("some budget drops descriptions");
+    let bare = tools_section(&tools, budget);
+    assert_eq!(tool_lines(&bare).len(), tools.len(), "{bare}");
+    assert!(
+        bare.contains(
+            "- time.convert_time(source_timezone: string, time: string, target_timezone: string)"
+        ),
+        "{bare}"
+    );
+    // Smaller: argument names with `?` for optional ones, every tool.
+    let names = tools_section(&tools, bare.len() - 1);
+    assert_eq!(tool_lines(&names).len(), lines_full.len(), "{names}");
+    assert!(
+        names.contains("- time.convert_time(source_timezone, time, target_timezone)"),
+        "{names}"
+    );
+    assert!(names.contains("- everything.echo(message)"), "{names}");
+    assert!(names.contains("- everything.get-env()"), "{names}");
+    assert!(!names.contains(": string"), "no types: {names}");
+    assert!(names.starts_with(NAMES_HEADER));
+}
+
+#[test]
+fn when_not_all_arguments_fit_the_first_tools_keep_theirs_and_every_name_stays() {
+    let tools = three();
+    assert_eq!(tools.len(), 29);
+    // Between the names alone and every tool's arguments: some tools have theirs.
+    let every_argument = (0..100_000)
+        .find(|&budget| tool_lines(&tools_section(&tools, budget)).len() == tools.len())
+        .expect("a budget lists every tool with arguments");
+    let section = tools_section(&tools, every_argument - 200);
+    assert!(section.len() <= every_argument - 200);
+    let with_arguments: Vec<&str> = tool_lines(&section)
+        .into_iter()
+        .filter(|line| line.contains('('))
+        .collect();
+    assert!(
+        !with_arguments.is_empty() && with_arguments.len() < tools.len(),
+        "{section}"
+    );
+    assert!(
+        with_arguments[0].starts_with("- fs.read_file(path, "),
+        "{section}"
+    );
+    for tool in &tools {
+        assert!(
+            section.contains(&tool.name),
+            "{} is named: {section}",
+            tool.name
+        );
+    }
+    assert!(!section.contains("more (ask for one by name)"), "{section}");
+}
+
+#[test]
+fn twenty_nine_tools_in_the_default_window_keep_their_arguments() {
+    // The default 8K window gives the section 4 KiB (prompts.rs): the three servers a user
+    // tried together fit with typed arguments and cut descriptions (it used to be names only).
+    let section = tools_section(&three(), 4096);
+    insta::assert_snapshot!(section);
+    let lines = tool_lines(&section);
+    assert_eq!(lines.len(), 29, "{section}");
+    assert!(lines.iter().all(|line| line.contains('(')), "{section}");
+    assert!(
+        section.contains("- fs.read_text_file(path: string, head?: number, tail?: number) — "),
+        "{section}"
+    );
+    // Half the window: every tool's typed arguments, no descriptions.
+    let half = tools_section(&three(), 2048);
+    assert_eq!(tool_lines(&half).len(), 29, "{half}");
+    assert!(!half.contains(" — "), "{half}");
+    assert!(
+        half.contains("- fs.read_text_file(path: string, head?: number, tail?: number)"),
+        "{half}"
+    );
+    // Less: every tool's argument names.
+    let names = tools_section(&three(), half.len() - 1);
+    assert_eq!(tool_lines(&names).len(), 29, "{names}");
+    assert!(
+        names.contains("- fs.read_text_file(path, head?, tail?)"),
+        "{names}"
+    );
+    assert!(
+        names.contains("- time.convert_time(source_timezone, time, target_timezone)"),
+        "{names}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! A tool's result as the text the model and the execution pane get.
 //!
-//! Text parts as they are, structured content as compact JSON (only when the text parts do not
-//! already say it), images, audio and resources as one line each; made terminal-safe (a server
+//! Text parts as they are, structured content as compact JSON only when the text parts do not
+//! already say it (`said_by_text`: its JSON, or all its values), images, audio and resources as one line each; made terminal-safe (a server
 //! is untrusted: its escape sequences and control characters must not reach a terminal, and
 //! the model gains nothing from them); cut to the output limit keeping the head and the tail.
 //! It must not decide success (`CallOutput::is_error` does).
@@ -82,16 +82,72 @@ fn part_text(part: &Part) -> String {
     }
 }
 
-/// Whether a text part holds `structured` already (servers often send both: the JSON as text
-/// for old clients, and structured).
+/// Whether the text parts already say what `structured` holds, so it is not sent twice. Servers
+/// often send both: the JSON as text for old clients, or the same values in words or as they
+/// are (server-filesystem's `read_text_file` gives the file as text and `{"content": <the same
+/// file>}` as structure). Said when a text part is `structured`'s JSON, or when every value in it
+/// (each string, number and boolean; keys aside) appears in the text: the model then loses only
+/// the keys' names. A structure whose check would cost more than `MAX_MATCH_WORK` is kept.
 fn said_by_text(structured: &Value, parts: &[Part]) -> bool {
-    parts.iter().any(|part| match part {
-        Part::Text(text) => {
-            let text = text.trim();
-            (text.starts_with('{') || text.starts_with('['))
-                && serde_json::from_str::<Value>(text).is_ok_and(|value| value == *structured)
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(text) if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if texts.is_empty() {
+        return false;
+    }
+    let is_its_json = |text: &str| {
+        let text = text.trim();
+        (text.starts_with('{') || text.starts_with('['))
+            && serde_json::from_str::<Value>(text).is_ok_and(|value| value == *structured)
+    };
+    if texts.iter().any(|text| is_its_json(text)) {
+        return true;
+    }
+    let text = texts.join("\n");
+    let mut values = Vec::new();
+    if !scalars(structured, &mut values, MAX_MATCH_WORK / text.len().max(1)) {
+        return false;
+    }
+    values.iter().all(|value| match value {
+        Value::String(s) => text.contains(s.as_str()),
+        Value::Number(n) => contains_number(&text, &n.to_string()),
+        Value::Bool(b) => text.to_ascii_lowercase().contains(&b.to_string()),
+        _ => true,
+    })
+}
+
+/// Bytes of text times values a `said_by_text` check may compare (a few milliseconds).
+const MAX_MATCH_WORK: usize = 64 * 1024 * 1024;
+
+/// Collects `value`'s strings, numbers and booleans into `out`; `false` when there are more than
+/// `max`.
+fn scalars<'a>(value: &'a Value, out: &mut Vec<&'a Value>, max: usize) -> bool {
+    match value {
+        Value::Object(map) => map.values().all(|v| scalars(v, out, max)),
+        Value::Array(items) => items.iter().all(|v| scalars(v, out, max)),
+        Value::Null => true,
+        scalar => {
+            out.push(scalar);
+            out.len() <= max
         }
-        _ => false,
+    }
+}
+
+/// Whether `number` appears in `text` as a number of its own (`5` in `is 5.`, not in `15` or
+/// `5.5`).
+fn contains_number(text: &str, number: &str) -> bool {
+    let is_part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
+    text.match_indices(number).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let mut after = text[at + number.len()..].chars();
+        let next = after.next();
+        // A sentence's full stop after the number is not a decimal point.
+        let decimal_point = next == Some('.') && after.next().is_some_and(|c| c.is_ascii_digit());
+        !(is_part(before) || next.is_some_and(|c| c.is_ascii_digit()) || decimal_point)
     })
 }
 

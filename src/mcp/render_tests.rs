@@ -42,6 +42,69 @@ fn structured_content_is_shown_unless_a_text_part_says_it() {
 }
 
 #[test]
+fn structured_content_whose_values_the_text_holds_is_sent_once() {
+    // server-filesystem's read_text_file: the file as text, and `{"content": <the file>}`.
+    let file = "line one\n\"quoted\" line two\n".repeat(500);
+    let rendered = render(
+        &output(vec![text(&file)], Some(json!({"content": file.clone()}))),
+        1_000_000,
+    );
+    assert_eq!(rendered, file, "the file once, not twice");
+    // The values in words: everything's get-structured-content (a weather report).
+    let weather = json!({"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65});
+    let said = "Weather: Partly cloudy, 22.5 °C, humidity 65 %";
+    assert_eq!(
+        render(&output(vec![text(said)], Some(weather.clone())), 1000),
+        said
+    );
+    // One value missing from the text: the structure is added, whole.
+    let unsaid = "Weather: Partly cloudy, 22.5 °C";
+    assert_eq!(
+        render(&output(vec![text(unsaid)], Some(weather.clone())), 1000),
+        format!("{unsaid}\n{weather}")
+    );
+}
+
+#[test]
+fn a_number_counts_as_said_only_as_a_number_of_its_own() {
+    let sum = Some(json!({"sum": 5}));
+    assert_eq!(
+        render(&output(vec![text("The sum is 5.")], sum.clone()), 100),
+        "The sum is 5."
+    );
+    for text_only in ["The sum is 15", "The sum is 5.5", "version 1.5", "55"] {
+        assert_eq!(
+            render(&output(vec![text(text_only)], sum.clone()), 100),
+            format!("{text_only}\n{{\"sum\":5}}"),
+            "{text_only}"
+        );
+    }
+    let flags = Some(json!({"ok": true, "note": null}));
+    assert_eq!(
+        render(&output(vec![text("OK: True")], flags.clone()), 100),
+        "OK: True"
+    );
+    assert!(
+        render(&output(vec![text("fine")], flags), 100).ends_with("{\"note\":null,\"ok\":true}")
+    );
+}
+
+#[test]
+fn a_structure_too_large_to_compare_is_kept() {
+    let values: Vec<Value> = (0..70_000).map(|i| json!(format!("v{i}"))).collect();
+    let text_part = "v1 ".repeat(1000);
+    let rendered = render(
+        &output(vec![text(&text_part)], Some(Value::Array(values))),
+        10_000_000,
+    );
+    assert!(
+        rendered.len() > text_part.len() + 70_000,
+        "kept: {}",
+        rendered.len()
+    );
+}
+
+#[test]
 fn media_and_resources_are_one_line_each() {
     let parts = vec![
         Part::Image {

@@ -23,6 +23,23 @@ pub fn everything() -> Vec<ToolInfo> {
     )
 }
 
+/// `mcp-server-filesystem DIR`'s tools (`@modelcontextprotocol/server-filesystem`), as server
+/// `fs`.
+pub fn filesystem() -> Vec<ToolInfo> {
+    tools(
+        include_str!("../../tests/fixtures/mcp/tools-filesystem.json"),
+        "fs",
+    )
+}
+
+/// The three servers a user tried together: 29 tools (filesystem, everything, time).
+pub fn three() -> Vec<ToolInfo> {
+    let mut all = filesystem();
+    all.extend(everything());
+    all.extend(time());
+    all
+}
+
 /// Both lists, `time` first.
 pub fn both() -> Vec<ToolInfo> {
     let mut all = time();

@@ -4,7 +4,8 @@
 //!
 //! Every request passes `guard` before its handler, which also tells the request's connection
 //! (`slots::Slot`) whether the request showed the token, and closes a connection that has not
-//! after its answer. It must not know what the endpoints do beyond which one is open (`/health`).
+//! after its answer. It must not know what the endpoints do beyond which one is open (`/health`)
+//! and which one a page without a token is answered with what to do (`/latest_answer`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -243,7 +244,12 @@ async fn guarded(access: &Access, slot: Option<&Slot>, request: Request, next: N
             // The origin passed (it is checked first): let its page read why, not a network
             // error.
             let origin = header_text(request.headers(), header::ORIGIN);
-            let mut response = refusal.into_response();
+            let mut response = if origin.is_some() && page_poll_without_token(&request) {
+                super::records::ApiJson(super::records::LatestAnswer::token_needed())
+                    .into_response()
+            } else {
+                refusal.into_response()
+            };
             if let Some(origin) = origin {
                 add_cors(response.headers_mut(), &origin, false);
             }
@@ -265,6 +271,16 @@ async fn guarded(access: &Access, slot: Option<&Slot>, request: Request, next: N
         add_cors(response.headers_mut(), &origin, preflight);
     }
     response
+}
+
+/// A page's `GET /latest_answer` that carries no `Authorization` at all: AgenticSeek's front
+/// end polls so every 3 s and shows each new answer, while a failed request shows it nothing of
+/// the server's. Such a poll is answered with what to do (`LatestAnswer::token_needed`, no
+/// task's data) instead of the `401`; a wrong or malformed token is still a `401`.
+fn page_poll_without_token(request: &Request) -> bool {
+    request.method() == Method::GET
+        && request.uri().path() == "/latest_answer"
+        && !request.headers().contains_key(header::AUTHORIZATION)
 }
 
 fn add_cors(headers: &mut HeaderMap, origin: &str, preflight: bool) {

@@ -1,13 +1,21 @@
 //! What the API shows of the latest task, kept up to date from the agent's events: its agent,
 //! its answer so far (with `block:N` placeholders, as AgenticSeek's `last_answer`), reasoning,
-//! blocks, AgenticSeek's status words, and whether it still runs. Each task gets a number when it
+//! blocks (the running one too, `running`), AgenticSeek's status words, and whether it still
+//! runs. Each task gets a number when it
 //! begins, and the event that ends it yields its `Ending` (its `/query` answer, taken then), so
 //! the bridge can hand each waiter its own task's answer.
+//!
+//! A stopped task's `/latest_answer` answer is a line saying so (`Stopped task 3.`), new for
+//! each task: AgenticSeek's front end changes its status only when the answer text changes, so
+//! with the answer left as it was its page would say `Requesting stop...` for good. The line
+//! shows once every `/stop` waiting for the task has been answered: the page sets `Requesting
+//! stop...` when its `/stop` returns, and a poll answered before that would be overwritten.
 //!
 //! Pure state: it is fed events and asked for records; it must not send commands, wait, or
 //! know about HTTP.
 
 use super::records::{LatestAnswer, QueryResponse, blocks_json, python_bool, status};
+use super::running::RunningBlock;
 use crate::wire::{BlockRecord, Event, Outcome, Status};
 
 /// The latest task as the API shows it.
@@ -23,6 +31,10 @@ struct TaskView {
     message: Option<String>,
     /// Changes whenever the answer does, so a poller sees a new message.
     uid: String,
+    /// The block that runs now (shown after the finished ones).
+    running_block: Option<RunningBlock>,
+    /// When the task was stopped: `/latest_answer`'s answer saying so, and its uid.
+    stop_note: Option<(String, String)>,
 }
 
 /// How one task ended, as its `/query` answers it: taken at the moment its end is applied, so a
@@ -55,6 +67,8 @@ pub struct Board {
     /// How many tasks have begun: the last one's number.
     begun: u64,
     session: Option<String>,
+    /// `/stop`s still waiting for their task to end: a stop's note waits for them.
+    stops_waiting: usize,
 }
 
 impl Board {
@@ -78,6 +92,16 @@ impl Board {
 
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()
+    }
+
+    /// A `/stop` begins waiting for the running task to end.
+    pub fn stop_waiting(&mut self) {
+        self.stops_waiting += 1;
+    }
+
+    /// A `/stop` has its answer (its task ended, or its wait ran out).
+    pub fn stop_answered(&mut self) {
+        self.stops_waiting = self.stops_waiting.saturating_sub(1);
     }
 
     /// A task is about to be submitted: its number, or `None` (and nothing changes) when one
@@ -129,6 +153,7 @@ impl Board {
                 task.agent = agent.as_str().to_owned();
                 task.set_answer(answer, reasoning.as_deref());
                 task.blocks = blocks.clone();
+                task.running_block = None;
                 task.outcome = Some(*outcome);
                 task.message = message.clone();
                 task.status = if *outcome == Outcome::Stopped {
@@ -136,6 +161,9 @@ impl Board {
                 } else {
                     status::READY
                 };
+                let number = self.running.map_or(self.begun, |(ticket, _)| ticket);
+                task.stop_note = (*outcome == Outcome::Stopped)
+                    .then(|| (format!("Stopped task {number}."), new_uid()));
                 let (ticket, _) = self.running.take()?;
                 return Some(Ending {
                     ticket,
@@ -155,18 +183,26 @@ impl Board {
     /// `/latest_answer`'s record; `None` before the first task.
     pub fn latest(&self) -> Option<LatestAnswer> {
         let task = self.task.as_ref()?;
+        let mut blocks = blocks_json(&task.blocks);
+        if let Some(running) = &task.running_block {
+            blocks.insert(blocks.len().to_string(), running.json());
+        }
+        let (answer, uid) = match &task.stop_note {
+            Some((note, uid)) if self.stops_waiting == 0 => (note.clone(), uid.clone()),
+            _ => (task.answer.clone(), task.uid.clone()),
+        };
         Some(LatestAnswer {
             done: if self.running() { "false" } else { "true" }.into(),
-            answer: task.answer.clone(),
+            answer,
             reasoning: task.reasoning.clone(),
             agent_name: task.agent.clone(),
             success: task.outcome.map_or_else(
                 || task.blocks.last().is_none_or(|b| b.success),
                 Outcome::success,
             ),
-            blocks: blocks_json(&task.blocks),
+            blocks,
             status: task.status.into(),
-            uid: task.uid.clone(),
+            uid,
             outcome: task.outcome,
             session: self.session.clone(),
         })
@@ -232,7 +268,32 @@ impl TaskView {
             Event::AnswerComplete {
                 answer, reasoning, ..
             } => self.set_answer(answer, reasoning.as_deref()),
-            Event::BlockFinished { record } => self.blocks.push(record.clone()),
+            Event::BlockStarted {
+                round,
+                index,
+                tool,
+                code,
+                save_path,
+            } => {
+                self.running_block = Some(RunningBlock::started(
+                    *round,
+                    *index,
+                    tool,
+                    code,
+                    save_path.as_deref(),
+                ));
+            }
+            Event::BlockOutput { round, index, text } => {
+                if let Some(block) = &mut self.running_block
+                    && block.is(*round, *index)
+                {
+                    block.output(text);
+                }
+            }
+            Event::BlockFinished { record } => {
+                self.running_block = None;
+                self.blocks.push(record.clone());
+            }
             Event::Plan { .. } | Event::StepStarted { .. } => {
                 self.status = status::STARTING_AGENTS;
             }
@@ -442,6 +503,84 @@ mod tests {
             board.finished().answer,
             "An error occurred: the model server is unreachable"
         );
+    }
+
+    #[test]
+    fn a_running_block_is_shown_after_the_finished_ones_until_it_ends() {
+        let mut board = Board::default();
+        board.begin();
+        board.apply(&Event::BlockFinished {
+            record: block(true),
+        });
+        board.apply(&Event::BlockStarted {
+            round: 1,
+            index: 1,
+            tool: "bash".into(),
+            code: "sleep 5\n".into(),
+            save_path: None,
+        });
+        board.apply(&Event::BlockOutput {
+            round: 1,
+            index: 1,
+            text: "half way\n".into(),
+        });
+        // Another block's output is not this one's.
+        board.apply(&Event::BlockOutput {
+            round: 1,
+            index: 0,
+            text: "stray\n".into(),
+        });
+        let running = board.latest().expect("a record");
+        assert_eq!(running.blocks.len(), 2);
+        assert_eq!(running.blocks["0"]["success"], true);
+        assert!(running.blocks["0"].get("running").is_none());
+        assert_eq!(running.blocks["1"]["running"], true);
+        assert_eq!(running.blocks["1"]["block"], "sleep 5\n");
+        assert_eq!(running.blocks["1"]["output"], "half way\n");
+        assert!(running.success, "a running block is no failure");
+        let mut second = block(false);
+        second.index = 1;
+        board.apply(&Event::BlockFinished { record: second });
+        let ended = board.latest().expect("a record");
+        assert_eq!(ended.blocks.len(), 2);
+        assert!(ended.blocks["1"].get("running").is_none());
+        assert!(!ended.success);
+    }
+
+    #[test]
+    fn a_stopped_task_s_latest_answer_says_so_once_its_stop_is_answered() {
+        let mut board = Board::default();
+        board.begin();
+        board.apply(&Event::AnswerComplete {
+            round: 1,
+            answer: "Running it.\nblock:0".into(),
+            reasoning: None,
+            blocks: 1,
+            finish: crate::wire::AnswerFinish::Stop,
+        });
+        let before = board.latest().expect("a record");
+        board.stop_waiting();
+        board.apply(&finished(Outcome::Stopped, "Running it.\nblock:0", None));
+        // The page sets "Requesting stop..." when its /stop returns: the line waits for that.
+        let waiting = board.latest().expect("a record");
+        assert_eq!(waiting.answer, before.answer);
+        assert_eq!(waiting.status, status::STOPPED);
+        board.stop_answered();
+        let stopped = board.latest().expect("a record");
+        assert_eq!(stopped.answer, "Stopped task 1.");
+        assert_ne!(stopped.uid, before.uid, "a new message");
+        assert_eq!(
+            board.finished().answer,
+            "Running it.\nblock:0",
+            "/query's answer is the task's own"
+        );
+        // The next stopped task's line is another one.
+        board.begin();
+        board.apply(&finished(Outcome::Stopped, "", None));
+        assert_eq!(board.latest().expect("a record").answer, "Stopped task 2.");
+        board.begin();
+        board.apply(&finished(Outcome::Done, "fine", None));
+        assert_eq!(board.latest().expect("a record").answer, "fine");
     }
 
     #[test]

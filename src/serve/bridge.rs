@@ -59,6 +59,15 @@ pub struct Query {
     pub session: Option<String>,
 }
 
+/// Tells the board, when dropped, that a `/stop` has its answer.
+struct StopAnswered<'a>(&'a Bridge);
+
+impl Drop for StopAnswered<'_> {
+    fn drop(&mut self) {
+        self.0.board().stop_answered();
+    }
+}
+
 /// The server's side of the agent.
 pub struct Bridge {
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
@@ -230,8 +239,12 @@ impl Bridge {
                 // Not at the agent yet: it is stopped as soon as it is.
                 Stage::Begun | Stage::StopAsked => board.set_stage(ticket, Stage::StopAsked),
             }
+            // The board holds back its "stopped" answer until this stop is answered.
+            board.stop_waiting();
             ticket
         };
+        // Released however the wait ends, also when the client goes away mid-wait.
+        let _answered = StopAnswered(self);
         let mut ended = self.ended.subscribe();
         let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|last| *last >= ticket)).await;
     }

@@ -4,8 +4,8 @@
 //! `MAX_CONNECTIONS` open at once, so no client can hold the server's sockets or memory without
 //! end. When every place is taken, the next connection closes the oldest one that has neither
 //! shown the token nor sent a whole request head (`slots`), or waits for a place if there is
-//! none. On shutdown it stops accepting and lets open connections finish their answers, for a
-//! bounded time.
+//! none. On shutdown it stops accepting, closes the connections that have not sent a whole
+//! request head, and lets the others finish their answers, for a bounded time.
 //!
 //! It must not know what the endpoints are (`routes` does) nor how a request authenticates
 //! (`access` does, and marks the request's `Slot`, found in its extensions).
@@ -123,5 +123,9 @@ pub async fn serve(
         });
     }
     drop(listener);
+    // Connections that sent nothing, or only part of a request head, are owed no answer: they
+    // are closed now rather than waited for (a client holding half a head kept the server from
+    // exiting for the whole drain).
+    slots.evict_all_fresh();
     let _ = tokio::time::timeout(DRAIN_WAIT, graceful.shutdown()).await;
 }

@@ -4,9 +4,10 @@
 //! loopback hosts and listed origins.
 //!
 //! This file starts and ends a server; `setup` decides its address and token, `access` guards
-//! requests, `routes` answers them, `bridge` drives the agent, `board` keeps what the API shows,
-//! `records` is AgenticSeek's JSON, `listen` accepts connections and `slots` decides which give
-//! up their place. It must not hold agent state of its own.
+//! requests, `routes` answers them, `bridge` drives the agent, `board` keeps what the API shows
+//! (`running`: the block that runs now), `records` is AgenticSeek's JSON, `listen` accepts
+//! connections and `slots` decides which give up their place. It must not hold agent state of
+//! its own.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ pub mod bridge;
 pub mod listen;
 pub mod records;
 pub mod routes;
+pub mod running;
 pub mod setup;
 pub mod slots;
 

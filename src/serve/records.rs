@@ -66,6 +66,31 @@ pub struct LatestAnswer {
     pub session: Option<String>,
 }
 
+impl LatestAnswer {
+    /// What a page that sends no token is shown instead of a `401`, when seek serve wants one.
+    /// AgenticSeek's front end shows no server message when a request fails (only its own
+    /// "Failed to process query."), but it shows each new `/latest_answer` answer as a message
+    /// and its `status` under the chat: so the answer says what to do. No task's data is in it.
+    pub fn token_needed() -> Self {
+        Self {
+            done: "true".into(),
+            answer: TOKEN_NEEDED.into(),
+            reasoning: String::new(),
+            agent_name: "seek".into(),
+            success: false,
+            blocks: Map::new(),
+            status: status::TOKEN_REQUIRED.into(),
+            // One fixed uid: the same message, however often it is polled.
+            uid: "token-required".into(),
+            outcome: None,
+            session: None,
+        }
+    }
+}
+
+/// The message a page without a token is shown (`LatestAnswer::token_needed`).
+pub const TOKEN_NEEDED: &str = "This page sends no token, and this seek serve requires one, so every query is refused (401). To use this page, restart the server as `seek serve --no-token` (it then serves only pages and clients on this machine: loopback Host, an origin in [serve] allowed_origins).";
+
 /// A JSON body written as `--json` writes its lines: every control character, DEL and the C1
 /// controls escaped, so a model's or a page's text cannot reach a terminal that prints the
 /// body as it is.
@@ -119,6 +144,8 @@ pub mod status {
     pub const UPDATING_PLAN: &str = "Updating plan...";
     pub const READY: &str = "Ready";
     pub const STOPPED: &str = "Stopped";
+    /// seek's own: a page without a token polls a server that wants one.
+    pub const TOKEN_REQUIRED: &str = "Token required";
 }
 
 #[cfg(test)]

@@ -114,6 +114,14 @@ impl Slots {
         self.lock().values().any(|slot| slot.evict())
     }
 
+    /// Closes every connection that is unauthenticated and has not sent a whole request head
+    /// (at shutdown: no answer is owed to them, so none is waited for).
+    pub fn evict_all_fresh(&self) {
+        for slot in self.lock().values() {
+            slot.evict();
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Slot>>> {
         // Only inserts, removals and reads run under it: a panic cannot leave it torn.
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
@@ -149,6 +157,19 @@ mod tests {
         assert!(slots.evict_oldest_fresh());
         assert!(fresh.evicted.is_cancelled());
         assert!(!authenticated.evicted.is_cancelled() && !answering.evicted.is_cancelled());
+    }
+
+    #[test]
+    fn at_shutdown_every_fresh_connection_is_closed_and_no_other() {
+        let slots = Slots::default();
+        let (fresh, answering, authenticated, other) =
+            (slots.open(), slots.open(), slots.open(), slots.open());
+        answering.request_started();
+        authenticated.request_started();
+        authenticated.authenticate();
+        slots.evict_all_fresh();
+        assert!(fresh.evicted.is_cancelled() && other.evicted.is_cancelled());
+        assert!(!answering.evicted.is_cancelled() && !authenticated.evicted.is_cancelled());
     }
 
     #[test]

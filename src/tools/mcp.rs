@@ -19,6 +19,16 @@ use crate::tool_kind::ToolKind;
 /// How the model is reminded of the block's shape after a block that could not be read.
 const SHAPE: &str = "Write the tool's name (`server.tool`) on the first line of the ```mcp block, then one `key: value` line per argument, or the arguments as one JSON object.";
 
+/// The note before a result whose call carried arguments the schema does not list (it lets
+/// them through, so they were sent): the model learns of a misspelled optional argument that
+/// the server may have ignored.
+fn undeclared_note(undeclared: &[String]) -> String {
+    format!(
+        "(note: {}; sent as given, as the tool's schema allows other arguments)",
+        undeclared.join("; ")
+    )
+}
+
 /// Calls the tools of the running MCP servers.
 pub struct McpTool {
     hub: Arc<Hub>,
@@ -60,14 +70,19 @@ impl McpTool {
             }
         };
         let from_lines = request.from_lines;
-        if let Err(why) =
-            check::check_arguments(&tool.input_schema, &mut request.arguments, from_lines)
-        {
-            return ToolOutcome::failed_without_process(format!(
-                "{} was not called: {why}",
-                tool.qualified()
-            ));
-        }
+        let undeclared = match check::check_arguments_noting(
+            &tool.input_schema,
+            &mut request.arguments,
+            from_lines,
+        ) {
+            Ok(undeclared) => undeclared,
+            Err(why) => {
+                return ToolOutcome::failed_without_process(format!(
+                    "{} was not called: {why}",
+                    tool.qualified()
+                ));
+            }
+        };
         let started = Instant::now();
         let called = self
             .hub
@@ -75,7 +90,10 @@ impl McpTool {
             .await;
         let mut outcome = match called {
             Ok(output) => {
-                let text = render::render(&output, ctx.output_limit);
+                let mut text = render::render(&output, ctx.output_limit);
+                if !undeclared.is_empty() {
+                    text = format!("{}\n{text}", undeclared_note(&undeclared));
+                }
                 let success = !output.is_error;
                 let mut outcome = ToolOutcome::failed_without_process(String::new());
                 outcome.success = success;

@@ -75,17 +75,10 @@ pub(super) fn simple_union(schema: &Map<String, Value>) -> Option<SimpleUnion<'_
     (branches.len() <= MAX_LISTED && !union.types.is_empty()).then_some(union)
 }
 
-pub(super) fn refuses_unknown(
-    schema: &Map<String, Value>,
-    properties: Option<&Map<String, Value>>,
-) -> bool {
-    match schema.get("additionalProperties") {
-        Some(Value::Bool(false)) => true,
-        Some(_) => false,
-        None => {
-            properties.is_some_and(|p| !p.is_empty()) && !schema.contains_key("patternProperties")
-        }
-    }
+/// Whether `schema` refuses properties it does not list: only an explicit
+/// `additionalProperties: false` does (JSON Schema's default lets others through).
+pub(super) fn refuses_unknown(schema: &Map<String, Value>) -> bool {
+    matches!(schema.get("additionalProperties"), Some(Value::Bool(false)))
 }
 
 pub(super) fn has_type(value: &Value, name: &str) -> bool {
