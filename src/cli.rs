@@ -313,7 +313,7 @@ pub fn subcommand_typo(word: &str) -> Option<&'static str> {
         .map(|sub| sub.get_name())
         .filter(|&name| name != "help")
         .map(|name| (edit_distance(&lower, name), name))
-        .filter(|&(d, name)| d > 0 && d <= if name.len() <= 4 { 1 } else { 2 })
+        .filter(|&(d, name)| word != name && d <= if name.len() <= 4 { 1 } else { 2 })
         .min_by_key(|&(d, _)| d)
         .and_then(|(_, name)| SUBCOMMANDS.iter().copied().find(|&n| n == name))
 }

@@ -1,6 +1,6 @@
 //! How the planner's and the router's items look: the plan pane (a checklist, one line per step,
 //! or one line for the whole plan when folded), the header of a step's section, and the dim
-//! `→ coder · 0.87` line of a routed task.
+//! `→ coder (asks to write or run code)` line of a routed task.
 //!
 //! Owns their look at a given width; it must not decide what the plan is. Every text here is
 //! the model's (tasks, notes, reasons): it goes through `terminal_safe` and is kept to one line
