@@ -88,12 +88,6 @@ fn a_model_that_cannot_be_fetched_leaves_the_previous_one_selected() {
     );
     tui.wait_for_text("smollm2-135m @ local");
 
-    // The picker shows each model's download size before choosing.
-    tui.type_text("/model");
-    tui.send(keys::ENTER);
-    tui.wait_for_text("download · not downloaded");
-    tui.send(keys::ESC);
-
     tui.type_text("/model qwen2.5-coder-1.5b");
     tui.send(keys::ENTER);
     let screen = tui.wait_for_text("still using smollm2-135m");
@@ -106,6 +100,13 @@ fn a_model_that_cannot_be_fetched_leaves_the_previous_one_selected() {
     assert!(!screen.contains("qwen2.5-coder-1.5b @ local"), "{screen}");
     assert!(!screen.contains("model server error"), "{screen}");
     assert!(screen.contains("ready"), "{screen}");
+
+    // The picker shows each model's download size before choosing.
+    tui.type_text("/model");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("1.1 GB download · not downloaded");
+    tui.send(keys::ESC);
+    tui.wait_for("the picker to close", |s| !s.contains("1.1 GB download"));
     tui.send(keys::CTRL_D);
     assert_eq!(tui.wait_exit().0, 0);
     assert!(
