@@ -468,13 +468,13 @@ fn after_a_fifo_save_and_read_ctrl_c_still_answers_within_a_second() {
     assert_eq!(tui.wait_exit_within(second).0, 0);
 }
 
-/// The `done` line of a `--json` run.
-fn done_line(out: &std::process::Output) -> serde_json::Value {
+/// The records of the `block_finished` events of a `--json` run.
+fn finished_blocks(out: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["type"] == "done")
-        .expect("a done line")
+        .filter(|v| v["type"] == "block_finished")
+        .collect()
 }
 
 /// Issue 39: the model wrote ```` ```python:print('hello') ```` and an empty file named
@@ -508,10 +508,17 @@ fn a_suffix_that_is_not_a_path_and_an_empty_block_leave_no_file() {
     ] {
         let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done.")]);
         let out = support::run_within(&mut seek_p(&sb, &server, &["--json"]), HANG);
-        let done = done_line(&out);
-        let blocks = done["blocks"].as_array().cloned().unwrap_or_default();
-        assert_eq!(blocks.len(), 1, "{reply:?}: {done}");
-        assert_eq!(blocks[0]["save_path"], serde_json::Value::Null, "{reply:?}");
+        let blocks = finished_blocks(&out);
+        assert_eq!(blocks.len(), 1, "{reply:?}: {blocks:?}");
+        // Only a path is a save path (and the empty block's path saves nothing).
+        let path = reply
+            .split_once(':')
+            .map(|(_, rest)| rest.lines().next().unwrap_or(""));
+        let expected = match path {
+            Some("empty.py") => serde_json::json!("empty.py"),
+            _ => serde_json::Value::Null,
+        };
+        assert_eq!(blocks[0]["save_path"], expected, "{reply:?}");
         let feedback = blocks[0]["feedback"].as_str().unwrap_or_default();
         assert!(feedback.contains(told), "{reply:?}: {feedback}");
         // What the user sees of the block says it too.
