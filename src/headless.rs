@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::agent::{self, BlockRecord, Command, Event, NotRun, Outcome, Status};
+use crate::agent::{self, BlockRecord, Command, Event, NotRun, Outcome};
 use crate::cli::{Exit, Resume};
 use crate::config::Config;
 use crate::llm::ChatModel;
@@ -22,7 +22,10 @@ use crate::session::Sessions;
 use crate::terminal_safe::{json_line, terminal_safe};
 
 mod plan;
+mod progress;
 mod web;
+
+use progress::Progress;
 
 /// What a headless run is given besides the configuration and the model.
 pub struct Task {
@@ -69,7 +72,7 @@ pub async fn run(
         context,
     });
     let mut interrupted = false;
-    let mut progress = Progress::default();
+    let mut progress = Progress::new(crate::local::commands::is_local(&config));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
     let exit = loop {
@@ -343,205 +346,9 @@ fn say_json(
     writeln!(out, "{line}")
 }
 
-/// Plain mode's progress on stderr. Each distinct error is shown once: a retried request's
-/// attempts share one line each without repeating the error, and the error that ends the task
-/// says how many times it was tried.
-#[derive(Debug, Default)]
-struct Progress {
-    /// The error being retried, and the last retry's number.
-    retrying: Option<(String, u32)>,
-    /// Errors already printed in full.
-    shown: Vec<String>,
-    /// The plan step running or run last, for a plan's answer.
-    last_step: plan::LastStep,
-}
-
-impl Progress {
-    /// The stderr line for `event`, if any.
-    fn line(&mut self, event: &Event) -> Option<String> {
-        match event {
-            Event::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            } => {
-                let delay = *delay_ms as f64 / 1000.0;
-                let same = self
-                    .retrying
-                    .as_ref()
-                    .is_some_and(|(last, _)| last == reason);
-                self.retrying = Some((reason.clone(), *attempt));
-                Some(if same {
-                    format!("seek: retrying ({attempt}) in {delay:.1} s")
-                } else {
-                    format!(
-                        "seek: {}; retrying ({attempt}) in {delay:.1} s",
-                        what_failed(reason)
-                    )
-                })
-            }
-            Event::Error { message } => {
-                let tries = match self.retrying.take() {
-                    Some((reason, retries)) if &reason == message => {
-                        format!(" (tried {} times)", retries + 1)
-                    }
-                    _ => String::new(),
-                };
-                if self.has_shown(message) {
-                    return None;
-                }
-                self.shown.push(message.clone());
-                Some(format!("seek: error: {message}{tries}"))
-            }
-            // A reply streamed: the retried failure is over.
-            Event::AnswerComplete { .. } => {
-                self.retrying = None;
-                progress_line(event)
-            }
-            Event::StepStarted { .. } => {
-                self.last_step = plan::LastStep::default();
-                plan::plan_line(event)
-            }
-            // A step's own events: its blocks kept for the answer, its lines indented.
-            Event::Step { event: inner, .. } => {
-                self.last_step.saw(inner);
-                self.line(inner).map(|line| format!("  {line}"))
-            }
-            _ => plan::plan_line(event)
-                .or_else(|| web::web_line(event))
-                .or_else(|| progress_line(event)),
-        }
-    }
-
-    /// The blocks of the last step's last round (a plan's answer expands them).
-    fn last_step_round(&self) -> Vec<&BlockRecord> {
-        self.last_step.last_round()
-    }
-
-    fn has_shown(&self, message: &str) -> bool {
-        self.shown.iter().any(|m| m == message)
-    }
-}
-
-/// What failed, without why: an error's text up to its first `: ` (`cannot reach the model
-/// server at URL`), shown while it is retried; the whole text comes with the final error.
-fn what_failed(reason: &str) -> &str {
-    reason.split_once(": ").map_or(reason, |(what, _)| what)
-}
-
-/// The stderr line an event gets in plain mode, if any.
-fn progress_line(event: &Event) -> Option<String> {
-    Some(match event {
-        Event::Status {
-            status: Status::Thinking,
-            round,
-            ..
-        } if *round == 1 => "seek: thinking…".to_owned(),
-        Event::Status {
-            status: Status::Thinking,
-            round,
-            ..
-        } => format!("seek: round {round}…"),
-        Event::Status {
-            status: Status::Correcting,
-            attempt,
-            max_attempts,
-            ..
-        } => {
-            format!("seek: correcting (attempt {}/{max_attempts})…", attempt + 1)
-        }
-        Event::BlockStarted { tool, index, .. } => {
-            format!("seek: running {tool} block {index}…")
-        }
-        Event::SessionStarted { id, .. } => format!("seek: session {id}"),
-        // The reason is the router's own words (prompt features are cleaned of controls there).
-        Event::Routed { route } => format!(
-            "seek: → {} · {:.2} ({})",
-            route.agent,
-            route.confidence.clamp(0.0, 1.0),
-            crate::terminal_safe::terminal_safe(&route.reason)
-        ),
-        Event::ContextTrimmed {
-            shortened, dropped, ..
-        } => format!(
-            "seek: context trimmed to fit the model's window ({shortened} outputs shortened, {dropped} older messages left out)"
-        ),
-        Event::BlocksNotRun { count, limit, .. } => {
-            format!(
-                "seek: {count} more blocks in the reply were not run (at most {limit} per reply)"
-            )
-        }
-        Event::BlockFinished { record } if record.skipped => {
-            format!("  - {} block {}: not run", record.tool_type, record.index)
-        }
-        Event::BlockFinished { record } => {
-            let mark = if record.success {
-                "✓".to_owned()
-            } else {
-                format!("✗ {}", failure_word(record))
-            };
-            format!(
-                "  {mark} {} · {:.2} s",
-                record.tool_type,
-                record.duration_ms / 1000.0
-            )
-        }
-        Event::ModelPreparing { message, .. } => format!("seek: {message}"),
-        Event::ModelSize {
-            small: true,
-            reason,
-            ..
-        } => format!(
-            "seek: adapted to a small model ({})",
-            crate::terminal_safe::terminal_safe(reason)
-        ),
-        Event::McpServers { servers } => {
-            let broken: Vec<String> = servers
-                .iter()
-                .filter_map(|server| {
-                    let why = server.error.as_deref()?;
-                    Some(format!(
-                        "seek: MCP server `{}` {}: {} (`seek mcp` shows every server)",
-                        crate::terminal_safe::escape_invisible(&server.name),
-                        match server.state {
-                            crate::wire::McpState::Exited => "exited",
-                            _ => "failed to start",
-                        },
-                        crate::terminal_safe::escape_invisible(
-                            &why.replace(['\r', '\n', '\t'], " ")
-                        )
-                    ))
-                })
-                .collect();
-            if broken.is_empty() {
-                return None;
-            }
-            broken.join("\n")
-        }
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_routers_choice_is_one_clean_progress_line() {
-        let routed = Event::Routed {
-            route: crate::wire::Route {
-                agent: crate::wire::AgentName::File,
-                confidence: 1.7,
-                reason: "words: \u{1b}]0;pwned\u{7}rename".into(),
-            },
-        };
-        let line = progress_line(&routed).expect("a line");
-        assert!(line.starts_with("seek: → file · 1.00 (words: "), "{line}");
-        assert!(
-            !line.contains('\u{1b}') && !line.contains('\u{7}'),
-            "{line:?}"
-        );
-    }
 
     /// Serialising it fails: JSON object keys must be strings.
     fn unencodable() -> std::collections::BTreeMap<(u8, u8), u8> {
@@ -580,50 +387,6 @@ mod tests {
             format!("{}\n", json_line(&event).expect("encodable"))
         );
         assert!(err.is_empty());
-    }
-
-    #[test]
-    fn a_retried_error_is_shown_once_with_its_tries() {
-        let reason = "cannot reach the model server at http://h:1/v1: reset — is it running?";
-        let retrying = |attempt| Event::Retrying {
-            attempt,
-            delay_ms: 500,
-            reason: reason.into(),
-        };
-        let mut progress = Progress::default();
-        let lines: Vec<Option<String>> = [
-            retrying(1),
-            retrying(2),
-            Event::Error {
-                message: reason.into(),
-            },
-            Event::Error {
-                message: reason.into(),
-            },
-        ]
-        .iter()
-        .map(|e| progress.line(e))
-        .collect();
-        assert_eq!(
-            lines,
-            [
-                Some(
-                    "seek: cannot reach the model server at http://h:1/v1; retrying (1) in 0.5 s"
-                        .into()
-                ),
-                Some("seek: retrying (2) in 0.5 s".into()),
-                Some(format!("seek: error: {reason} (tried 3 times)")),
-                None,
-            ]
-        );
-        assert!(
-            progress.has_shown(reason),
-            "the end's message is not repeated"
-        );
-        let other = progress.line(&Event::Error {
-            message: "another".into(),
-        });
-        assert_eq!(other.as_deref(), Some("seek: error: another"));
     }
 
     #[test]

@@ -547,3 +547,60 @@ fn flags_work_before_and_after_subcommands_and_run_flags_do_not() {
     let out = run(sb.seek().arg("--help"));
     assert!(stdout(&out).contains("to send the word itself, use -p"));
 }
+
+/// Issue 39: `seek sesions` became a task sent to the model. A lone word a few edits from a
+/// subcommand is refused with the subcommand meant; other words stay tasks.
+#[test]
+fn a_mistyped_subcommand_says_did_you_mean_and_sends_nothing() {
+    let sb = Sandbox::new();
+    for (typo, meant) in [
+        ("sesions", "sessions"),
+        ("confgi", "config"),
+        ("pul", "pull"),
+    ] {
+        let out = run(sb.seek().arg(typo));
+        assert_eq!(out.status.code(), Some(2), "{typo}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("did you mean `seek {meant}`?")),
+            "{typo}: {err}"
+        );
+        assert!(err.contains(&format!("`seek -p {typo}`")), "{err}");
+    }
+    // Not a typo: without a terminal a task is pointed to -p, as before.
+    let out = run(sb.seek().arg("hello"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+}
+
+/// Issue 39: `--help` listed the providers without `local`, and `seek config` said "the
+/// server's default applies" for the built-in engine, which has no server.
+#[test]
+fn help_lists_local_and_config_says_what_the_built_in_engine_uses() {
+    let sb = Sandbox::new();
+    let help = stdout(&run(sb.seek().arg("--help")));
+    assert!(help.contains("local (the built-in engine"), "{help}");
+    let out = run(sb.seek().arg("config"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.contains("provider = \"local\""), "{shown}");
+    assert!(
+        shown.contains("# temperature is not set: the built-in engine uses 0.8")
+            && shown.contains("# top_p is not set: the built-in engine uses 0.95"),
+        "{shown}"
+    );
+    assert!(!shown.contains("the server's default applies"), "{shown}");
+    // With a server, the server's default it is.
+    let out = run(sb.seek().args([
+        "config",
+        "--provider",
+        "llama.cpp",
+        "--base-url",
+        "http://127.0.0.1:1",
+    ]));
+    assert!(
+        stdout(&out).contains("# temperature is not set: the server's default applies"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -2,9 +2,12 @@
 //! it cannot run and lists the catalog; a `.gguf` file named with `/model` is loaded off the UI
 //! thread at the next task (the status line says so) and answers; Esc stops a reply.
 //!
-//! Needs the real model file (see tests/local_engine.rs); without it the test says so and
-//! passes.
+//! A model that cannot be fetched (a loopback mirror that has nothing) leaves the one in use
+//! selected. The first test needs the real model file (see tests/local_engine.rs); without it
+//! the test says so and passes. The second needs none.
 
+#[path = "support/file_server.rs"]
+mod file_server;
 #[path = "support/pty.rs"]
 mod pty;
 mod support;
@@ -60,5 +63,56 @@ fn model_names_are_checked_and_a_file_is_loaded_at_the_next_task() {
         !cache
             .join("models/SmolLM2-135M-Instruct.Q4_1.gguf")
             .exists()
+    );
+}
+
+/// Issue 39: after `/model qwen2.5-coder-1.5b` failed to download, every later task failed the
+/// same way. The download now comes before the switch: when it fails, the model in use stays
+/// selected, the error says what to do, and the status line blames no server (there is none).
+/// The picker says what choosing a model costs. Needs no model file: nothing is generated.
+#[test]
+fn a_model_that_cannot_be_fetched_leaves_the_previous_one_selected() {
+    let server = file_server::FileServer::start();
+    let sb = Sandbox::new();
+    sb.write_config(&format!(
+        "[local]\nmirror = {:?}\noffline = true\n",
+        server.url("nothing-here")
+    ));
+    let cache = sb.path("cache");
+    let mut tui = Tui::start_with_env(
+        &sb,
+        &["--agent", "casual"],
+        120,
+        30,
+        &[("SEEK_CACHE_DIR", &cache)],
+    );
+    tui.wait_for_text("smollm2-135m @ local");
+
+    tui.type_text("/model qwen2.5-coder-1.5b");
+    tui.send(keys::ENTER);
+    let screen = tui.wait_for_text("still using smollm2-135m");
+    assert!(
+        screen.contains("could not download qwen2.5-coder-1.5b"),
+        "{screen}"
+    );
+    assert!(screen.contains("mirror = "), "what to do next: {screen}");
+    assert!(screen.contains("smollm2-135m @ local"), "{screen}");
+    assert!(!screen.contains("qwen2.5-coder-1.5b @ local"), "{screen}");
+    assert!(!screen.contains("model server error"), "{screen}");
+    assert!(screen.contains("ready"), "{screen}");
+
+    // The picker shows each model's download size before choosing.
+    tui.type_text("/model");
+    tui.send(keys::ENTER);
+    tui.wait_for_text("1.1 GB download · not downloaded");
+    tui.send(keys::ESC);
+    tui.wait_for("the picker to close", |s| !s.contains("1.1 GB download"));
+    tui.send(keys::CTRL_D);
+    assert_eq!(tui.wait_exit().0, 0);
+    assert!(
+        !cache
+            .join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+            .exists(),
+        "nothing in place"
     );
 }

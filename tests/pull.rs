@@ -620,3 +620,26 @@ fn the_listing_shows_the_catalog_and_other_files() {
     assert!(listing.contains("not downloaded"), "{listing}");
     assert!(listing.contains("mine.gguf  4 B"), "{listing}");
 }
+
+/// Issue 39: `seek pull` printed each source's error twice (as it failed, then in the final
+/// error) and gave no next step. Each error is printed once, then what to do.
+#[test]
+fn each_sources_error_is_printed_once_then_what_to_do() {
+    let server = FileServer::start();
+    let sb = sandbox(&[server.url("one"), server.url("two")], 30);
+    let out = pull(&sb, "smollm2-135m");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    for mirror in ["one", "two"] {
+        let failed = format!("{}{FILE} failed: HTTP 404 Not Found", server.url(mirror));
+        assert_eq!(err.matches(&failed).count(), 1, "{failed} once:\n{err}");
+    }
+    assert!(
+        err.contains("could not download smollm2-135m: every source failed (each said why above)"),
+        "{err}"
+    );
+    for step in ["`seek pull smollm2-135m`", "mirror = ", ".gguf"] {
+        assert!(err.contains(step), "{step}:\n{err}");
+    }
+    assert!(!models_dir(&sb).join(FILE).exists());
+}

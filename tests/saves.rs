@@ -467,3 +467,71 @@ fn after_a_fifo_save_and_read_ctrl_c_still_answers_within_a_second() {
     tui.send(pty::keys::CTRL_C);
     assert_eq!(tui.wait_exit_within(second).0, 0);
 }
+
+/// The records of the `block_finished` events of a `--json` run.
+fn finished_blocks(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "block_finished")
+        .collect()
+}
+
+/// Issue 39: the model wrote ```` ```python:print('hello') ```` and an empty file named
+/// `print('hello')` appeared. A suffix that is not a path is ignored with a note, and a block
+/// with no code is never saved, under any name.
+#[test]
+fn a_suffix_that_is_not_a_path_and_an_empty_block_leave_no_file() {
+    let sb = Sandbox::new();
+    let work = sb.path("work");
+    std::fs::create_dir_all(&work).expect("work");
+    for (reply, told) in [
+        // As the model wrote it: no code at all.
+        (
+            "```python:print('hello')\n```\n",
+            "`print('hello')` after `python:` is not a file name",
+        ),
+        // The code on the fence line and again inside: it runs, nothing is saved.
+        (
+            "```python:print('hello')\nprint('hello')\n```\n",
+            "`print('hello')` after `python:` is not a file name",
+        ),
+        (
+            "```bash: x = 1\necho one\n```\n",
+            "`x = 1` after `bash:` is not a file name",
+        ),
+        // A real path but nothing to put in it.
+        (
+            "```python:empty.py\n```\n",
+            "holds no code, so nothing ran and no file was written",
+        ),
+    ] {
+        let server = FakeModel::start(vec![Reply::text(reply), Reply::text("Done.")]);
+        let out = support::run_within(&mut seek_p(&sb, &server, &["--json"]), HANG);
+        let blocks = finished_blocks(&out);
+        assert_eq!(blocks.len(), 1, "{reply:?}: {blocks:?}");
+        // Only a path is a save path (and the empty block's path saves nothing).
+        let path = reply
+            .split_once(':')
+            .map(|(_, rest)| rest.lines().next().unwrap_or(""));
+        let expected = match path {
+            Some("empty.py") => serde_json::json!("empty.py"),
+            _ => serde_json::Value::Null,
+        };
+        assert_eq!(blocks[0]["save_path"], expected, "{reply:?}");
+        let feedback = blocks[0]["feedback"].as_str().unwrap_or_default();
+        assert!(feedback.contains(told), "{reply:?}: {feedback}");
+        // What the user sees of the block says it too.
+        let output = blocks[0]["output"].as_str().unwrap_or_default();
+        assert!(output.contains(told), "{reply:?}: {output}");
+        assert!(names(&work).is_empty(), "{reply:?} left {:?}", names(&work));
+    }
+    // The wire convention still saves a real path.
+    let server = FakeModel::start(vec![
+        Reply::text("```python:hello.py\nprint('hello')\n```\n"),
+        Reply::text("Done."),
+    ]);
+    let out = support::run_within(&mut seek_p(&sb, &server, &[]), HANG);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(names(&work), ["hello.py"]);
+}

@@ -11,6 +11,7 @@ mod budget;
 mod cut;
 mod examples;
 mod execute;
+pub mod foreign;
 mod memory;
 mod models;
 pub mod plan;
@@ -22,6 +23,7 @@ mod seek_words;
 mod shell;
 mod size;
 mod small;
+mod switch;
 mod task;
 mod temp;
 mod turn;
@@ -195,6 +197,8 @@ struct Runtime {
     shells: usize,
     /// The model in use, as named (`ModelList`'s `current`).
     model_name: String,
+    /// A model being downloaded before the switch to it (`/model NAME`, built-in engine).
+    fetching: Option<switch::Fetching>,
 }
 
 async fn run(
@@ -233,6 +237,7 @@ async fn run(
         running: None,
         turn: 0,
         last_prompt: None,
+        fetching: None,
     };
     loop {
         tokio::select! {
@@ -251,6 +256,9 @@ async fn run(
                 let work = rt.running.take().map_or(Work::Task, |r| r.work);
                 rt.finished(work, finished).await;
             }
+            fetched = async { rt.fetching.as_mut().map(|f| &mut f.task).expect("guarded by the select condition").await }, if rt.fetching.is_some() => {
+                rt.fetched(fetched);
+            }
         }
     }
 }
@@ -263,6 +271,10 @@ impl Runtime {
     }
 
     async fn shutdown(&mut self) {
+        if let Some(fetching) = self.fetching.take() {
+            // What arrived is kept; the next `/model` resumes it.
+            fetching.cancel.cancel();
+        }
         if let Some(r) = self.running.take() {
             r.cancel.cancel();
             // The stopped task's last events still reach the front end and the session file.
@@ -282,6 +294,9 @@ impl Runtime {
             Command::Stop => {
                 if let Some(r) = &self.running {
                     r.cancel.cancel();
+                }
+                if let Some(fetching) = &self.fetching {
+                    fetching.cancel.cancel();
                 }
             }
             Command::Submit {
@@ -313,6 +328,7 @@ impl Runtime {
                         agent: AgentName::Coder,
                         confidence: 0.0,
                         reason: format!("the router failed ({e}): coder"),
+                        why: "the router failed; the coder can do the most".into(),
                     });
                     let agent = route.agent;
                     task.route = Some(route);
@@ -362,25 +378,7 @@ impl Runtime {
                     }
                 }
             }
-            Command::SetModel { model } => {
-                let model = model.trim();
-                if model.is_empty() {
-                    self.error("which model? /model NAME (seek models lists them)");
-                    return;
-                }
-                if let Err(message) = self.ctx.model.check_model(model) {
-                    self.error(&message);
-                    return;
-                }
-                // A running task keeps the model it started with; the next one uses this.
-                self.ctx.model = self.ctx.model.with_model(model);
-                model.clone_into(&mut self.model_name);
-                self.ctx.context_window = Arc::default();
-                self.ctx.sized = Arc::default();
-                self.ctx.events.emit(Event::ModelChanged {
-                    description: self.ctx.model.describe(),
-                });
-            }
+            Command::SetModel { model } => self.set_model(&model),
             Command::Clear => {
                 if self.running.is_some() {
                     self.error("a task is running: stop it before clearing (Esc)");

@@ -99,17 +99,20 @@ fn catalog_entries(settings: &DownloadSettings) -> Vec<ModelEntry> {
     CATALOG
         .iter()
         .map(|entry| {
-            let state = match download::on_disk(entry, settings) {
-                OnDisk::Ready(_) => "downloaded".to_owned(),
-                OnDisk::Unverified(_) => "downloaded, not checked yet".to_owned(),
-                OnDisk::Partial { bytes, .. } => {
-                    format!("partly downloaded ({})", human_bytes(bytes))
-                }
-                OnDisk::Absent(_) => "not downloaded".to_owned(),
+            // What choosing it costs comes first: a download, and how big.
+            let size = human_bytes(entry.size);
+            let detail = match download::on_disk(entry, settings) {
+                OnDisk::Ready(_) => format!("{size} · downloaded"),
+                OnDisk::Unverified(_) => format!("{size} · downloaded, not checked yet"),
+                OnDisk::Partial { bytes, .. } => format!(
+                    "{size} download · {} of it here, resumed when chosen",
+                    human_bytes(bytes)
+                ),
+                OnDisk::Absent(_) => format!("{size} download · not downloaded"),
             };
             ModelEntry {
                 name: entry.name.to_owned(),
-                detail: format!("{} · {state}", human_bytes(entry.size)),
+                detail,
             }
         })
         .collect()
@@ -156,7 +159,11 @@ mod tests {
             "{}",
             models[0].detail
         );
-        assert!(models[1].detail.ends_with("· not downloaded"));
+        assert!(
+            models[1].detail.ends_with(" download · not downloaded"),
+            "{}",
+            models[1].detail
+        );
         assert!(models[1].detail.contains(" MB") || models[1].detail.contains(" GB"));
     }
 }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::answer::final_answer;
 use super::cut::{self, Cut};
 use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply};
+use super::foreign::{Foreign, foreign_blocks};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
 use super::prompts::{agent_tools, resolve_agent};
@@ -151,6 +152,16 @@ impl Progress {
             message.push_str(&format!("; the last error: {error}"));
         }
         message
+    }
+
+    /// How a task ends whose reply held only blocks its agent cannot run: given up (as a coder
+    /// task none of whose blocks succeeded) unless a block of the task succeeded before.
+    fn not_runnable(self, foreign: &Foreign) -> Event {
+        if self.records.iter().any(|r| r.success) {
+            return self.done();
+        }
+        let message = super::foreign::ending_message(self.agent, foreign);
+        self.finish(Outcome::GaveUp, Some(message))
     }
 
     /// The message when the round cap is reached, `None` while rounds are left.
@@ -342,6 +353,10 @@ pub async fn run_turn(
         {
             return progress.finish(outcome, message);
         }
+        // Only code the agent cannot run: nothing the task needed ran, so it is not done.
+        if let Some(foreign) = taken.foreign.as_ref().filter(|_| !report.had_blocks) {
+            return progress.not_runnable(foreign);
+        }
 
         match decide(agent, &report) {
             Decision::Done if adapt.nudge && should_nudge(agent, &progress, &report) => {
@@ -423,10 +438,12 @@ fn reply_failed(
     progress.finish(outcome, Some(message))
 }
 
-/// A reply as the round took it: its blocks, and how it was cut, if it was.
+/// A reply as the round took it: its blocks, how it was cut, if it was, and its blocks for
+/// tools the agent does not have.
 struct Taken {
     parsed: protocol::Parsed,
     cut: Option<Cut>,
+    foreign: Option<Foreign>,
 }
 
 /// Takes a whole reply: parses its blocks, announces it and its usage, keeps it in memory, and
@@ -476,6 +493,18 @@ fn take_reply(
         progress.last_error = Some("the reply kept repeating itself".into());
         progress.stuck += 1;
     }
+    let foreign = runs_code
+        .then(|| foreign_blocks(&parsed.text, &tools.parse_tags))
+        .flatten()
+        .filter(|_| !repetition);
+    if let Some(foreign) = &foreign {
+        ctx.events.emit(Event::BlocksAgentCannotRun {
+            round: progress.rounds,
+            agent: progress.agent,
+            tools: foreign.tools.clone(),
+            can_run: foreign.can_run,
+        });
+    }
     let report = RoundReport {
         had_blocks: !parsed.blocks.is_empty() && runs_code,
         all_succeeded: true,
@@ -483,7 +512,14 @@ fn take_reply(
         clarification,
         repetition,
     };
-    (report, Taken { parsed, cut })
+    (
+        report,
+        Taken {
+            parsed,
+            cut,
+            foreign,
+        },
+    )
 }
 
 /// Runs the reply's blocks and feeds their results back. Returns how the turn ends when it must
@@ -544,6 +580,14 @@ async fn run_blocks(
         progress.last_error = Some("the reply was cut at max_tokens".into());
         let records = cut::not_run(&unclosed, round, Cut::Length, &ctx.events);
         executed.records.extend(records);
+    }
+    if let Some(foreign) = &taken.foreign {
+        if !executed.feedback.is_empty() {
+            executed.feedback.push_str("\n\n");
+        }
+        executed
+            .feedback
+            .push_str(&super::foreign::for_model(progress.agent, foreign));
     }
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;

@@ -136,9 +136,24 @@ pub fn render(config: &Config, env: &Env) -> String {
     ] {
         line(&mut out, key, &value.value.to_string(), &value.origin, None);
     }
-    for (key, value) in [("temperature", &m.temperature), ("top_p", &m.top_p)] {
+    let built_in = config.provider.value.wire == super::providers::Wire::InProcess;
+    for (key, value, engine_default) in [
+        (
+            "temperature",
+            &m.temperature,
+            crate::local::sampler::DEFAULT_TEMPERATURE,
+        ),
+        ("top_p", &m.top_p, crate::local::sampler::DEFAULT_TOP_P),
+    ] {
         match value {
             Some(v) => line(&mut out, key, &format!("{:?}", v.value), &v.origin, None),
+            // There is no server behind the built-in engine: say what it uses.
+            None if built_in => {
+                let _ = writeln!(
+                    out,
+                    "# {key} is not set: the built-in engine uses {engine_default} (llama.cpp's default)"
+                );
+            }
             None => {
                 let _ = writeln!(out, "# {key} is not set: the server's default applies");
             }

@@ -72,7 +72,22 @@ pub fn pull(config: &Config, name: &str, cwd: &Path) -> anyhow::Result<Exit> {
             Ok(Exit::Success)
         }
         Err(err) => {
-            eprintln!("seek: {}", terminal_safe(&err.to_string()));
+            match &err {
+                // Each source's error was printed as it failed: not a second time.
+                LocalError::DownloadFailed { name, .. } if drawer.sources_failed > 0 => {
+                    eprintln!(
+                        "seek: could not download {name}: every source failed (each said why above)"
+                    );
+                }
+                _ => eprintln!("seek: {}", terminal_safe(&err.to_string())),
+            }
+            if let LocalError::DownloadFailed { .. } | LocalError::HashMismatch { .. } = &err {
+                let retry = format!("`seek pull {}`", entry.name);
+                eprintln!(
+                    "seek: {}",
+                    super::advice::after_failed_download(entry.name, &retry, None)
+                );
+            }
             Ok(match err {
                 LocalError::Cancelled { .. } => {
                     eprintln!("seek: run `seek pull {}` again to resume", entry.name);
@@ -181,6 +196,8 @@ struct StderrProgress {
     last_draw: Option<Instant>,
     last_phase: Option<std::mem::Discriminant<Phase>>,
     last_quarter: u64,
+    /// Sources whose failure was printed (the final error does not list them again).
+    sources_failed: usize,
 }
 
 /// How often the terminal line is redrawn at most.
@@ -194,6 +211,7 @@ impl StderrProgress {
             last_draw: None,
             last_phase: None,
             last_quarter: 0,
+            sources_failed: 0,
         }
     }
 
@@ -207,6 +225,9 @@ impl StderrProgress {
             Phase::SourceFailed { .. } | Phase::Discarded { .. } | Phase::WaitingForLock
         );
         let mut err = std::io::stderr().lock();
+        if let Phase::SourceFailed { .. } = progress.phase {
+            self.sources_failed += 1;
+        }
         if notice {
             if self.drawn {
                 let _ = writeln!(err);

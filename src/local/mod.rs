@@ -6,6 +6,7 @@
 //! downloads. It must not know about tools, the agent loop or the terminal: it is one more
 //! `ChatModel` behind the same trait as the HTTP providers.
 
+pub mod advice;
 pub mod catalog;
 pub mod commands;
 pub mod download;

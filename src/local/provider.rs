@@ -134,9 +134,18 @@ impl LocalChatModel {
 }
 
 fn engine_error(error: LocalError) -> LlmError {
-    LlmError::Engine {
-        message: error.to_string(),
+    let mut message = error.to_string();
+    // A task whose model cannot be fetched says what to do next, not only what failed.
+    if let LocalError::DownloadFailed { name, .. } | LocalError::HashMismatch { name, .. } = &error
+    {
+        message.push('\n');
+        message.push_str(&super::advice::after_failed_download(
+            name,
+            &format!("`seek pull {name}`"),
+            None,
+        ));
     }
+    LlmError::Engine { message }
 }
 
 impl ChatModel for LocalChatModel {

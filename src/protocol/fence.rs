@@ -22,6 +22,22 @@ pub struct OpeningFence<'a> {
 pub struct InfoString<'a> {
     pub tag: &'a str,
     pub save_path: Option<&'a str>,
+    /// Text after the tag's `:` that does not look like a path (`print('hello')`): ignored, so
+    /// the fence is read as its language alone, never saved under that name.
+    pub ignored_suffix: Option<&'a str>,
+}
+
+/// Whether a `:` suffix looks like a file path, so a block may be saved under it.
+///
+/// A path is made of letters and digits (any script) and `. _ - / \ : + @ ~`, with at least one
+/// letter or digit: `hello.py`, `sub/dir/x.py`, `C:\x\y.py`, `été.py`. Anything else
+/// (parentheses, quotes, spaces, `=`, `;`, `$`, `*`, `,`, backticks, …) is code or prose a model
+/// wrote on the fence line, such as `print('hello')` or `x = 1`.
+pub fn looks_like_path(suffix: &str) -> bool {
+    suffix.chars().any(char::is_alphanumeric)
+        && suffix.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '\\' | ':' | '+' | '@' | '~')
+        })
 }
 
 /// Strips a trailing `\n` or `\r\n`.
@@ -111,18 +127,28 @@ pub fn opening_fence(line: &str) -> Option<OpeningFence<'_>> {
 ///
 /// The tag runs up to whitespace or `:`. A `:` right after the tag (spaces allowed before it)
 /// starts the save path, which runs to the end of the info string, trimmed; so
-/// `python:C:\x\y.py` saves to `C:\x\y.py`, not `C` (AgenticSeek §1.3).
+/// `python:C:\x\y.py` saves to `C:\x\y.py`, not `C` (AgenticSeek §1.3). A suffix that does not
+/// look like a path (`looks_like_path`) is no save path: it is `ignored_suffix`.
 pub fn split_info(info: &str) -> InfoString<'_> {
     let tag_end = info
         .find(|c: char| c.is_whitespace() || c == ':')
         .unwrap_or(info.len());
     let tag = &info[..tag_end];
     let after = info[tag_end..].trim_start();
-    let save_path = after
+    let suffix = after
         .strip_prefix(':')
         .map(str::trim)
         .filter(|p| !p.is_empty());
-    InfoString { tag, save_path }
+    let (save_path, ignored_suffix) = match suffix {
+        Some(s) if looks_like_path(s) => (Some(s), None),
+        Some(s) => (None, Some(s)),
+        None => (None, None),
+    };
+    InfoString {
+        tag,
+        save_path,
+        ignored_suffix,
+    }
 }
 
 /// Removes the container prefix of the opening line from a content line.
@@ -218,16 +244,39 @@ mod tests {
             ("python:", "python", None),
             ("python {.numberLines}", "python", None),
             ("file_finder:read", "file_finder", Some("read")),
+            ("bash:~/bin/run-me.sh", "bash", Some("~/bin/run-me.sh")),
+            ("python:été.py", "python", Some("été.py")),
         ];
         for (info, tag, path) in cases {
             assert_eq!(
                 split_info(info),
                 InfoString {
                     tag,
-                    save_path: path
+                    save_path: path,
+                    ignored_suffix: None,
                 },
                 "{info:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_suffix_that_is_not_a_path_is_ignored_never_saved() {
+        for (info, suffix) in [
+            ("python:print('hello')", "print('hello')"),
+            ("python: print(\"hi\")", "print(\"hi\")"),
+            ("python:a b.py", "a b.py"),
+            ("python:x = 1", "x = 1"),
+            ("bash:echo $HOME", "echo $HOME"),
+            ("bash:ls;rm x", "ls;rm x"),
+            ("python:*.py", "*.py"),
+            ("python:...", "..."),
+            ("python:`x.py`", "`x.py`"),
+        ] {
+            let split = split_info(info);
+            assert_eq!(split.save_path, None, "{info:?}");
+            assert_eq!(split.ignored_suffix, Some(suffix), "{info:?}");
+            assert_eq!(split.tag, info.split(':').next().unwrap_or_default());
         }
     }
 

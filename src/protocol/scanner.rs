@@ -33,6 +33,14 @@ pub struct Block {
     pub span: Range<usize>,
 }
 
+impl Block {
+    /// The text after the tag's `:` when it does not look like a path (`print('hello')` in
+    /// ```` ```python:print('hello') ````): ignored, the block is not saved under it.
+    pub fn ignored_suffix(&self) -> Option<&str> {
+        split_info(&self.info).ignored_suffix
+    }
+}
+
 /// A whole reply, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parsed {

@@ -290,8 +290,38 @@ fn build(kind: ToolKind, settings: ToolConfig, config: &Config) -> Option<Box<dy
 /// Runs a block with its tool and, if it succeeded and has a `:path`, saves it in the work dir.
 /// A save that is refused turns the outcome into a failure that says why, so the model fixes
 /// the path. Under the read-only sandbox nothing is saved and the model is told so; the block
-/// still succeeded (there is nothing to fix).
+/// still succeeded (there is nothing to fix). A fence suffix that is not a path
+/// (```` ```python:print('hello') ````) saves nothing; a note saying so ends the feedback and
+/// the output, so the model and every front end see it.
 pub async fn execute_block(
+    tool: &dyn Tool,
+    block: &Block,
+    ctx: &ToolContext,
+    on_output: OutputSink<'_>,
+) -> ToolOutcome {
+    let mut outcome = run_and_save(tool, block, ctx, on_output).await;
+    if let Some(suffix) = block.ignored_suffix().filter(|_| tool.kind().saves_code()) {
+        let note = ignored_suffix_note(&block.tag, suffix);
+        for text in [&mut outcome.feedback, &mut outcome.output] {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&note);
+        }
+    }
+    outcome
+}
+
+/// What the model and the user are told when a fence's `:` suffix is not a path.
+pub fn ignored_suffix_note(tag: &str, suffix: &str) -> String {
+    format!(
+        "(note: `{suffix}` after `{tag}:` is not a file name, so the block was read as {tag} code and nothing was saved; to save a block, write a path such as `{tag}:hello.{ext}`)",
+        ext = ToolKind::from_tag(tag).map_or("txt", ToolKind::file_extension)
+    )
+}
+
+/// `execute_block` without the note on an ignored suffix.
+async fn run_and_save(
     tool: &dyn Tool,
     block: &Block,
     ctx: &ToolContext,
@@ -300,6 +330,15 @@ pub async fn execute_block(
     if !block.closed {
         return ToolOutcome::failed_without_process(format!(
             "the {} block was not closed: end it with a line holding only ``` and send it again",
+            block.tag
+        ));
+    }
+    if let Some(path) = &block.save_path
+        && block.code.trim().is_empty()
+        && tool.kind().saves_code()
+    {
+        return ToolOutcome::failed_without_process(format!(
+            "the {} block to save as `{path}` holds no code, so nothing ran and no file was written: put the file's contents between the fences",
             block.tag
         ));
     }

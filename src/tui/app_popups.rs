@@ -350,21 +350,32 @@ impl App {
             }
             Event::Attached { files } => self.transcript.notice(attached(files)),
             Event::TurnStarted { .. } => self.submitted = false,
+            // A download before a model switch ended (`/model`): what was typed meanwhile goes.
+            Event::ModelChanged { .. } | Event::Error { .. }
+                if !self.running() && !self.submitted && !self.queue.is_empty() =>
+            {
+                self.send_queued();
+            }
             Event::Error { .. } if !self.running() => self.submitted = false,
             Event::TurnFinished { .. } => {
                 self.submitted = false;
-                if !self.queue.is_empty() {
-                    let prompt = self.queue.remove(0);
-                    self.submitted = true;
-                    self.viewport.to_end();
-                    self.pending.push(Effect::Send(Command::Submit {
-                        prompt,
-                        agent: Some(self.agent),
-                        context: None,
-                    }));
-                }
+                self.send_queued();
             }
             _ => {}
+        }
+    }
+
+    /// Sends the first queued prompt, if any.
+    fn send_queued(&mut self) {
+        if !self.queue.is_empty() {
+            let prompt = self.queue.remove(0);
+            self.submitted = true;
+            self.viewport.to_end();
+            self.pending.push(Effect::Send(Command::Submit {
+                prompt,
+                agent: Some(self.agent),
+                context: None,
+            }));
         }
     }
 }

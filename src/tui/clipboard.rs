@@ -56,8 +56,10 @@ pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
         Item::Plan(plan) => (plan_text(plan), "the plan".to_owned()),
         Item::Routed(route) => (
             format!(
-                "{} · {:.2} · {}",
-                route.agent, route.confidence, route.reason
+                "→ {} · {:.2} · {}",
+                route.summary(),
+                route.confidence,
+                route.reason
             ),
             "the message".to_owned(),
         ),

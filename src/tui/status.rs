@@ -60,6 +60,10 @@ pub struct StatusLine {
     /// Whether the model is treated as small, and why (`model_size` event); it outlives the
     /// task, until the model changes.
     size: Option<(bool, String)>,
+    /// The model runs in seek's own engine: there is no server to blame for its errors.
+    pub built_in: bool,
+    /// A model is being downloaded before a switch to it (`/model`), outside any task.
+    fetching: bool,
 }
 
 impl Default for StatusLine {
@@ -76,6 +80,8 @@ impl Default for StatusLine {
             plan: Vec::new(),
             step: None,
             size: None,
+            built_in: false,
+            fetching: false,
         }
     }
 }
@@ -93,6 +99,7 @@ impl StatusLine {
                     started: Some(now),
                     context: self.context,
                     size: self.size.take(),
+                    built_in: self.built_in,
                     ..StatusLine::default()
                 };
             }
@@ -124,11 +131,26 @@ impl StatusLine {
                 };
             }
             Event::ModelPreparing { message, .. } => {
+                self.fetching |= !self.running();
                 self.phase = Phase::Preparing(message.clone());
+            }
+            // The download before a switch ended: switched, or not (an error says why).
+            Event::ModelChanged { .. } | Event::Error { .. } if self.fetching => {
+                self.fetching = false;
+                self.phase = Phase::Ready;
+                self.size = None;
             }
             Event::ContextTrimmed { .. } => self.trimmed = true,
             Event::ModelSize { small, reason, .. } => self.size = Some((*small, reason.clone())),
-            Event::ModelChanged { .. } => self.size = None,
+            // Another model is a fresh start: the last one's failure is no longer news.
+            Event::ModelChanged { .. } => {
+                self.size = None;
+                self.forget_model_error();
+            }
+            // The user's own command (`!cmd`) ran fine: the model's failure is old news.
+            Event::BlockFinished { record } if !self.running() && record.success => {
+                self.forget_model_error();
+            }
             Event::Usage { usage, .. } => self.add_round(usage),
             Event::Plan { steps, .. } | Event::Replanned { steps, .. } => {
                 self.plan = steps.iter().map(|s| s.id.clone()).collect();
@@ -151,7 +173,10 @@ impl StatusLine {
                 | Event::Step { .. } => {}
                 inner => self.apply(inner, now),
             },
-            Event::Cleared => self.context = None,
+            Event::Cleared => {
+                self.context = None;
+                self.forget_model_error();
+            }
             Event::TurnFinished { outcome, usage, .. } => {
                 self.phase = Phase::Finished(*outcome);
                 self.ended = Some(now);
@@ -168,6 +193,14 @@ impl StatusLine {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A finished task's model failure goes back to `ready` (other endings stay: they are the
+    /// last task's result, not a state of the model).
+    fn forget_model_error(&mut self) {
+        if self.phase == Phase::Finished(Outcome::ModelError) {
+            self.phase = Phase::Ready;
         }
     }
 
@@ -281,6 +314,7 @@ impl StatusLine {
                     Outcome::GaveUp => ("✗ gave up", Tone::Bad),
                     Outcome::RoundLimit => ("✗ round limit reached", Tone::Bad),
                     Outcome::Stopped => ("■ stopped", Tone::Warn),
+                    Outcome::ModelError if self.built_in => ("! model error", Tone::Bad),
                     Outcome::ModelError => ("! model server error", Tone::Bad),
                 };
                 tone = t;

@@ -212,6 +212,21 @@ impl Transcript {
             Event::BlocksNotRun { count, limit, .. } => self.push(Item::Notice(format!(
                 "{count} more blocks in this reply were not run: seek runs at most {limit} per reply"
             ))),
+            Event::BlocksAgentCannotRun {
+                agent,
+                tools,
+                can_run,
+                ..
+            } => {
+                let foreign = crate::agent::foreign::Foreign {
+                    tools: tools.clone(),
+                    can_run: *can_run,
+                };
+                let words = crate::agent::foreign::for_user(*agent, &foreign, |other| {
+                    format!("/agent {other}")
+                });
+                self.push(Item::Error(format!("not run: {words}")));
+            }
             Event::ApprovalChanged { approval } => self.push(Item::Notice(format!(
                 "approval: {approval} for the rest of this session"
             ))),

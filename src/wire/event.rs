@@ -238,6 +238,16 @@ pub enum Event {
         count: usize,
         limit: usize,
     },
+    /// A reply held code blocks of tools this agent does not have (python written to the file
+    /// agent): they stay in the answer as written and did not run. `tools` are their tags;
+    /// `can_run` is an agent that has them all, to switch to (`/agent coder`, `--agent coder`).
+    BlocksAgentCannotRun {
+        round: u32,
+        agent: AgentName,
+        tools: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        can_run: Option<AgentName>,
+    },
     /// The saved sessions, the most recently active first, one line each, and the same as
     /// data for pickers.
     SessionList {

@@ -50,6 +50,7 @@ pub fn route(prompt: &str) -> Route {
                 agent: AgentName::Coder,
                 confidence: 0.0,
                 reason: format!("router data invalid ({error}): coder"),
+                why: "the router could not decide; the coder can do the most".into(),
             };
         }
     };
@@ -70,12 +71,18 @@ pub fn route(prompt: &str) -> Route {
             agent,
             confidence,
             reason: format!("{why} ({label} {confidence:.2}): {agent}"),
+            why: if short {
+                "a short message".into()
+            } else {
+                "not sure which agent fits; the coder can do the most".into()
+            },
         };
     }
     Route {
         agent: label,
         confidence,
         reason: reason::explain(model, &features, top, label),
+        why: reason::plain(label).into(),
     }
 }
 
@@ -91,6 +98,7 @@ pub fn unless_web_cannot_search(route: Route, search_ready: bool, prompt: &str) 
         agent: AgentName::Coder,
         confidence: route.confidence,
         reason: "web, but no search engine is configured ([web] searxng_url): coder".into(),
+        why: "needs the web, but no search engine is configured ([web] searxng_url)".into(),
     }
 }
 

@@ -11,6 +11,17 @@ use crate::wire::AgentName;
 /// How many words a reason names.
 const WORDS_NAMED: usize = 2;
 
+/// Why the router picks `agent`, in plain words for a user: what the prompt asks for.
+pub fn plain(agent: AgentName) -> &'static str {
+    match agent {
+        AgentName::Coder | AgentName::Auto => "asks to write or run code",
+        AgentName::File => "asks about files",
+        AgentName::Casual => "a question or a chat, no code needed",
+        AgentName::Web => "needs the web",
+        AgentName::Planner => "several steps",
+    }
+}
+
 /// The reason `model` chose `label` (at `class` in `data::LABELS`) for a prompt with `features`.
 pub fn explain(model: &Model, features: &Features, class: usize, label: AgentName) -> String {
     let mut leaning: Vec<(f32, &str)> = features

@@ -1,6 +1,6 @@
 //! How the planner's and the router's items look: the plan pane (a checklist, one line per step,
 //! or one line for the whole plan when folded), the header of a step's section, and the dim
-//! `→ coder · 0.87` line of a routed task.
+//! `→ coder (asks to write or run code)` line of a routed task.
 //!
 //! Owns their look at a given width; it must not decide what the plan is. Every text here is
 //! the model's (tasks, notes, reasons): it goes through `terminal_safe` and is kept to one line
@@ -20,8 +20,6 @@ use crate::wire::{PlanStep, Route, StepStatus};
 pub const MOST_STEPS: usize = 40;
 /// Notes listed at most.
 const MOST_NOTES: usize = 8;
-/// From this width on, a routed line has room for the router's reason.
-const ROUTE_REASON_WIDTH: usize = 60;
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
@@ -179,19 +177,10 @@ pub fn step_header(header: &StepHeader, width: usize) -> Vec<Line<'static>> {
     ]
 }
 
-/// `→ coder · 0.87`, with the router's reason when the width has room for it.
+/// `→ coder (asks to write or run code)`, with the confidence only when the router was unsure
+/// (`Route::summary`), cut to the width.
 pub fn routed(route: &Route, width: usize) -> Vec<Line<'static>> {
-    // A NaN or out-of-range confidence (a damaged session) shows as what it means at most.
-    let confidence = if route.confidence.is_finite() {
-        route.confidence.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let mut text = format!("→ {} · {confidence:.2}", route.agent);
-    let reason = one_line(&route.reason);
-    if width >= ROUTE_REASON_WIDTH && !reason.is_empty() {
-        text.push_str(&format!(" · {reason}"));
-    }
+    let text = format!("→ {}", one_line(&route.summary()));
     vec![Line::from(vec![
         Span::raw(" "),
         Span::styled(ellipsis(&text, width.saturating_sub(1)), dim()),
@@ -222,9 +211,10 @@ mod tests {
             agent: AgentName::Coder,
             confidence: f64::NAN,
             reason: "looks\nlike \x1b]52;c;ZWNobyBoaQ==\x07code\x1b[2J".into(),
+            why: String::new(),
         };
         let rows = text(&routed(&route, 100));
-        assert_eq!(rows, [" → coder · 0.00 · looks like code"]);
+        assert_eq!(rows, [" → coder (looks like code · 0.00)"]);
         let step = PlanStep {
             id: "1\x1b[31m".into(),
             agent: AgentName::File,

@@ -176,6 +176,7 @@ fn planner_event() -> impl Strategy<Value = Event> {
             route: crate::wire::Route {
                 agent: AgentName::Casual,
                 confidence,
+                why: reason.clone(),
                 reason
             }
         }),

@@ -322,7 +322,8 @@ fn routed_line_above_the_answer_with_its_reason_when_wide() {
             route: Route {
                 agent: AgentName::Casual,
                 confidence: 0.8712,
-                reason: "a question to answer from knowledge".into(),
+                reason: "words: monad".into(),
+                why: "a question or a chat, no code needed".into(),
             },
         },
     )
@@ -337,11 +338,11 @@ fn routed_line_above_the_answer_with_its_reason_when_wide() {
         },
     )
     .event(400, finished(AgentName::Casual, Outcome::Done, None));
-    let narrow = s.draw(50, 10, 400);
-    assert!(narrow.contains("→ casual · 0.87"), "{narrow}");
+    let narrow = s.draw(30, 10, 400);
+    assert!(narrow.contains("→ casual (a question"), "{narrow}");
     assert!(
-        !narrow.contains("knowledge"),
-        "no room for the reason: {narrow}"
+        !narrow.contains("0.87") && !narrow.contains("monad"),
+        "plain words, no confidence when sure, no classifier evidence: {narrow}"
     );
     insta::assert_snapshot!(s.draw(80, 10, 400));
 }
