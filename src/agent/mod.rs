@@ -47,6 +47,7 @@ pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
 pub use prompts::{
     PromptEnv, agent_tools, available_tools, may_call_mcp, on_path, resolve_agent, system_prompt,
 };
+pub use shell::USER_ROUND;
 pub use turn::{Task, TurnContext, run_turn};
 
 use crate::config::{AgentName, Config};

@@ -3,10 +3,10 @@
 //!
 //! Owns focus, the quit gesture, transient hints and the chosen agent, and routes input to the
 //! transcript, the viewport, the input box and the history; the popup, the pickers, `/help`,
-//! the queue and copying live in `app_popups.rs`. It must not do I/O (beyond what `History`
-//! does, and listing the work dir's names when an `@` completion begins), read the clock or
-//! draw: every update is given its time, the event loop carries out its effects and the screen
-//! module draws it.
+//! the queue and copying live in `app_popups.rs`, a resumed session's replay in
+//! `app_session.rs`. It must not do I/O (beyond what `History` does, and listing the work dir's
+//! names when an `@` completion begins), read the clock or draw: every update is given its
+//! time, the event loop carries out its effects and the screen module draws it.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,8 @@ use crate::tui::transcript::Transcript;
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// How long a hint stays in the status line.
 const HINT_TIME: Duration = Duration::from_secs(4);
+/// The hint while a stop is on its way (dropped once the task has stopped).
+const STOPPING: &str = "stopping…";
 /// Rows one mouse wheel step scrolls.
 const WHEEL_ROWS: usize = 3;
 
@@ -111,6 +113,11 @@ pub struct App {
     copied: Option<(usize, Part)>,
     /// Effects of agent events (a queued prompt to send), for the event loop to take.
     pending: Vec<Effect>,
+    /// The session this run saves to: its file (written once the model first answers), or
+    /// `Resumed` for a continued one (on the disk already). `None`: nothing saved yet.
+    pub session: Option<session::SessionSeen>,
+    /// Large pastes shown as `[pasted N lines]`, and prompts sent with them.
+    pub pastes: crate::tui::paste::Pastes,
 }
 
 impl App {
@@ -142,6 +149,8 @@ impl App {
             submitted: false,
             copied: None,
             pending: Vec::new(),
+            session: None,
+            pastes: crate::tui::paste::Pastes::default(),
         }
     }
 
@@ -167,8 +176,30 @@ impl App {
     }
 
     pub fn agent_event(&mut self, event: &Event, now: Instant) {
-        self.transcript.apply(event, now);
+        // A prompt sent with large pastes is shown with their labels.
+        let shown = match event {
+            Event::TurnStarted {
+                turn,
+                prompt,
+                agent,
+            } => self.pastes.shown(prompt).map(|prompt| Event::TurnStarted {
+                turn: *turn,
+                prompt,
+                agent: *agent,
+            }),
+            _ => None,
+        };
+        self.transcript.apply(shown.as_ref().unwrap_or(event), now);
         self.status.apply(event, now);
+        // Once stopped, "stopping…" is over: the status line says so on its own.
+        if !self.running()
+            && self
+                .hint
+                .as_ref()
+                .is_some_and(|(hint, _)| hint.starts_with(STOPPING))
+        {
+            self.hint = None;
+        }
         self.approval_event(event);
         match event {
             // A plan step's sub-agent asks for approvals too; its start and end are not the
@@ -182,6 +213,9 @@ impl App {
                 }
             }
             Event::ModelChanged { description } => self.model.clone_from(description),
+            Event::SessionStarted { path, .. } => {
+                self.session = Some(session::SessionSeen::Started(path.into()));
+            }
             Event::ModelSize { small, reason, .. } => {
                 let size = if *small { "small" } else { "large" };
                 self.say(format!("treated as a {size} model ({reason})"), now);
@@ -195,7 +229,10 @@ impl App {
                 turns,
                 warnings,
                 replay,
-            } => self.replay(id, *turns, warnings, replay, now),
+            } => {
+                self.session = Some(session::SessionSeen::Resumed);
+                self.replay(id, *turns, warnings, replay, now);
+            }
             _ => {}
         }
         self.input_event(event);
@@ -225,34 +262,6 @@ impl App {
             Event::BlockStarted { .. } | Event::BlockFinished { .. } => self.awaiting = None,
             _ => {}
         }
-    }
-
-    /// Shows a resumed session: its transcript replaces the screen's. Its events keep the time
-    /// between them, the newest placed at `now` (what is shown depends only on the durations,
-    /// so the wall clock is not needed).
-    fn replay(
-        &mut self,
-        id: &str,
-        turns: usize,
-        warnings: &[String],
-        replay: &[(u64, Event)],
-        now: Instant,
-    ) {
-        let newest_ms = replay.iter().map(|(at_ms, _)| *at_ms).max().unwrap_or(0);
-        self.transcript.archive(now);
-        self.viewport = Viewport::default();
-        self.focus = None;
-        for (at_ms, event) in replay {
-            let ago = Duration::from_millis(newest_ms.saturating_sub(*at_ms));
-            let at = now.checked_sub(ago).unwrap_or(now);
-            self.transcript.apply(event, at);
-        }
-        for warning in warnings {
-            self.transcript.error(format!("warning: {warning}"));
-        }
-        self.transcript.notice(format!(
-            "continuing session {id} ({turns} tasks): the model remembers them"
-        ));
     }
 
     /// The editor opened on question `id`'s block closed with `edited`: the edited code
@@ -285,9 +294,15 @@ impl App {
         self.notifier.focus_changed(focused);
     }
 
+    /// Pasted text goes into the prompt box; a large paste as a label (`[pasted 4,000 lines]`)
+    /// that is sent as the whole text.
     pub fn paste(&mut self, text: &str) {
         self.focus = None;
-        self.composer.insert(text);
+        let clean = crate::tui::composer::clean(text);
+        match self.pastes.hold(&clean) {
+            Some(label) => self.composer.insert(&label),
+            None => self.composer.insert(&clean),
+        }
     }
 
     pub fn mouse(&mut self, mouse: MouseEvent, now: Instant) {
@@ -459,6 +474,7 @@ impl App {
         }
         if !self.composer.is_empty() {
             self.composer.take();
+            self.pastes.forget_held();
             return Vec::new();
         }
         match self.quit_armed {
@@ -482,9 +498,9 @@ impl App {
         }
         let dropped = std::mem::take(&mut self.queue).len();
         if dropped > 0 {
-            self.say(format!("stopping… ({dropped} queued dropped)"), now);
+            self.say(format!("{STOPPING} ({dropped} queued dropped)"), now);
         } else {
-            self.say("stopping…", now);
+            self.say(STOPPING, now);
         }
         vec![Effect::Send(Command::Stop)]
     }
@@ -499,10 +515,12 @@ impl App {
     }
 
     fn submit(&mut self, now: Instant) -> Vec<Effect> {
-        let text = self.composer.text().to_owned();
-        if text.trim().is_empty() {
+        let typed = self.composer.text().to_owned();
+        if typed.trim().is_empty() {
             return Vec::new();
         }
+        // What is sent: every large paste in full.
+        let text = self.pastes.expand(&typed);
         if let Some(command) = text.trim_start().strip_prefix('!') {
             return self.shell(command.trim().to_owned(), now);
         }
@@ -517,6 +535,7 @@ impl App {
         if self.busy() {
             // It goes when the task ends.
             let effects = self.take_into_history();
+            self.pastes.sent(&text, &typed);
             self.queue.push(text);
             self.say(
                 "queued: sent when the task ends · Esc stops and clears",
@@ -527,6 +546,7 @@ impl App {
         let mut effects = self.take_into_history();
         self.viewport.to_end();
         self.submitted = true;
+        self.pastes.sent(&text, &typed);
         effects.push(Effect::Send(Command::Submit {
             prompt: text,
             agent: Some(self.agent),
@@ -537,7 +557,10 @@ impl App {
 
     /// Empties the input box into the history; the effects write the history file.
     fn take_into_history(&mut self) -> Vec<Effect> {
-        let text = self.composer.take();
+        let typed = self.composer.take();
+        // Recalled later, a prompt holds its pastes, not labels that stand for nothing then.
+        let text = self.pastes.expand(&typed);
+        self.pastes.forget_held();
         self.history
             .push(&text)
             .map(Effect::Write)
@@ -553,7 +576,7 @@ impl App {
                 self.agent = agent;
                 self.transcript.notice(slash::agent_chosen(agent));
             }
-            Slash::Agent(None) => self.transcript.notice(slash::agents_listing(self.agent)),
+            Slash::Agent(None) => return self.open_picker(PickerKind::Agent),
             Slash::Model(Some(model)) => return vec![Effect::Send(Command::SetModel { model })],
             Slash::Model(None) => return self.open_picker(PickerKind::Model),
             Slash::Retry => return self.retry(now),
@@ -572,6 +595,13 @@ impl App {
 #[path = "app_popups.rs"]
 mod popups;
 
+#[path = "app_session.rs"]
+pub mod session;
+
 #[cfg(test)]
 #[path = "app_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "app_shell_tests.rs"]
+mod shell_tests;

@@ -11,13 +11,13 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Effect, Overlay};
-use crate::agent::{Attachment, Command, Event};
+use crate::agent::{Attachment, Command, Event, USER_ROUND};
 use crate::tui::clipboard::{self, Part};
 use crate::tui::complete::{self, Candidate, Sources, Spot, Target};
 use crate::tui::help;
 use crate::tui::mcp_view::{self, McpView};
 use crate::tui::picker::{self, Models, Picker, PickerKind, Row};
-use crate::tui::slash::COMMANDS;
+use crate::tui::slash::{self, COMMANDS};
 use crate::tui::transcript::Item;
 use crate::tui::workfiles;
 
@@ -76,6 +76,10 @@ impl App {
                     .map(|s| picker.session_rows(s))
                     .unwrap_or_default(),
                 self.sessions.state_line(),
+            ),
+            PickerKind::Agent => (
+                picker.agent_rows(&crate::tui::slash::agents(), self.agent.as_str()),
+                None,
             ),
         }
     }
@@ -179,6 +183,7 @@ impl App {
         match kind {
             PickerKind::Model => self.ask_for_models(),
             PickerKind::Session => self.ask_for_sessions(),
+            PickerKind::Agent => Vec::new(),
         }
     }
 
@@ -237,6 +242,17 @@ impl App {
                         let command = match picker.kind {
                             PickerKind::Model => Command::SetModel { model: value },
                             PickerKind::Session => Command::Resume { id: Some(value) },
+                            // The agent is the UI's to pick: nothing goes to the runtime.
+                            PickerKind::Agent => {
+                                match crate::agents::parse(&value) {
+                                    Ok(agent) => {
+                                        self.agent = agent;
+                                        self.transcript.notice(slash::agent_chosen(agent));
+                                    }
+                                    Err(message) => self.transcript.error(message),
+                                }
+                                return Some(Vec::new());
+                            }
                         };
                         Some(vec![Effect::Send(command)])
                     }
@@ -253,12 +269,17 @@ impl App {
         }
         if self.busy() {
             // Kept in the box: the agent runs one thing at a time.
-            self.say("a task is running: run !commands when it ends", now);
+            self.say(
+                "something is running: run !commands when it ends (Esc stops it)",
+                now,
+            );
             return Vec::new();
         }
         let mut effects = self.take_into_history();
         self.viewport.to_end();
-        self.transcript.notice(format!("you ran: {command}"));
+        self.transcript.notice(you_ran(&command));
+        // Until it starts, prompts typed meanwhile wait in the queue, as during a task.
+        self.submitted = true;
         effects.push(Effect::Send(Command::Shell { command }));
         effects
     }
@@ -350,23 +371,28 @@ impl App {
             }
             Event::Attached { files } => self.transcript.notice(attached(files)),
             Event::TurnStarted { .. } => self.submitted = false,
+            Event::BlockStarted {
+                round: USER_ROUND, ..
+            } => self.submitted = false,
             // A download before a model switch ended (`/model`): what was typed meanwhile goes.
             Event::ModelChanged { .. } | Event::Error { .. }
                 if !self.running() && !self.submitted && !self.queue.is_empty() =>
             {
-                self.send_queued();
+                self.send_next_queued();
             }
             Event::Error { .. } if !self.running() => self.submitted = false,
-            Event::TurnFinished { .. } => {
-                self.submitted = false;
-                self.send_queued();
+            Event::TurnFinished { .. } => self.send_next_queued(),
+            // The user's own command ended (round 0 is no model round): the queue goes on.
+            Event::BlockFinished { record } if record.round == USER_ROUND && !self.running() => {
+                self.send_next_queued();
             }
             _ => {}
         }
     }
 
-    /// Sends the first queued prompt, if any.
-    fn send_queued(&mut self) {
+    /// Something ended: the first queued prompt is sent, if one waits.
+    fn send_next_queued(&mut self) {
+        self.submitted = false;
         if !self.queue.is_empty() {
             let prompt = self.queue.remove(0);
             self.submitted = true;
@@ -380,8 +406,13 @@ impl App {
     }
 }
 
+/// `you ran: ls -la`, above the pane of the user's own command.
+pub(super) fn you_ran(command: &str) -> String {
+    format!("you ran: {}", command.trim())
+}
+
 /// `attached notes.txt (1.2 kB), big.log (32.0 kB, only its start)`.
-fn attached(files: &[Attachment]) -> String {
+pub(super) fn attached(files: &[Attachment]) -> String {
     let list: Vec<String> = files
         .iter()
         .map(|f| {

@@ -5,6 +5,16 @@
 
 use unicode_width::UnicodeWidthChar;
 
+/// `text` as the box keeps it: pasted text may carry CR LF or lone CR line ends; the box keeps
+/// LF only, and no other control characters but tabs.
+pub fn clean(text: &str) -> String {
+    text.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .chars()
+        .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
+        .collect()
+}
+
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Composer {
     text: String,
@@ -37,14 +47,7 @@ impl Composer {
     }
 
     pub fn insert(&mut self, text: &str) {
-        // Pasted text may carry CR LF or lone CR line ends; the box keeps LF only, and no other
-        // control characters.
-        let clean: String = text
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
-            .chars()
-            .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
-            .collect();
+        let clean = clean(text);
         self.text.insert_str(self.cursor, &clean);
         self.cursor += clean.len();
     }

@@ -10,6 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::tui::picker::clear;
+use crate::tui::render::clip;
 use crate::tui::slash::help_text;
 
 /// The open help overlay.
@@ -56,9 +57,10 @@ pub fn scrolled_header(
     let last = (*top + height).min(total);
     let more = if last < total { "PageDown more" } else { "end" };
     let heading = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    buf.set_line(
-        area.x,
-        area.y,
+    clip::line(
+        buf,
+        area,
+        0,
         &Line::from(vec![
             Span::styled(title.to_owned(), heading),
             Span::styled(
@@ -69,7 +71,6 @@ pub fn scrolled_header(
                 Style::new().fg(Color::DarkGray),
             ),
         ]),
-        area.width,
     );
     last
 }
@@ -93,6 +94,7 @@ impl HelpView {
     /// Draws the help over `area`; the scroll is clamped to the text here, where the height is
     /// known.
     pub fn draw(&mut self, area: Rect, buf: &mut Buffer) {
+        let area = clip::inside(area, buf);
         if area.height < 2 {
             return;
         }
@@ -114,11 +116,11 @@ impl HelpView {
             } else {
                 heading
             };
-            buf.set_line(
-                area.x,
-                area.y + 1 + i as u16,
+            clip::line(
+                buf,
+                area,
+                1 + i,
                 &Line::from(Span::styled(format!(" {line}"), style)),
-                area.width,
             );
         }
     }

@@ -39,6 +39,7 @@ impl McpView {
 
     /// Draws the servers over `area`; the scroll is clamped here, where the height is known.
     pub fn draw(&mut self, servers: &Listed<Vec<McpServerInfo>>, area: Rect, buf: &mut Buffer) {
+        let area = crate::tui::render::clip::inside(area, buf);
         if area.height < 2 || area.width < 10 {
             return;
         }
@@ -62,7 +63,7 @@ impl McpView {
             buf,
         );
         for (i, line) in lines[self.top..last].iter().enumerate() {
-            buf.set_line(area.x, area.y + 1 + i as u16, line, area.width);
+            crate::tui::render::clip::line(buf, area, 1 + i, line);
         }
     }
 }

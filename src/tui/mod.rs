@@ -19,6 +19,7 @@ pub mod input;
 pub mod mcp_view;
 pub mod notify;
 pub mod overlay;
+pub mod paste;
 pub mod picker;
 pub mod plan_pane;
 pub mod popup;
@@ -165,15 +166,21 @@ pub async fn run(
             &mut None,
         );
     }
-    let result = event_loop(
+    // A panic in the loop (a bug) still ends with the transcript printed: the panic hook has
+    // given the terminal back; the panic goes on once the transcript is out.
+    let looped = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(event_loop(
         &mut screen,
         &mut app,
         &mut handle.events,
         &handle.commands,
         (input, input_control),
         options.no_color,
-    )
+    )))
     .await;
+    let (result, panicked) = match looped {
+        Ok(result) => (result, None),
+        Err(payload) => (Ok(Ending::Quit), Some(payload)),
+    };
 
     let _ = handle.commands.send(Command::Shutdown);
     // Shutting down stops a running task and kills its processes; bounded in case of a bug.
@@ -188,7 +195,23 @@ pub async fn run(
     let ending = result?;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(screen::plain_transcript(&app, width, Instant::now()).as_bytes());
+    if app
+        .session
+        .as_ref()
+        .is_some_and(app::session::SessionSeen::saved)
+    {
+        let _ = out.write_all(format!("{CONTINUE_HINT}\n").as_bytes());
+    }
     let _ = out.flush();
+    drop(out);
+    if let Some(payload) = panicked {
+        eprintln!(
+            "seek: the UI stopped on an internal error (a bug; the message is above the \
+             transcript and in the log)"
+        );
+        crate::files::flush(Duration::from_secs(2));
+        std::panic::resume_unwind(payload);
+    }
     let exit = match ending {
         Ending::Quit => Exit::Success,
         Ending::Signal(name) => {
@@ -245,6 +268,8 @@ async fn event_loop(
         tokio::select! {
             biased;
             () = sleep_until(due), if due.is_some() => {
+                #[cfg(debug_assertions)]
+                debug_panic(app);
                 let now = Instant::now();
                 screen.draw(|frame| screen::draw(frame, app, now, !no_color))?;
                 last_frame = now;
@@ -322,6 +347,9 @@ async fn event_loop(
     }
 }
 
+/// Printed after the transcript on exit when a session was saved.
+pub const CONTINUE_HINT: &str = "continue with: seek -c";
+
 /// What the user reads if the agent task is gone (a bug).
 const AGENT_GONE: &str =
     "the agent stopped working (an internal error): restart seek; details in the log";
@@ -380,6 +408,22 @@ fn carry_out(
                 *editing = Some(Editing { id, task });
             }
         }
+    }
+}
+
+/// Debug builds only, for the test that a panic still gives the terminal back and prints the
+/// transcript: the frame after the prompt box reads `SEEK_DEBUG_PANIC_ON`'s value panics.
+/// Release builds have no such variable.
+#[cfg(debug_assertions)]
+fn debug_panic(app: &App) {
+    static TRIGGER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let trigger = TRIGGER.get_or_init(|| {
+        std::env::var("SEEK_DEBUG_PANIC_ON")
+            .ok()
+            .filter(|t| !t.is_empty())
+    });
+    if trigger.as_deref() == Some(app.composer.text()) {
+        panic!("SEEK_DEBUG_PANIC_ON: a panic asked for by a test");
     }
 }
 

@@ -70,7 +70,7 @@ fn draw_queue(app: &App, area: Rect, buf: &mut Buffer) {
         }
         spans.push(Span::styled(text, Style::new().fg(Color::Yellow)));
     }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    crate::tui::render::clip::line(buf, area, 0, &Line::from(spans));
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The `/model` and `/resume` pickers: a scrollable, filterable list over the transcript, and
+//! The `/model`, `/resume` and `/agent` pickers: a scrollable, filterable list over the transcript, and
 //! the lists they show (`Listed`), which arrive from the agent after the UI asks.
 //!
 //! Owns the picker's selection, scroll and filter, its rows and how they look. Every name and
@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use crate::agent::{ModelEntry, SessionEntry};
 use crate::terminal_safe::terminal_safe;
 use crate::tui::complete::first_line;
+use crate::tui::render::clip;
 use crate::tui::render::text::width;
 
 /// A list the agent sends on request: what arrived last, whether a newer one is on its way, and
@@ -59,6 +60,8 @@ pub struct Models {
 pub enum PickerKind {
     Model,
     Session,
+    /// `/agent` alone: `auto` and the registry's agents, with what each does.
+    Agent,
 }
 
 /// An open picker.
@@ -108,6 +111,7 @@ impl Picker {
         match self.kind {
             PickerKind::Model => "models",
             PickerKind::Session => "sessions of this directory",
+            PickerKind::Agent => "agents",
         }
     }
 
@@ -123,6 +127,21 @@ impl Picker {
                 label: m.name.clone(),
                 detail: m.detail.clone(),
                 current: m.name == models.current,
+            })
+            .collect()
+    }
+
+    /// The agent rows matching the filter (`agents`: name and what it does), `current` marked.
+    pub fn agent_rows(&self, agents: &[(&str, &str)], current: &str) -> Vec<Row> {
+        let filter = self.filter.to_lowercase();
+        agents
+            .iter()
+            .filter(|(name, _)| name.contains(&filter))
+            .map(|(name, description)| Row {
+                value: (*name).to_owned(),
+                label: (*name).to_owned(),
+                detail: (*description).to_owned(),
+                current: *name == current,
             })
             .collect()
     }
@@ -182,10 +201,11 @@ impl Picker {
 
     /// Draws the picker over `area` (the transcript's window).
     pub fn draw(&mut self, rows: &[Row], state: Option<String>, area: Rect, buf: &mut Buffer) {
+        let area = clip::inside(area, buf);
         if area.height < 3 || area.width < 10 {
             return;
         }
-        clear(area, buf);
+        clip::clear(buf, area);
         let list_height = usize::from(area.height) - 2;
         self.page = list_height;
         self.selected = self.selected.min(rows.len().saturating_sub(1));
@@ -206,14 +226,14 @@ impl Picker {
         } else {
             format!(" · filter: {}", self.filter)
         };
-        buf.set_line(
-            area.x,
-            area.y,
+        clip::line(
+            buf,
+            area,
+            0,
             &Line::from(vec![
                 Span::styled(format!(" {}", self.title()), accent),
                 Span::styled(format!("{count}{filter}"), dim()),
             ]),
-            area.width,
         );
         let columns = usize::from(area.width);
         if rows.is_empty() {
@@ -221,12 +241,13 @@ impl Picker {
                 (_, false) => "nothing matches the filter".to_owned(),
                 (PickerKind::Model, true) => "the server lists no models".to_owned(),
                 (PickerKind::Session, true) => "no saved sessions in this directory".to_owned(),
+                (PickerKind::Agent, true) => "no agents".to_owned(),
             });
-            buf.set_line(
-                area.x,
-                area.y + 1,
+            clip::line(
+                buf,
+                area,
+                1,
                 &Line::from(Span::styled(format!("   {empty}"), dim())),
-                area.width,
             );
         }
         let label_width = rows
@@ -236,16 +257,15 @@ impl Picker {
             .unwrap_or(0)
             .min(columns / 2);
         for (i, row) in rows.iter().enumerate().skip(self.top).take(list_height) {
-            let y = area.y + 1 + (i - self.top) as u16;
             let line = row_line(row, label_width, i == self.selected, columns);
-            buf.set_line(area.x, y, &line, area.width);
+            clip::line(buf, area, 1 + i - self.top, &line);
         }
         let hint = " ↑↓ move · type to filter · Enter choose · Esc cancel";
-        buf.set_line(
-            area.x,
-            area.y + area.height - 1,
+        clip::line(
+            buf,
+            area,
+            usize::from(area.height) - 1,
             &Line::from(Span::styled(hint, dim())),
-            area.width,
         );
     }
 }
@@ -256,9 +276,7 @@ fn dim() -> Style {
 
 /// Blanks `area` so the transcript does not show through.
 pub fn clear(area: Rect, buf: &mut Buffer) {
-    for y in area.y..area.y + area.height {
-        buf.set_string(area.x, y, " ".repeat(usize::from(area.width)), Style::new());
-    }
+    clip::clear(buf, area);
 }
 
 /// `text` made terminal-safe, on one line, cut to `columns` with an ellipsis.

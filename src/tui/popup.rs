@@ -10,7 +10,8 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
 use crate::tui::complete::{Candidate, Target};
-use crate::tui::picker::{Row, clear, row_line};
+use crate::tui::picker::{Row, row_line};
+use crate::tui::render::clip;
 use crate::tui::render::text::width;
 
 /// Rows of candidates shown at most (the list scrolls within them): every slash command fits.
@@ -53,14 +54,19 @@ pub fn draw(
     area: Rect,
     buf: &mut Buffer,
 ) {
-    let shown = candidates.len().min(ROWS);
-    let rows = if shown == 0 { 1 } else { shown };
+    let area = clip::inside(area, buf);
+    // The rule takes one row; the candidates get what is left of the window, up to `ROWS`.
+    let shown = candidates
+        .len()
+        .min(ROWS)
+        .min(usize::from(area.height).saturating_sub(1));
+    let rows = if candidates.is_empty() { 1 } else { shown };
     let height = (rows + 1).min(usize::from(area.height)) as u16;
     if height < 2 || area.width < 10 {
         return;
     }
-    let area = Rect::new(area.x, area.y + area.height - height, area.width, height);
-    clear(area, buf);
+    let area = Rect::new(area.x, area.bottom() - height, area.width, height);
+    clip::clear(buf, area);
     let dim = Style::new().fg(Color::DarkGray);
     let selected = popup.selected.min(candidates.len().saturating_sub(1));
     let top = (selected + 1).saturating_sub(shown);
@@ -73,19 +79,14 @@ pub fn draw(
         "─ Tab complete · ↑↓ move · Esc close{count} {}",
         "─".repeat(usize::from(area.width))
     );
-    buf.set_line(
-        area.x,
-        area.y,
-        &Line::from(Span::styled(rule, dim)),
-        area.width,
-    );
+    clip::line(buf, area, 0, &Line::from(Span::styled(rule, dim)));
     if candidates.is_empty() {
         let text = state.unwrap_or_else(|| "no match".to_owned());
-        buf.set_line(
-            area.x,
-            area.y + 1,
+        clip::line(
+            buf,
+            area,
+            1,
             &Line::from(Span::styled(format!("   {text}"), dim)),
-            area.width,
         );
         return;
     }
@@ -107,6 +108,6 @@ pub fn draw(
         .min(columns / 2);
     for (i, row) in rows.iter().enumerate().skip(top).take(shown) {
         let line = row_line(row, label_width, i == selected, columns);
-        buf.set_line(area.x, area.y + 1 + (i - top) as u16, &line, area.width);
+        clip::line(buf, area, 1 + i - top, &line);
     }
 }

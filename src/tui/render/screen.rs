@@ -13,6 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::cells;
+use super::clip;
 use super::text::{plain, width};
 use crate::tui::app::App;
 use crate::tui::status::Tone;
@@ -29,7 +30,16 @@ fn dim() -> Style {
 
 /// Draws the app. `color: false` (NO_COLOR) keeps bold and the like but drops colours.
 pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
-    let area = frame.area();
+    let cursor = draw_into(frame.buffer_mut(), app, now, color);
+    if let Some(position) = cursor {
+        frame.set_cursor_position(position);
+    }
+}
+
+/// Draws the app into `buf` (the whole screen) and says where the cursor goes, if it shows.
+/// Every part is clipped to the buffer: no size, 1×1 included, draws outside it.
+pub fn draw_into(buf: &mut Buffer, app: &mut App, now: Instant, color: bool) -> Option<Position> {
+    let area = buf.area;
     let input_width = usize::from(area.width)
         .saturating_sub(PROMPT_WIDTH + 1)
         .max(1);
@@ -45,7 +55,6 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let buf = frame.buffer_mut();
     draw_header(app, header, buf);
     for r in [rule1, rule2, rule3] {
         draw_rule(r, buf);
@@ -68,30 +77,20 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
     if !color {
         strip_colours(buf);
     }
-    if let Some(position) = cursor_at
-        && app.focus.is_none()
-        && app.overlay.is_none()
-    {
-        frame.set_cursor_position(position);
-    }
+    cursor_at.filter(|_| app.focus.is_none() && app.overlay.is_none())
 }
 
 fn draw_rule(area: Rect, buf: &mut Buffer) {
-    if area.height > 0 {
-        buf.set_string(area.x, area.y, "─".repeat(usize::from(area.width)), dim());
-    }
+    clip::string(buf, area, 0, 0, &"─".repeat(usize::from(area.width)), dim());
 }
 
 /// `left` at the start of the row and `right` at its end, `right` dropped when they collide.
 fn split_row(area: Rect, buf: &mut Buffer, left: &Line<'_>, right: &Line<'_>) {
-    if area.height == 0 {
-        return;
-    }
-    buf.set_line(area.x, area.y, left, area.width);
+    clip::line(buf, area, 0, left);
     let (lw, rw) = (left.width(), right.width());
-    if lw + rw + 2 <= usize::from(area.width) {
-        let x = area.x + area.width - rw as u16;
-        buf.set_line(x, area.y, right, rw as u16);
+    let columns = usize::from(area.width);
+    if lw + rw + 2 <= columns {
+        clip::line_at(buf, area, columns - rw, 0, right);
     }
 }
 
@@ -131,32 +130,35 @@ fn draw_input(
         } else {
             "ask seek to do something · /help"
         };
-        buf.set_line(
-            area.x,
-            area.y,
+        clip::line(
+            buf,
+            area,
+            0,
             &Line::from(vec![
                 Span::styled(PROMPT, prompt_style),
                 Span::styled(placeholder, dim().add_modifier(Modifier::ITALIC)),
             ]),
-            area.width,
         );
     } else {
         for (i, row) in rows.iter().skip(first).take(height).enumerate() {
             let lead = if first + i == 0 { PROMPT } else { "   " };
-            buf.set_line(
-                area.x,
-                area.y + i as u16,
+            clip::line(
+                buf,
+                area,
+                i,
                 &Line::from(vec![
                     Span::styled(lead, prompt_style),
                     Span::raw(row.as_str()),
                 ]),
-                area.width,
             );
         }
     }
-    let x = area.x + (PROMPT_WIDTH + cursor.1) as u16;
-    let y = area.y + (cursor.0 - first) as u16;
-    (x < area.x + area.width).then_some(Position { x, y })
+    let column = PROMPT_WIDTH + cursor.1;
+    let row = cursor.0 - first;
+    (column < usize::from(area.width) && row < height).then(|| Position {
+        x: area.x + column as u16,
+        y: area.y + row as u16,
+    })
 }
 
 fn draw_status(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {

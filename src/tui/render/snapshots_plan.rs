@@ -39,7 +39,7 @@ fn in_step(id: &str, event: Event) -> Event {
     }
 }
 
-fn bash_record(success: bool, output: &str) -> BlockRecord {
+pub(super) fn bash_record(success: bool, output: &str) -> BlockRecord {
     BlockRecord {
         round: 1,
         index: 0,
@@ -75,7 +75,7 @@ fn finished(agent: AgentName, outcome: Outcome, plan: Option<Vec<PlanStep>>) -> 
 }
 
 /// The planner's task begins and its plan arrives.
-fn planned(s: &mut Scene) -> &mut Scene {
+pub(super) fn planned(s: &mut Scene) -> &mut Scene {
     s.event(
         0,
         Event::TurnStarted {
@@ -95,7 +95,7 @@ fn planned(s: &mut Scene) -> &mut Scene {
 }
 
 /// Step `id`'s sub-agent: a reply with one bash block, the block's result, the end.
-fn step(s: &mut Scene, at: u64, id: &str, record: BlockRecord, ends: bool) {
+pub(super) fn step(s: &mut Scene, at: u64, id: &str, record: BlockRecord, ends: bool) {
     let task = if id == "1" {
         "write hello.py"
     } else {

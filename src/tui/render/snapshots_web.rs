@@ -87,7 +87,7 @@ fn finished() -> Event {
 
 /// The web agent's steps of one task: the browser starts, a search, a page with two notes (one
 /// taken on its final URL), a CAPTCHA wall, a login form with a password and the page after it.
-fn web_steps() -> Vec<Event> {
+pub(super) fn web_steps() -> Vec<Event> {
     let mut moved = page(
         2,
         "/article.html",

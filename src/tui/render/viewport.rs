@@ -240,6 +240,7 @@ impl Viewport {
         now: Instant,
         focus: Option<usize>,
     ) {
+        let area = super::clip::inside(area, buf);
         self.area = area;
         self.renders_last_frame = 0;
         if area.height == 0 || area.width == 0 {
@@ -256,8 +257,7 @@ impl Viewport {
                 if y >= height {
                     break;
                 }
-                let top = area.y + y as u16;
-                buf.set_line(area.x, top, line, area.width);
+                super::clip::line(buf, area, y, line);
                 y += 1;
             }
             row = 0;
@@ -296,7 +296,7 @@ impl Viewport {
         }
         if y < usize::from(area.height) {
             let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-            buf.set_string(area.x, area.y + y as u16, "›", style);
+            super::clip::string(buf, area, 0, y, "›", style);
         }
     }
 
