@@ -510,6 +510,52 @@ mod tests {
     }
 
     #[test]
+    fn a_model_error_names_no_server_for_the_built_in_engine_and_is_forgotten() {
+        let t0 = Instant::now();
+        for (built_in, words) in [(true, "! model error"), (false, "! model server error")] {
+            let mut s = StatusLine {
+                built_in,
+                ..StatusLine::default()
+            };
+            started(&mut s, t0);
+            s.apply(&finished(Outcome::ModelError, None), t0);
+            assert!(s.describe(t0).0.starts_with(words), "{}", s.describe(t0).0);
+            // Still the built-in engine at the next task: it outlives a task's start.
+            started(&mut s, t0);
+            s.apply(&finished(Outcome::ModelError, None), t0);
+            assert!(s.describe(t0).0.starts_with(words));
+            s.apply(
+                &Event::ModelChanged {
+                    description: "other @ local".into(),
+                },
+                t0,
+            );
+            assert_eq!(s.describe(t0).0, "ready", "a switch forgets it");
+        }
+        // A fetch before a switch that failed ends in `ready` too, not spinning.
+        let mut s = StatusLine::default();
+        s.apply(
+            &Event::ModelPreparing {
+                stage: "download".into(),
+                model: "big".into(),
+                done_bytes: 0,
+                total_bytes: Some(1),
+                message: "big: downloading".into(),
+            },
+            t0,
+        );
+        assert!(s.running());
+        s.apply(
+            &Event::Error {
+                message: "could not download big".into(),
+            },
+            t0,
+        );
+        assert!(!s.running());
+        assert_eq!(s.describe(t0).0, "ready");
+    }
+
+    #[test]
     fn estimates_say_so_and_an_unknown_window_shows_no_percentage() {
         let t0 = Instant::now();
         let mut s = StatusLine::default();
