@@ -290,9 +290,10 @@ async fn servers_that_cannot_start_fail_with_a_reason() {
         garbage.contains("\"Welcome to the edge server!\""),
         "{garbage}"
     );
-    assert_eq!(
-        state_message(&hub, "silent"),
-        "it did not answer initialize within 3 s"
+    let silent = state_message(&hub, "silent");
+    assert!(
+        silent.starts_with("it did not answer initialize within 3 s"),
+        "{silent}"
     );
     assert!(
         state_message(&hub, "nowhere").contains("no-such-dir"),

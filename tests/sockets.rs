@@ -50,7 +50,8 @@ fn run_block(sb: &Sandbox, tag: &str, code: &str, extra: &[&str]) -> (String, Op
     let mut args = extra.to_vec();
     args.extend(["-p", "try the socket"]);
     let out = sb.seek_at(&server.url(), &args).output().expect("run seek");
-    assert!(out.status.success(), "{}", stderr(&out));
+    // A refused or failed block makes the task give up (exit 1); a block that worked, 0.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     let feedback = server
         .chat_requests()
         .get(1)
