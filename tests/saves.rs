@@ -256,7 +256,7 @@ fn seeks_own_config_is_never_saved_over_by_any_name() {
         .expect("a work dir flag");
     args[at + 1] = config_home.display().to_string();
     let out = support::run_within(sb.seek().args(&args).args(["-p", "do the task"]), HANG);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_refused(
         &feedback_after(&server, 0),
         "`seek/config.toml` is seek's own config file",

@@ -395,14 +395,18 @@ impl StatusLine {
     }
 
     /// `small model (135M parameters, from llama-server /v1/models)` once decided; while a task
-    /// runs only `small model`, and nothing for a large one.
+    /// runs only `small model`. Nothing for a large one: only a small model changes what seek
+    /// does, and the line's room is for the state and the key hints (`seek config` and the
+    /// `model_size` event say either decision).
     fn size_text(&self) -> Option<String> {
         let (small, why) = self.size.as_ref()?;
-        let size = if *small { "small model" } else { "large model" };
-        if self.running() {
-            return small.then(|| size.to_owned());
+        if !*small {
+            return None;
         }
-        Some(format!("{size} ({why})"))
+        if self.running() {
+            return Some("small model".to_owned());
+        }
+        Some(format!("small model ({why})"))
     }
 }
 
