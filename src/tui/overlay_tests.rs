@@ -34,8 +34,12 @@ fn typed(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 fn draw(app: &mut App) -> String {
+    draw_at(app, Instant::now())
+}
+
+/// Draws as at `now`: a running task's clock then reads the same on any machine.
+fn draw_at(app: &mut App, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("test terminal");
-    let now = Instant::now();
     terminal
         .draw(|frame| screen::draw(frame, app, now, true))
         .expect("draw");
@@ -232,7 +236,7 @@ fn queued_prompts_show_under_the_input_box() {
         typed(&mut a, prompt);
         press(&mut a, KeyCode::Enter);
     }
-    let screen = draw(&mut a);
+    let screen = draw_at(&mut a, now);
     let rule_under_input = screen.lines().nth(22).unwrap_or_default();
     assert!(
         rule_under_input.contains("queued: then run the tests"),
