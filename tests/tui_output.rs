@@ -113,7 +113,8 @@ fn a_reply_cut_for_repeating_itself_says_so_and_no_pane_waits() {
         screen.contains("attempt 2/5 · the reply repeated itself"),
         "{screen}"
     );
-    let screen = tui.wait_for_text("✓ done");
+    // None of its blocks ran, let alone worked: a coder task so ended gave up.
+    let screen = tui.wait_for_text("✗ gave up");
     assert!(!screen.contains("waiting"), "{screen}");
     tui.send(keys::CTRL_D);
     let (code, written) = tui.wait_exit();
