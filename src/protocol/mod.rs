@@ -25,7 +25,7 @@ mod tags;
 mod think;
 
 pub use feedback::{FAILURE_PREFIX, SUCCESS_PREFIX, feedback};
-pub use fence::looks_like_path;
+pub use fence::{looks_like_path, split_info};
 pub use placeholder::{expand_placeholders, placeholder, placeholder_index};
 pub use scanner::{Block, Parsed, first_block_end, parse, parse_at_most};
 pub use tags::{ToolTags, canonical_tag};

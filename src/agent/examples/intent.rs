@@ -323,11 +323,10 @@ fn sources(task: &str) -> Vec<String> {
 /// What a fenced block does, from its code. A block saved with `:path` writes that path.
 pub(super) fn of_block(block: &str) -> BlockIntent {
     let mut lines = block.lines();
-    let fence = lines.next().unwrap_or_default().trim_start_matches('`');
-    let (tag, saved) = match fence.split_once(':') {
-        Some((tag, path)) => (tag, Some(path.trim())),
-        None => (fence, None),
-    };
+    // The fence line as the parser reads it: a suffix that is no path is no save.
+    let info =
+        crate::protocol::split_info(lines.next().unwrap_or_default().trim_start_matches('`'));
+    let (tag, saved) = (info.tag, info.save_path);
     let code: Vec<&str> = lines.filter(|line| !line.starts_with("```")).collect();
     let mut intent = BlockIntent {
         effect: Effect::Read,

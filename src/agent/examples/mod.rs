@@ -194,8 +194,7 @@ fn does_what_it_asks(task_words: &[String], counts: [usize; 5], index: usize) ->
 /// A bank block's fence tag (`python` of "```python:hello.py").
 fn block_tag(block: &str) -> &str {
     let line = block.lines().next().unwrap_or_default();
-    let tag = line.trim_start_matches('`');
-    tag.split(':').next().unwrap_or_default()
+    crate::protocol::split_info(line.trim_start_matches('`')).tag
 }
 
 /// How much of a task's meaning an entry shares, from 0 to 1, less a little for each word of
