@@ -15,10 +15,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use seek::llm::{Message, Role};
 use seek::local::gguf::GgufFile;
 use seek::local::template::ChatTemplate;
 use seek::local::tokenizer::Tokenizer;
+use seek_engine::chat::{Message, Role};
 
 fn model_path() -> Option<PathBuf> {
     let path = match std::env::var_os("SEEK_TEST_GGUF") {

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use super::LocalError;
+use seek_engine::EngineError;
 
 /// The model used when none is named.
 pub const DEFAULT_MODEL: &str = "smollm2-135m";
@@ -188,11 +189,11 @@ pub fn resolve(name_or_path: &str, cwd: &Path) -> Result<ModelRef, LocalError> {
         .collect();
     match std::fs::metadata(&path) {
         Ok(meta) if meta.is_file() => Ok(ModelRef::File(path)),
-        Ok(_) => Err(LocalError::Unreadable {
+        Ok(_) => Err(LocalError::from(EngineError::Unreadable {
             path,
             reason: "it is a directory, not a model file".into(),
-        }),
-        Err(err) => Err(LocalError::Unreadable {
+        })),
+        Err(err) => Err(LocalError::from(EngineError::Unreadable {
             reason: match err.kind() {
                 std::io::ErrorKind::NotFound => format!(
                     "no such file (relative paths start at {}; catalog names are: {})",
@@ -202,7 +203,7 @@ pub fn resolve(name_or_path: &str, cwd: &Path) -> Result<ModelRef, LocalError> {
                 _ => err.to_string(),
             },
             path,
-        }),
+        })),
     }
 }
 
@@ -281,7 +282,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match resolve("missing.gguf", dir.path()) {
-            Err(err @ LocalError::Unreadable { .. }) => {
+            Err(err @ LocalError::Engine(EngineError::Unreadable { .. })) => {
                 assert!(err.to_string().contains("no such file"), "{err}");
             }
             other => panic!("{other:?}"),
@@ -289,7 +290,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("d.gguf")).expect("mkdir");
         assert!(matches!(
             resolve("d.gguf", dir.path()),
-            Err(LocalError::Unreadable { .. })
+            Err(LocalError::Engine(EngineError::Unreadable { .. }))
         ));
     }
 }

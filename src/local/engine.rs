@@ -26,6 +26,7 @@ use crate::llm::{
     Usage,
 };
 use crate::protocol::{ThinkDelta, ThinkSplitter};
+use seek_engine::EngineError;
 
 /// New positions computed between two looks at the cancel token while reading a prompt.
 const PREFILL_STEP: usize = 64;
@@ -103,14 +104,14 @@ impl Engine {
         let tokenizer = Tokenizer::from_gguf(file.content(), path)?;
         let template = ChatTemplate::from_gguf(file.content(), path, &tokenizer)?;
         if tokenizer.vocab_size() > model.vocab_size() {
-            return Err(LocalError::Incomplete {
+            return Err(LocalError::from(EngineError::Incomplete {
                 path: path.to_owned(),
                 what: format!(
                     "an embedding row for each of the tokenizer's {} tokens (it has {})",
                     tokenizer.vocab_size(),
                     model.vocab_size()
                 ),
-            });
+            }));
         }
         let info = ModelInfo {
             path: path.to_owned(),
@@ -184,11 +185,13 @@ enum End {
 impl Worker {
     fn fail(&self, error: LocalError) -> LlmError {
         match error {
-            LocalError::ContextExceeded { tokens, window, .. } => LlmError::ContextExceeded {
-                url: self.path.display().to_string(),
-                window: window as u64,
-                message: format!("the conversation is {tokens} tokens"),
-            },
+            LocalError::Engine(EngineError::ContextExceeded { tokens, window, .. }) => {
+                LlmError::ContextExceeded {
+                    url: self.path.display().to_string(),
+                    window: window as u64,
+                    message: format!("the conversation is {tokens} tokens"),
+                }
+            }
             other => LlmError::Engine {
                 message: other.to_string(),
             },
@@ -233,21 +236,21 @@ impl Worker {
 
     fn try_reply(&mut self, job: &Job) -> Result<(), LocalError> {
         let request = &job.request;
-        let prompt = self.template.prompt(&request.messages)?;
+        let prompt = self.template.prompt(&chat_messages(&request.messages))?;
         let ids = self.tokenizer.encode(&prompt, true, true);
         if ids.is_empty() {
-            return Err(LocalError::Tokenizer {
+            return Err(LocalError::from(EngineError::Tokenizer {
                 path: self.path.clone(),
                 reason: "the conversation became no tokens at all".into(),
-            });
+            }));
         }
         let window = self.model.shape().context_length;
         if ids.len() >= window {
-            return Err(LocalError::ContextExceeded {
+            return Err(LocalError::from(EngineError::ContextExceeded {
                 path: self.path.clone(),
                 tokens: ids.len(),
                 window,
-            });
+            }));
         }
         let started = Instant::now();
         // At least the last prompt token is computed: its logits choose the first reply token.
@@ -417,6 +420,22 @@ fn seed_from_clock() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The conversation as the engine's chat template reads it.
+fn chat_messages(messages: &[crate::llm::Message]) -> Vec<seek_engine::chat::Message> {
+    use seek_engine::chat::{Message, Role};
+    messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                crate::llm::Role::System => Role::System,
+                crate::llm::Role::User => Role::User,
+                crate::llm::Role::Assistant => Role::Assistant,
+            };
+            Message::new(role, m.content.clone())
+        })
+        .collect()
 }
 
 #[cfg(test)]

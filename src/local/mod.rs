@@ -13,17 +13,11 @@ pub mod download;
 pub mod engine;
 pub mod error;
 pub mod fetch;
-pub mod gguf;
-pub mod kernels;
-pub mod linear;
-pub mod model;
 pub mod provider;
-pub mod sampler;
-pub mod template;
-pub mod tokenizer;
-pub mod utf8;
 
 pub use error::LocalError;
+// The engine's parts, under the paths seek has always used for them.
+pub use seek_engine::{gguf, kernels, linear, model, sampler, template, tokenizer, utf8};
 
 /// What to tell a user whom seek put on the built-in engine because nothing else was set up,
 /// the first time (while the default model is not downloaded yet): which model, and how to pick

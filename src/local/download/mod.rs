@@ -24,6 +24,7 @@ pub use progress::{Phase, Progress};
 use super::LocalError;
 use super::catalog::CatalogEntry;
 use crate::config::{LocalSettings, redact_url};
+use seek_engine::EngineError;
 use sources::{Job, Planned, plan};
 
 /// Where and how downloads happen (from `[local]`).
@@ -334,10 +335,10 @@ async fn check_existing(
             });
         }
         Err(verify::HashError::Io(e)) => {
-            return Err(LocalError::Unreadable {
+            return Err(LocalError::from(EngineError::Unreadable {
                 path: path.to_owned(),
                 reason: e.to_string(),
-            });
+            }));
         }
     };
     let wrong = if size != entry.size {

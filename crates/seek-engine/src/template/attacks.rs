@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::llm::{Message, Role};
+use crate::chat::{Message, Role};
 
 /// `{% set %}` written out `times` times (a `{% set %}` inside a loop does not outlive its
 /// iteration, so doubling is written out, or kept in a namespace).
@@ -146,7 +146,7 @@ fn case(name: &str) -> String {
 }
 
 /// Renders `source` as the template of `hostile.gguf`; the error it must end in.
-fn refused(source: &str) -> LocalError {
+fn refused(source: &str) -> EngineError {
     let t = ChatTemplate::new(source, Path::new("hostile.gguf"), "", "", false).expect("parses");
     t.render(&[Message::new(Role::User, "hi")], true)
         .expect_err("a bound stops it")
@@ -156,7 +156,7 @@ fn refused(source: &str) -> LocalError {
 fn assert_bounded(name: &str, bound: &str) {
     let err = refused(&case(name));
     assert!(
-        matches!(err, LocalError::TemplateLimit { .. }),
+        matches!(err, EngineError::TemplateLimit { .. }),
         "{name}: {err:?}"
     );
     let text = err.to_string();
@@ -240,7 +240,7 @@ fn recursive_macros_and_loops_stop_at_the_recursion_limit() {
     assert_bounded("recursive_loop", "nested calls");
     // Growing arguments on the way down: memory or the recursion limit, whichever comes first.
     let err = refused(&case("recursive_macro_growing"));
-    assert!(matches!(err, LocalError::TemplateLimit { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::TemplateLimit { .. }), "{err:?}");
 }
 
 #[test]
@@ -248,7 +248,7 @@ fn a_literal_nested_beyond_the_parser_limit_is_refused_at_load() {
     let source = format!("{{{{ {}1{} }}}}", "[".repeat(5000), "]".repeat(5000));
     let err = ChatTemplate::new(&source, Path::new("hostile.gguf"), "", "", false)
         .expect_err("too deep to parse");
-    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::Template { .. }), "{err:?}");
     assert!(err.to_string().contains("hostile.gguf"), "{err}");
 }
 
@@ -268,7 +268,7 @@ fn names_reserved_for_the_checks_are_refused_at_load() {
 #[test]
 fn debug_is_not_available() {
     let err = refused("{{ debug() }}");
-    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::Template { .. }), "{err:?}");
 }
 
 /// The environment variable that makes `attack_child` run one case.
@@ -306,7 +306,7 @@ fn every_attack_stays_far_below_a_gigabyte() {
         let out = std::process::Command::new(&exe)
             .args([
                 "--exact",
-                "local::template::attacks::attack_child",
+                "template::attacks::attack_child",
                 "--nocapture",
                 "--test-threads=1",
             ])

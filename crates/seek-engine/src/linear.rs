@@ -14,7 +14,7 @@ use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
 use rayon::prelude::*;
 
-use super::kernels::Kernel;
+use crate::kernels::Kernel;
 
 /// Activation rows multiplied with a weight row before moving to the next weight row: small
 /// enough that the rows stay in L1 while a task's weight rows pass over them.

@@ -1,7 +1,7 @@
 //! Opening a GGUF model file: map it, read its header, hand out its metadata and tensors.
 //!
 //! Owns the file's mapping and the checks that make a damaged or foreign file a clear
-//! `LocalError` naming the file. It must not interpret what the tensors mean (that is
+//! `EngineError` naming the file. It must not interpret what the tensors mean (that is
 //! `model`'s job) nor keep the mapping longer than loading needs.
 //!
 //! A hostile file is read in two passes. `scan_header` walks the header on the mapping first,
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 use candle_core::quantized::{QTensor, gguf_file};
 
-use super::LocalError;
+use crate::EngineError;
 
 /// A GGUF file, mapped, with its header read.
 pub struct GgufFile {
@@ -29,8 +29,8 @@ pub struct GgufFile {
 
 impl GgufFile {
     /// Maps `path` and reads its header and tensor table.
-    pub fn open(path: &Path) -> Result<Self, LocalError> {
-        let unreadable = |reason: String| LocalError::Unreadable {
+    pub fn open(path: &Path) -> Result<Self, EngineError> {
+        let unreadable = |reason: String| EngineError::Unreadable {
             path: path.to_owned(),
             reason,
         };
@@ -43,7 +43,7 @@ impl GgufFile {
         // process while mapped would fault on access; model files are written once, renamed
         // into place, and never rewritten by seek.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| unreadable(e.to_string()))?;
-        let not_gguf = |reason: String| LocalError::NotGguf {
+        let not_gguf = |reason: String| EngineError::NotGguf {
             path: path.to_owned(),
             reason,
         };
@@ -89,12 +89,12 @@ impl GgufFile {
     }
 
     /// `general.architecture`.
-    pub fn architecture(&self) -> Result<String, LocalError> {
+    pub fn architecture(&self) -> Result<String, EngineError> {
         self.string("general.architecture")
     }
 
-    fn incomplete(&self, what: String) -> LocalError {
-        LocalError::Incomplete {
+    fn incomplete(&self, what: String) -> EngineError {
+        EngineError::Incomplete {
             path: self.path.clone(),
             what,
         }
@@ -104,7 +104,7 @@ impl GgufFile {
         self.content.metadata.contains_key(key)
     }
 
-    pub fn string(&self, key: &str) -> Result<String, LocalError> {
+    pub fn string(&self, key: &str) -> Result<String, EngineError> {
         match self.content.metadata.get(key) {
             Some(gguf_file::Value::String(s)) => Ok(s.clone()),
             Some(other) => Err(self.incomplete(format!("{key} is {other:?}, not a string"))),
@@ -113,7 +113,7 @@ impl GgufFile {
     }
 
     /// An unsigned integer setting, whatever integer type the file stored it as.
-    pub fn usize(&self, key: &str) -> Result<usize, LocalError> {
+    pub fn usize(&self, key: &str) -> Result<usize, EngineError> {
         use gguf_file::Value as V;
         let value = self
             .content
@@ -136,7 +136,7 @@ impl GgufFile {
     }
 
     /// A float setting, or `default` when the file has none.
-    pub fn f32_or(&self, key: &str, default: f32) -> Result<f32, LocalError> {
+    pub fn f32_or(&self, key: &str, default: f32) -> Result<f32, EngineError> {
         match self.content.metadata.get(key) {
             None => Ok(default),
             Some(gguf_file::Value::F32(v)) => Ok(*v),
@@ -163,7 +163,7 @@ impl GgufFile {
     }
 
     /// Reads tensor `name` into memory (candle's CPU storage owns its blocks).
-    pub fn tensor(&self, name: &str) -> Result<QTensor, LocalError> {
+    pub fn tensor(&self, name: &str) -> Result<QTensor, EngineError> {
         if !self.has_tensor(name) {
             return Err(self.incomplete(format!("the tensor {name}")));
         }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::llm::{Message, Role};
+use crate::chat::{Message, Role};
 
 /// SmolLM2-135M-Instruct's `tokenizer.chat_template`.
 const SMOLLM2: &str = r#"{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"#;
@@ -169,7 +169,7 @@ fn raise_exception_is_a_template_error_with_its_message() {
     let err = t
         .render(&conversation(), true)
         .expect_err("the template refuses");
-    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::Template { .. }), "{err:?}");
     let text = err.to_string();
     assert!(
         text.contains("Conversations must start with a user message") && text.contains("t.gguf"),
@@ -187,7 +187,7 @@ fn a_template_that_does_not_parse_is_refused_at_load() {
         false,
     )
     .expect_err("an unclosed block");
-    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::Template { .. }), "{err:?}");
     assert!(err.to_string().contains("does not parse"), "{err}");
 }
 
@@ -216,5 +216,5 @@ fn a_template_that_loops_without_end_fails_instead_of_hanging() {
     let err = t
         .render(&[Message::new(Role::User, "x")], true)
         .expect_err("out of fuel");
-    assert!(matches!(err, LocalError::Template { .. }), "{err:?}");
+    assert!(matches!(err, EngineError::Template { .. }), "{err:?}");
 }

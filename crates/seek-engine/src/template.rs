@@ -30,9 +30,9 @@ use minijinja::machinery::{self, CodeGenerator, Vm, WhitespaceConfig};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value, context};
 
-use super::LocalError;
-use super::tokenizer::Tokenizer;
-use crate::llm::{Message, Role};
+use crate::EngineError;
+use crate::chat::{Message, Role};
+use crate::tokenizer::Tokenizer;
 
 mod budget;
 mod guard;
@@ -77,13 +77,13 @@ impl ChatTemplate {
         content: &gguf_file::Content,
         path: &Path,
         tok: &Tokenizer,
-    ) -> Result<Self, LocalError> {
+    ) -> Result<Self, EngineError> {
         let source = match content.metadata.get(TEMPLATE_KEY) {
             None => CHATML,
             Some(gguf_file::Value::String(s)) if s.is_empty() || s == "chatml" => CHATML,
             Some(gguf_file::Value::String(s)) => s.as_str(),
             Some(other) => {
-                return Err(LocalError::Template {
+                return Err(EngineError::Template {
                     path: path.to_owned(),
                     reason: format!("{TEMPLATE_KEY} is {:?}, not a string", other.value_type()),
                 });
@@ -104,8 +104,8 @@ impl ChatTemplate {
         bos_token: &str,
         eos_token: &str,
         tokenizer_adds_bos: bool,
-    ) -> Result<Self, LocalError> {
-        let refused = |reason: String| LocalError::Template {
+    ) -> Result<Self, EngineError> {
+        let refused = |reason: String| EngineError::Template {
             path: path.to_owned(),
             reason,
         };
@@ -130,7 +130,7 @@ impl ChatTemplate {
     /// The prompt a reply to `messages` continues: the assistant's turn opened after them, or,
     /// when the last message is the assistant's, the turn opened before it and its text written
     /// in (never closed), so that the reply goes on from that text.
-    pub fn prompt(&self, messages: &[Message]) -> Result<String, LocalError> {
+    pub fn prompt(&self, messages: &[Message]) -> Result<String, EngineError> {
         match messages.split_last() {
             Some((last, earlier)) if last.role == Role::Assistant => {
                 let mut prompt = self.render(earlier, true)?;
@@ -148,7 +148,7 @@ impl ChatTemplate {
         &self,
         messages: &[Message],
         add_generation_prompt: bool,
-    ) -> Result<String, LocalError> {
+    ) -> Result<String, EngineError> {
         let root = context! {
             messages => Value::from_serialize(messages),
             add_generation_prompt => add_generation_prompt,
@@ -169,11 +169,11 @@ impl ChatTemplate {
 
 impl ChatTemplate {
     /// The error for a rendering that failed: a bound it ran into, or the template's own error.
-    fn failure(&self, e: &Error, budget: &budget::Budget) -> LocalError {
+    fn failure(&self, e: &Error, budget: &budget::Budget) -> EngineError {
         let limit = match budget.exceeded() {
             Some(what) => Some(what.describe()),
             None if e.kind() == ErrorKind::OutOfFuel => {
-                return LocalError::Template {
+                return EngineError::Template {
                     path: self.path.clone(),
                     reason: format!(
                         "it took more than {TEMPLATE_FUEL} steps (a loop without end?); use a different model file"
@@ -186,11 +186,11 @@ impl ChatTemplate {
             None => None,
         };
         match limit {
-            Some(limit) => LocalError::TemplateLimit {
+            Some(limit) => EngineError::TemplateLimit {
                 path: self.path.clone(),
                 limit,
             },
-            None => LocalError::Template {
+            None => EngineError::Template {
                 path: self.path.clone(),
                 reason: e.to_string(),
             },

@@ -61,7 +61,7 @@ fn content(metadata: HashMap<String, Value>) -> Content {
     }
 }
 
-fn build(metadata: HashMap<String, Value>) -> Result<Tokenizer, LocalError> {
+fn build(metadata: HashMap<String, Value>) -> Result<Tokenizer, EngineError> {
     Tokenizer::from_gguf(&content(metadata), Path::new("tiny.gguf"))
 }
 
@@ -79,7 +79,7 @@ fn error_of(metadata: HashMap<String, Value>) -> String {
     match build(metadata) {
         Ok(_) => panic!("the metadata should be refused"),
         Err(e) => {
-            assert!(matches!(e, LocalError::Tokenizer { .. }), "{e:?}");
+            assert!(matches!(e, EngineError::Tokenizer { .. }), "{e:?}");
             e.to_string()
         }
     }

@@ -5,7 +5,7 @@
 //! special tokens out of the text, and encoding and decoding tokens. It must not know about chat
 //! templates, the model or generation. Only byte-level BPE vocabularies
 //! (`tokenizer.ggml.model = "gpt2"`: SmolLM2, Qwen2.5, Llama 3, …) are read; anything else is a
-//! `LocalError::Tokenizer` naming what the file holds.
+//! `EngineError::Tokenizer` naming what the file holds.
 //!
 //! How llama.cpp encodes, and so how this does:
 //! 1. special tokens are split out first, longest text first: control and unknown tokens only
@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file;
 
-use super::LocalError;
+use crate::EngineError;
 use bpe::{Bpe, MergeWork};
 use metadata::Metadata;
 use pretokenize::{PreTokenizer, PreTokenizerKind};
@@ -68,8 +68,8 @@ enum Fragment {
 
 impl Tokenizer {
     /// Reads the tokenizer from the file's metadata. `path` is only for error messages.
-    pub fn from_gguf(content: &gguf_file::Content, path: &Path) -> Result<Self, LocalError> {
-        Self::build(&content.metadata, path).map_err(|reason| LocalError::Tokenizer {
+    pub fn from_gguf(content: &gguf_file::Content, path: &Path) -> Result<Self, EngineError> {
+        Self::build(&content.metadata, path).map_err(|reason| EngineError::Tokenizer {
             path: path.to_owned(),
             reason,
         })

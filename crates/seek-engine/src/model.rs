@@ -15,10 +15,10 @@ use std::sync::Arc;
 use candle_core::quantized::QTensor;
 use candle_core::{DType, Device, Tensor};
 
-use super::LocalError;
-use super::gguf::GgufFile;
-use super::kernels::norm::rms_norm;
-use super::linear::Linear;
+use crate::EngineError;
+use crate::gguf::GgufFile;
+use crate::kernels::norm::rms_norm;
+use crate::linear::Linear;
 
 /// The architectures this engine runs, as GGUF names them.
 pub const SUPPORTED: &[&str] = &["llama", "qwen2"];
@@ -129,13 +129,13 @@ impl KvCache {
 }
 
 impl Shape {
-    fn read(file: &GgufFile) -> Result<Self, LocalError> {
+    fn read(file: &GgufFile) -> Result<Self, EngineError> {
         let architecture = file.architecture()?;
         let rope = match architecture.as_str() {
             "llama" => Rope::Interleaved,
             "qwen2" => Rope::Halves,
             other => {
-                return Err(LocalError::UnsupportedArchitecture {
+                return Err(EngineError::UnsupportedArchitecture {
                     path: file.path().to_owned(),
                     found: other.to_owned(),
                     supported: SUPPORTED.join(", "),
@@ -172,8 +172,8 @@ impl Shape {
         Ok(shape)
     }
 
-    fn check(&self, file: &GgufFile) -> Result<(), LocalError> {
-        let bad = |what: String| LocalError::Incomplete {
+    fn check(&self, file: &GgufFile) -> Result<(), EngineError> {
+        let bad = |what: String| EngineError::Incomplete {
             path: file.path().to_owned(),
             what,
         };
@@ -228,8 +228,8 @@ impl Shape {
     /// table before anything is read: a file whose tensors disagree with its metadata is
     /// refused naming the tensor, not found out as a shape error in the first reply. A
     /// missing tensor is left to the loader, which names it too.
-    fn check_tensors(&self, file: &GgufFile) -> Result<(), LocalError> {
-        let wrong = |name: &str, dims: &[usize], wanted: String| LocalError::Incomplete {
+    fn check_tensors(&self, file: &GgufFile) -> Result<(), EngineError> {
+        let wrong = |name: &str, dims: &[usize], wanted: String| EngineError::Incomplete {
             path: file.path().to_owned(),
             what: format!("the tensor {name} of shape {wanted} (it is {dims:?})"),
         };
@@ -279,8 +279,8 @@ impl Shape {
     }
 }
 
-fn compute(path: &std::path::Path) -> impl Fn(candle_core::Error) -> LocalError + '_ {
-    move |e| LocalError::Compute {
+fn compute(path: &std::path::Path) -> impl Fn(candle_core::Error) -> EngineError + '_ {
+    move |e| EngineError::Compute {
         path: path.to_owned(),
         reason: e.to_string(),
     }
@@ -288,19 +288,19 @@ fn compute(path: &std::path::Path) -> impl Fn(candle_core::Error) -> LocalError 
 
 impl Transformer {
     /// Loads the network from `file`.
-    pub fn load(file: &GgufFile) -> Result<Self, LocalError> {
+    pub fn load(file: &GgufFile) -> Result<Self, EngineError> {
         let shape = Shape::read(file)?;
         let err = compute(file.path());
-        let matmul = |name: &str| -> Result<Linear, LocalError> {
+        let matmul = |name: &str| -> Result<Linear, EngineError> {
             Linear::new(file.tensor(name)?).map_err(&err)
         };
-        let dense = |name: &str| -> Result<Tensor, LocalError> {
+        let dense = |name: &str| -> Result<Tensor, EngineError> {
             file.tensor(name)?.dequantize(&Device::Cpu).map_err(&err)
         };
         let embedding = Arc::new(file.tensor("token_embd.weight")?);
         let (vocab, width) = embedding.shape().dims2().map_err(&err)?;
         if width != shape.embedding || vocab == 0 {
-            return Err(LocalError::Incomplete {
+            return Err(EngineError::Incomplete {
                 path: file.path().to_owned(),
                 what: format!(
                     "a token embedding of width {} (it is {vocab} × {width})",
@@ -370,17 +370,17 @@ impl Transformer {
     }
 
     /// Computes `tokens` at the cache's end and returns the logits that follow the last one.
-    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<f32>, LocalError> {
+    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<f32>, EngineError> {
         let err = compute(&self.path);
         if tokens.is_empty() {
-            return Err(LocalError::Compute {
+            return Err(EngineError::Compute {
                 path: self.path.clone(),
                 reason: "no tokens to compute (a bug in the caller)".into(),
             });
         }
         let end = cache.len + tokens.len();
         if end > self.shape.context_length {
-            return Err(LocalError::ContextExceeded {
+            return Err(EngineError::ContextExceeded {
                 path: self.path.clone(),
                 tokens: end,
                 window: self.shape.context_length,
@@ -390,7 +390,7 @@ impl Transformer {
         for chunk in tokens.chunks(PREFILL_CHUNK) {
             last = Some(self.forward_chunk(chunk, cache).map_err(&err)?);
         }
-        let logits = last.ok_or_else(|| LocalError::Compute {
+        let logits = last.ok_or_else(|| EngineError::Compute {
             path: self.path.clone(),
             reason: "no chunk computed".into(),
         })?;

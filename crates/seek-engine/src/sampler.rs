@@ -4,7 +4,7 @@
 //!
 //! Owns sampling and its random numbers only; it must not know about tokens' text.
 
-use super::model::argmax;
+use crate::model::argmax;
 
 /// The sampling settings of one reply.
 #[derive(Debug, Clone, Copy, PartialEq)]
