@@ -41,6 +41,11 @@ pub use launch::{find_chromium, remove_stale_profiles};
 
 /// How long Chromium may take to start (its first start on a busy machine is slow), at least.
 const START_BOUND: Duration = Duration::from_secs(30);
+/// How long Chromium's answer to the first command may take before it is asked again. A
+/// Chromium still starting up now and then reads that first command and never answers it (seen
+/// about once in ten starts on a 2-core machine, the browser idle afterwards); the same command
+/// sent again is answered.
+const ASK_AGAIN: Duration = Duration::from_secs(2);
 /// How long the killed processes may take to disappear from `/proc`.
 const EXIT_BOUND: Duration = Duration::from_secs(5);
 /// How long a screenshot may take before the page goes on without one.
@@ -71,6 +76,26 @@ pub struct ChromiumReader {
     max_bytes: usize,
     /// The page open now, if any (forms are filled there).
     current: Option<Url>,
+}
+
+/// The browser's answer to `Browser.getVersion`, asked again every `ASK_AGAIN` until one of the
+/// questions is answered (the caller bounds the whole wait).
+async fn first_answer(cdp: &Cdp) -> Result<serde_json::Value, CdpError> {
+    use futures_util::StreamExt;
+    let mut asked = futures_util::stream::FuturesUnordered::new();
+    asked.push(cdp.call(None, "Browser.getVersion", json!({})));
+    loop {
+        tokio::select! {
+            Some(answer) = asked.next() => return answer,
+            () = tokio::time::sleep(ASK_AGAIN) => {
+                crate::log::write(
+                    "WARN",
+                    "chromium did not answer its first command within 2 s; asked again",
+                );
+                asked.push(cdp.call(None, "Browser.getVersion", json!({})));
+            }
+        }
+    }
 }
 
 impl ChromiumReader {
@@ -114,7 +139,7 @@ impl ChromiumReader {
         let timeout = settings.timeout();
         let bound = START_BOUND.max(timeout);
         let started = tokio::time::timeout(bound, async {
-            let version = cdp.call(None, "Browser.getVersion", json!({})).await?;
+            let version = first_answer(&cdp).await?;
             let product = version["product"].as_str().unwrap_or_default().to_owned();
             let number = product.split('/').nth(1).unwrap_or_default().to_owned();
             let major = number.split('.').next().unwrap_or_default().to_owned();
@@ -134,8 +159,11 @@ impl ChromiumReader {
             }
             Err(_) => {
                 browser.group.kill_and_wait(EXIT_BOUND).await;
+                let why = launch::last_complaint(&browser.stderr_tail)
+                    .map(|line| format!(" (its last words: {line})"))
+                    .unwrap_or_default();
                 return Err(ReadError::Browser {
-                    reason: format!("chromium did not start within {} s", bound.as_secs()),
+                    reason: format!("chromium did not start within {} s{why}", bound.as_secs()),
                 });
             }
         };
