@@ -19,6 +19,7 @@ pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod terminal_safe;
+pub mod tls;
 pub mod tool_kind;
 pub mod tools;
 pub mod tui;

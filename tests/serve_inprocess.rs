@@ -80,7 +80,7 @@ async fn a_query_runs_end_to_end_and_shutdown_kills_the_running_block() {
     let server = start(&model, dir.path()).await;
     let addr = server.addr;
     assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
-    let client = reqwest::Client::builder()
+    let client = seek::tls::client_builder()
         .timeout(BOUND)
         .build()
         .expect("client");

@@ -136,7 +136,7 @@ async fn a_trusted_host_is_forwarded_in_origin_form_without_proxy_headers() {
     let mut policy = UrlPolicy::new(false);
     policy.trust_hosts_in(&format!("read http://127.0.0.1:{}/ please", origin.port()));
     let (proxy, _) = proxy(policy).await;
-    let client = reqwest::Client::builder()
+    let client = seek::tls::client_builder()
         .proxy(
             reqwest::Proxy::all(format!("http://{}", proxy.address()))
                 .unwrap()

@@ -64,7 +64,7 @@ struct Inner {
 
 impl HttpChatModel {
     pub fn new(settings: Settings) -> Self {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .connect_timeout(settings.connect_timeout)
             // A redirect could carry the API key to another host; report it instead.
             .redirect(reqwest::redirect::Policy::none())

@@ -104,8 +104,15 @@ pub fn pull(config: &Config, name: &str, cwd: &Path) -> anyhow::Result<Exit> {
 fn print_file(path: &Path) -> anyhow::Result<Exit> {
     use sha2::Digest as _;
     let hashed = std::fs::File::open(path).and_then(|mut file| {
+        use std::io::Read as _;
         let mut hasher = sha2::Sha256::new();
-        std::io::copy(&mut file, &mut hasher)?;
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut chunk)? {
+                0 => break,
+                n => hasher.update(&chunk[..n]),
+            }
+        }
         Ok(hasher.finalize())
     });
     match hashed {

@@ -231,7 +231,7 @@ pub async fn proxy(policy: UrlPolicy) -> (PolicyProxy, Arc<FakeResolver>) {
 }
 
 pub fn client(proxy: &PolicyProxy) -> reqwest::Client {
-    reqwest::Client::builder()
+    seek::tls::client_builder()
         .proxy(reqwest::Proxy::all(format!("http://{}", proxy.address())).unwrap())
         .redirect(reqwest::redirect::Policy::none())
         .timeout(BOUND)

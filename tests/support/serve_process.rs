@@ -40,7 +40,7 @@ impl Served {
     /// `seek serve --port 0 --yes` in `sb` against `model`, once it listens.
     pub fn start(sb: &Sandbox, model: &FakeModel) -> Self {
         let process = ServeProcess::start(sb, &model.url(), &[], &[("SEEK_API_TOKEN", TOKEN)]);
-        let client = reqwest::Client::builder()
+        let client = seek::tls::client_builder()
             .timeout(BOUND)
             .build()
             .expect("client");

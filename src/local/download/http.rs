@@ -38,7 +38,7 @@ pub(super) struct Fetched {
 /// connection given up after the stall timeout, and the system's certificate authorities
 /// trusted besides the built-in ones (networks that inspect TLS install their own there).
 pub(super) fn client(stall: Duration) -> reqwest::Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = crate::tls::client_builder()
         .connect_timeout(stall)
         .user_agent(concat!("seek/", env!("CARGO_PKG_VERSION")));
     for cert in system_certificates() {

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest013 as reqwest;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -47,8 +46,7 @@ pub(super) fn transport(
 }
 
 fn client() -> Result<reqwest::Client, String> {
-    install_crypto_provider();
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_keepalive(Duration::from_secs(30))
         // rmcp's own default: an idle pooled connection whose last response was not read to
@@ -79,12 +77,6 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.follow()
         }
     })
-}
-
-/// rmcp's reqwest is built without a TLS provider: the process-wide one must exist before an
-/// https connection. Installing twice is harmless (the first one stays).
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// The cause rmcp's HTTP error wraps without exposing it as a `source` (the client's own error,

@@ -50,7 +50,7 @@ struct Outgoing {
 impl HttpReader {
     pub fn new(settings: &WebSettings, policy: Arc<UrlPolicy>) -> Result<Self, ReadError> {
         let timeout = settings.timeout();
-        let client = Client::builder()
+        let client = crate::tls::client_builder()
             .dns_resolver(resolver(Arc::clone(&policy)))
             // Every hop goes through the policy: reqwest must not follow any itself.
             .redirect(reqwest::redirect::Policy::none())

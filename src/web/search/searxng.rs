@@ -56,7 +56,7 @@ impl SearxNg {
     /// request from connecting to the last byte of its answer.
     pub fn new(base_url: &str, timeout: Duration) -> Self {
         let search_url = format!("{}/search", base_url.trim_end_matches('/'));
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()
             .user_agent(USER_AGENT)
             .connect_timeout(CONNECT_TIMEOUT.min(timeout))
             .timeout(timeout)
