@@ -14,17 +14,16 @@ pub mod local;
 pub mod log;
 pub mod mcp;
 pub mod mcp_command;
-pub mod protocol;
 pub mod secrets;
 pub mod serve;
 pub mod session;
-pub mod terminal_safe;
 pub mod tls;
-pub mod tool_kind;
 pub mod tools;
 pub mod tui;
 pub mod web;
-pub mod wire;
 
 /// A boxed future, so async methods can live behind trait objects.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+// The bottom floor (crates/seek-wire), under the paths seek has always used for it.
+pub use seek_wire::{protocol, terminal_safe, tool_kind, wire};

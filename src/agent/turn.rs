@@ -468,7 +468,7 @@ fn take_reply(
         answer: progress.last_answer.clone(),
         reasoning: progress.last_reasoning.clone(),
         blocks: parsed.blocks.len(),
-        finish: reply.finish.as_ref().into(),
+        finish: crate::llm::answer_finish(reply.finish.as_ref()),
     });
     ctx.events.emit(Event::Usage {
         round: progress.rounds,

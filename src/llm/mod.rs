@@ -328,16 +328,14 @@ fn needs_key(preset: &crate::config::Preset, url: &ServerUrl) -> bool {
         && ServerUrl::normalise(preset.base_url, preset.wire).host() == url.host()
 }
 
-/// How a reply ended, as the wire says it.
-impl From<Option<&FinishReason>> for crate::wire::AnswerFinish {
-    fn from(reason: Option<&FinishReason>) -> Self {
-        match reason {
-            None | Some(FinishReason::Stop) => crate::wire::AnswerFinish::Stop,
-            Some(FinishReason::Length) => crate::wire::AnswerFinish::Length,
-            Some(FinishReason::Repetition(_)) => crate::wire::AnswerFinish::Repetition,
-            Some(FinishReason::BlockComplete) => crate::wire::AnswerFinish::Block,
-            Some(FinishReason::Other(other)) => crate::wire::AnswerFinish::Other(other.clone()),
-        }
+/// How a reply ended (`None`: the stream just ended), as the wire says it.
+pub fn answer_finish(reason: Option<&FinishReason>) -> crate::wire::AnswerFinish {
+    match reason {
+        None | Some(FinishReason::Stop) => crate::wire::AnswerFinish::Stop,
+        Some(FinishReason::Length) => crate::wire::AnswerFinish::Length,
+        Some(FinishReason::Repetition(_)) => crate::wire::AnswerFinish::Repetition,
+        Some(FinishReason::BlockComplete) => crate::wire::AnswerFinish::Block,
+        Some(FinishReason::Other(other)) => crate::wire::AnswerFinish::Other(other.clone()),
     }
 }
 
@@ -376,11 +374,11 @@ mod tests {
     #[test]
     fn a_finish_reason_is_the_wires_answer_finish() {
         use crate::wire::AnswerFinish;
-        assert_eq!(AnswerFinish::from(None), AnswerFinish::Stop);
+        assert_eq!(answer_finish(None), AnswerFinish::Stop);
         let cut = FinishReason::Repetition(Repetition {
             unit_len: 4,
             span: 400,
         });
-        assert_eq!(AnswerFinish::from(Some(&cut)), AnswerFinish::Repetition);
+        assert_eq!(answer_finish(Some(&cut)), AnswerFinish::Repetition);
     }
 }

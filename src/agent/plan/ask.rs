@@ -75,7 +75,7 @@ pub(super) async fn ask_plan(
             answer: reply.answer.clone(),
             reasoning,
             blocks: 0,
-            finish: reply.finish.as_ref().into(),
+            finish: crate::llm::answer_finish(reply.finish.as_ref()),
         });
         ctx.events.emit(Event::Usage {
             round,

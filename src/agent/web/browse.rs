@@ -348,7 +348,7 @@ impl<'a> Browse<'a> {
             answer: reply.answer.clone(),
             reasoning: self.last_reasoning.clone(),
             blocks: 0,
-            finish: reply.finish.as_ref().into(),
+            finish: crate::llm::answer_finish(reply.finish.as_ref()),
         });
         self.ctx.events.emit(Event::Usage {
             round: self.calls,

@@ -5,7 +5,7 @@
 //! Conventions are AgenticSeek's; its parser's flaws are fixed (see `docs/protocol.md`).
 //!
 //! ```
-//! use seek::protocol::{ToolTags, parse, split_reasoning};
+//! use seek_wire::protocol::{ToolTags, parse, split_reasoning};
 //!
 //! let reply = "<think>use python</think>I'll count.\n```python:count.py\nprint(1 + 1)\n```\nDone.";
 //! let split = split_reasoning(reply);
