@@ -14,26 +14,10 @@ use crate::config::Overrides;
 mod typo;
 pub use typo::subcommand_typo;
 
-/// Process exit codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Exit {
-    Success = 0,
-    /// The task failed or the agent gave up.
-    TaskFailed = 1,
-    /// Usage or configuration error.
-    Usage = 2,
-    /// The model server failed (unreachable, or an error after retries).
-    ModelServer = 3,
-    /// Interrupted (Ctrl+C / SIGINT).
-    Interrupted = 130,
-}
-
-impl From<Exit> for std::process::ExitCode {
-    fn from(exit: Exit) -> Self {
-        std::process::ExitCode::from(exit as u8)
-    }
-}
+// The exit codes are the wire's (front ends return them); which session to resume is the
+// session store's.
+pub use crate::session::Resume;
+pub use crate::wire::Exit;
 
 const AFTER_HELP: &str = r#"Exit codes: 0 success, 1 the task failed or the agent gave up, 2 usage or configuration error,
 3 the model server failed, 130 interrupted.
@@ -296,13 +280,6 @@ impl Command {
             Self::Sessions { .. } => "sessions",
         }
     }
-}
-
-/// Which saved session to continue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resume {
-    Latest,
-    Id(String),
 }
 
 impl Cli {

@@ -7,6 +7,7 @@
 
 mod command;
 mod event;
+mod exit;
 mod json;
 mod mcp;
 mod names;
@@ -16,6 +17,7 @@ mod web;
 
 pub use command::{ApprovalDecision, ApprovalId, Command};
 pub use event::{AnswerFinish, Event, Outcome, Status};
+pub use exit::Exit;
 pub use json::event_json;
 pub use mcp::{McpServerInfo, McpState, McpToolInfo};
 pub use names::{AgentName, Approval};

@@ -1,0 +1,42 @@
+//! The casual agent: talks, answers from what the model knows, runs nothing.
+
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use crate::wire::AgentName;
+
+pub const SPEC: AgentSpec = AgentSpec {
+    name: AgentName::Casual,
+    aliases: &["talk", "chat"],
+    description: "talks and answers questions from what the model knows; runs nothing",
+    prompt: Prompt {
+        file: "casual.md",
+        text: include_str!("../../../../prompts/casual.md"),
+    },
+    small_prompt: None,
+    tools: &[],
+    runs: Runs::Blocks,
+    policy,
+};
+
+/// One reply is the answer; a reply that kept repeating itself is asked again.
+fn policy(report: &RoundReport) -> Decision {
+    if report.repetition {
+        Decision::AskAgain { failed: true }
+    } else {
+        Decision::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casual_answers_once() {
+        assert_eq!(policy(&RoundReport::default()), Decision::Done);
+        let ask = RoundReport {
+            clarification: true,
+            ..RoundReport::default()
+        };
+        assert_eq!(policy(&ask), Decision::Done);
+    }
+}

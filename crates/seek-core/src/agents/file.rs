@@ -1,0 +1,45 @@
+//! The file agent: finds, reads and moves files, one command at a time.
+
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs, common_rules};
+use crate::tool_kind::ToolKind;
+use crate::wire::AgentName;
+
+pub const SPEC: AgentSpec = AgentSpec {
+    name: AgentName::File,
+    aliases: &["files"],
+    description: "finds, reads, moves and organises files, one command at a time",
+    prompt: Prompt {
+        file: "file.md",
+        text: include_str!("../../../../prompts/file.md"),
+    },
+    small_prompt: None,
+    tools: &[ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp],
+    runs: Runs::Blocks,
+    policy,
+};
+
+/// One command at a time until it answers without a block.
+fn policy(report: &RoundReport) -> Decision {
+    common_rules(report).unwrap_or(Decision::AskAgain { failed: false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::spec::round;
+
+    #[test]
+    fn file_agent_goes_on_after_each_success() {
+        for tool in [ToolKind::FileFinder, ToolKind::Bash] {
+            assert_eq!(
+                policy(&round(true, true, Some(tool))),
+                Decision::AskAgain { failed: false }
+            );
+        }
+        assert_eq!(
+            policy(&round(true, false, Some(ToolKind::Bash))),
+            Decision::AskAgain { failed: true }
+        );
+        assert_eq!(policy(&round(false, true, None)), Decision::Done);
+    }
+}

@@ -1,0 +1,34 @@
+//! The web agent: searches, reads pages, follows links, fills forms and concludes from the notes
+//! it took (AgenticSeek's browser agent, with a step cap, no revisits, notes that survive
+//! stateless steps, CAPTCHA and error pages called what they are). This module holds its
+//! declaration and the pure parts: reading the model's answers (`parse`) and the prompts it
+//! is sent (`prompt`). Running it is the agent runtime's (`crate::agent::web`).
+
+pub mod parse;
+pub mod prompt;
+
+#[cfg(test)]
+mod conformance_tests;
+
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use crate::tool_kind::ToolKind;
+use crate::wire::AgentName;
+
+pub const SPEC: AgentSpec = AgentSpec {
+    name: AgentName::Web,
+    aliases: &["browser", "search"],
+    description: "searches the web, reads pages, follows links and fills forms",
+    prompt: Prompt {
+        file: "web.md",
+        text: include_str!("../../../../../prompts/web.md"),
+    },
+    small_prompt: None,
+    tools: &[ToolKind::WebSearch],
+    runs: Runs::Web,
+    policy,
+};
+
+/// The web agent's steps are not block rounds: its runner decides.
+fn policy(_report: &RoundReport) -> Decision {
+    Decision::Done
+}
