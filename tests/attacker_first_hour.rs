@@ -51,7 +51,7 @@ fn landlock() -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_users_command_cannot_write_signal_or_connect_outside_the_work_dir() {
-    if support::run_alone(
+    if support::run_alone!(
         "the_users_command_cannot_write_signal_or_connect_outside_the_work_dir",
         &[],
     ) || !landlock()
@@ -109,7 +109,7 @@ async fn the_users_command_cannot_write_signal_or_connect_outside_the_work_dir()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_command_leaves_no_process_behind() {
-    if support::run_alone("a_stopped_command_leaves_no_process_behind", &[]) {
+    if support::run_alone!("a_stopped_command_leaves_no_process_behind", &[]) {
         return;
     }
     let work = tempfile::tempdir().expect("tempdir");
@@ -149,7 +149,7 @@ async fn a_stopped_command_leaves_no_process_behind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_binary_output_with_escapes_is_bounded_for_the_model() {
-    if support::run_alone(
+    if support::run_alone!(
         "huge_binary_output_with_escapes_is_bounded_for_the_model",
         &[],
     ) {
@@ -190,7 +190,7 @@ const SECRET: &str = "sk-attacker-secret-0123456789abcdef";
 
 #[test]
 fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
-    if support::run_alone(
+    if support::run_alone!(
         "a_credential_is_withheld_from_the_users_command_and_masked_in_its_note",
         &[("OPENAI_API_KEY", SECRET)],
     ) {
@@ -226,7 +226,7 @@ fn a_credential_is_withheld_from_the_users_command_and_masked_in_its_note() {
 
 #[test]
 fn the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert() {
-    if support::run_alone(
+    if support::run_alone!(
         "the_real_binary_refuses_a_planted_link_and_shows_a_hostile_name_inert",
         &[],
     ) {

@@ -132,7 +132,7 @@ fn messages(request: &fake_model::Logged) -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_two_is_given_step_ones_output_and_the_plan_costs_n_plus_one_calls() {
     // Alone: a block's end claims the test process's other children (another test's seek).
-    if support::run_alone(
+    if support::run_alone!(
         "step_two_is_given_step_ones_output_and_the_plan_costs_n_plus_one_calls",
         &[],
     ) {
@@ -198,7 +198,7 @@ async fn step_two_is_given_step_ones_output_and_the_plan_costs_n_plus_one_calls(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_step_is_replanned_once_and_the_new_step_runs() {
     // Alone: a block's end claims the test process's other children (another test's seek).
-    if support::run_alone("a_failed_step_is_replanned_once_and_the_new_step_runs", &[]) {
+    if support::run_alone!("a_failed_step_is_replanned_once_and_the_new_step_runs", &[]) {
         return;
     }
     let work = tempfile::tempdir().expect("tempdir");
@@ -295,7 +295,7 @@ fn a_plan_that_never_parses_fails_after_four_replies_with_exit_1() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_during_step_two_kills_its_process_at_once_and_skips_the_rest() {
     // Alone: a block's end claims the test process's other children (another test's seek).
-    if support::run_alone(
+    if support::run_alone!(
         "stop_during_step_two_kills_its_process_at_once_and_skips_the_rest",
         &[],
     ) {

@@ -513,7 +513,7 @@ fn inflate_to_a_gigabyte(path: &std::path::Path) {
 #[test]
 fn listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file() {
     // Alone: the memory measured below must not include other tests' (see `run_alone`).
-    if support::run_alone(
+    if support::run_alone!(
         "listing_and_choosing_a_session_read_only_the_ends_of_a_gigabyte_file",
         &[],
     ) {

@@ -157,12 +157,33 @@ pub fn real_model() -> Option<PathBuf> {
     None
 }
 
-/// Set in a child that runs one test of its file alone (`run_alone`).
+/// Set in a child that runs one test of its binary alone (`run_alone!`).
 const ALONE: &str = "SEEK_TEST_ALONE";
 
-/// Runs test `name` of this test binary in a child process of its own, with `env` added, and
-/// says whether this is the parent (which then has nothing more to do). For tests where the
-/// process itself matters:
+/// The name libtest knows test `name` of the calling module by, as `--exact` wants it: the
+/// module's path without the test binary's own first segment, then the name
+/// (`planner::a_failed_step_is_replanned_once_and_the_new_step_runs`).
+#[allow(unused_macros)]
+macro_rules! test_name {
+    ($name:expr $(,)?) => {
+        $crate::support::name_in_binary(module_path!(), $name)
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use test_name;
+
+/// `test_name!`'s work: `module_path` is the caller's `module_path!()`.
+pub fn name_in_binary(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Runs test `name` of the calling module in a child process of its own (the same test binary,
+/// `--exact`), with `env` added, and says whether this is the parent (which then has nothing more
+/// to do). A macro, so that the name is the one libtest knows the test by in this binary
+/// (`test_name!`). For tests where the process itself matters:
 /// - memory measures: a child's `ru_maxrss` includes the peak of the memory it was forked from
 ///   (the kernel saves the old image's high-water mark at `exec`), so in a test process that
 ///   other tests made large, a small seek would be measured as large;
@@ -170,13 +191,23 @@ const ALONE: &str = "SEEK_TEST_ALONE";
 ///   process is not sound);
 /// - bystander processes that another test's block end would count as its own (seek claims the
 ///   children it did not register while a block runs).
-pub fn run_alone(name: &str, env: &[(&str, &str)]) -> bool {
+#[allow(unused_macros)]
+macro_rules! run_alone {
+    ($name:expr, $env:expr $(,)?) => {
+        $crate::support::run_exactly_alone(&$crate::support::test_name!($name), $env)
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use run_alone;
+
+/// `run_alone!`'s work: `exact` is the test's whole name in this binary.
+pub fn run_exactly_alone(exact: &str, env: &[(&str, &str)]) -> bool {
     if std::env::var_os(ALONE).is_some() {
         return false;
     }
     let exe = std::env::current_exe().expect("own test binary");
     let out = Command::new(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args(["--exact", exact, "--nocapture", "--test-threads=1"])
         .env(ALONE, "1")
         .envs(env.iter().copied())
         .output()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use super::Sandbox;
+use crate::support::Sandbox;
 
 /// How long any one wait may take before the test fails (generous for a loaded CI machine).
 const BOUND: Duration = Duration::from_secs(60);
