@@ -3,13 +3,10 @@
 //! Stop reaches a running step's process, and `--json` carries the plan's events. The fake
 //! server's request log is the measure of model calls (n + 1 for a plan of n steps).
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/runtime.rs"]
-mod runtime;
-mod support;
+use crate::fake_model;
+use crate::procs;
+use crate::runtime;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -2,12 +2,10 @@
 //! toolchains under it, credentials kept from blocks, approvals (headless and in the terminal
 //! UI), and safe mode's blocklist.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use std::process::{Command, Output};
 

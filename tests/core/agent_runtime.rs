@@ -1,10 +1,8 @@
 //! The agent runtime through its command/event channel, as the TUI will drive it: retry, stop,
 //! and commands that arrive at the wrong time.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/runtime.rs"]
-mod runtime;
+use crate::fake_model;
+use crate::runtime;
 
 use fake_model::{FakeModel, Gate, Reply};
 use seek::agent::{AgentHandle, ApprovalDecision, Command, Event, Outcome};

@@ -2,8 +2,7 @@
 //! `format` and as the OpenAI-compatible `response_format`; a server that refuses it is asked
 //! once more without it, and the client does not offer it again.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::time::Duration;
 

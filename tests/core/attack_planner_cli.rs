@@ -1,8 +1,7 @@
 //! `seek -p` against a hostile plan (issue 16 attack).
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
+use crate::fake_model;
+use crate::support;
 
 use fake_model::{FakeModel, Reply};
 use support::{Sandbox, run_within, stderr};

@@ -1,9 +1,8 @@
 //! `auto` end to end through the real binary: the router's choice is a `routed` event right
 //! after `turn_started`, the task runs with that agent, and a named agent is never routed.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
+use crate::fake_model;
+use crate::support;
 
 use fake_model::{FakeModel, Reply};
 use support::{Sandbox, run_within, stderr, stdout};

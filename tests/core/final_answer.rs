@@ -3,12 +3,10 @@
 //! `done.answer` and `seek serve`'s `/latest_answer` alike — a coder task none of whose blocks
 //! succeeded exits 1, and the answer does not depend on how the reply's stream ended.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
+use crate::fake_model;
+use crate::serve;
 
 use std::process::Output;
 

@@ -3,12 +3,10 @@
 //! the user's own shell commands (`!cmd`) reaching the next request, `@path` attachments and
 //! their bounds and refusals, and the records of a reply that was cut.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/runtime.rs"]
-mod runtime;
+use crate::fake_model;
+use crate::runtime;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -207,7 +207,7 @@ async fn echo_good_is_not_skipped() {
 
 #[tokio::test]
 async fn reading_stdin_returns_at_once() {
-    // `read` itself is refused as interactive (tests/interactive.rs); a program reading the
+    // `read` itself is refused as interactive (tests/cli/interactive.rs); a program reading the
     // block's stdin finds it empty and closed.
     let dir = work_dir();
     let out = run_in(dir.path(), "bash", "cat && echo no-input").await;

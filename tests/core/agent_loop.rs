@@ -1,12 +1,10 @@
 //! The agent loop end to end: the real `seek -p` binary against the fake model server, running
 //! real blocks.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
+use crate::fake_model;
+use crate::procs;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};

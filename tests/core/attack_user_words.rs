@@ -3,11 +3,9 @@
 //! dir or out of it) and a URL in it is not a host the web agent trusts or opens first. The same
 //! text typed as the prompt argument does both.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::support;
+use crate::web_site;
 
 use std::io::{Seek, Write};
 use std::process::{Output, Stdio};

@@ -4,12 +4,10 @@
 //! link by a racing process, FIFOs) and shown to fail: nothing written outside, the model told
 //! why, seek never hung.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::fs::{FileTypeExt as _, symlink};

@@ -3,10 +3,9 @@
 //! a size tag of at most 2B in its name; the sandbox's model, `fake-coder:7b`, is large, so every
 //! other end-to-end test runs unchanged. Refusing code that already failed holds for every model.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::process::{Command, Output};
 

@@ -1,9 +1,7 @@
 //! The planner's runner under Stop at each phase and a huge step answer (issue 16 attack).
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/runtime.rs"]
-mod runtime;
+use crate::fake_model;
+use crate::runtime;
 
 use fake_model::{FakeModel, Gate, Reply};
 use seek::agent::{AgentHandle, Command, Event, Outcome};

@@ -2,7 +2,7 @@
 //! the training set): printed per agent and overall, and failing below the goal (90 % overall,
 //! 75 % for any agent). Also checks the two sets share no prompt, and the time per prompt.
 //!
-//! Run with `cargo test --test router_accuracy -- --nocapture` to see the table.
+//! Run with `cargo test --test core router_accuracy:: -- --nocapture` to see the table.
 
 use std::collections::BTreeSet;
 
@@ -103,7 +103,7 @@ fn no_prompt_is_in_both_sets() {
 
 #[test]
 fn training_on_the_shipped_set_gives_a_working_classifier() {
-    let text = include_str!("../assets/router/train.tsv");
+    let text = include_str!("../../assets/router/train.tsv");
     let label = router::train_and_classify(text, "list the files in this folder");
     assert_eq!(label, Ok(seek::wire::AgentName::File));
 }

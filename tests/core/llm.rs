@@ -1,8 +1,7 @@
 //! The provider clients against the fake model server: both wire formats, reasoning in both
 //! forms, retries, faults, cancellation, the repetition guard and request bodies.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::time::Duration;
 
