@@ -4,12 +4,10 @@
 //! model server's credentials in `SEEK_BASE_URL` are neither; and no such value reaches a session
 //! file or the log, wherever it appears (the model's text, a block's output, a server error).
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use std::process::Command;
 

@@ -4,14 +4,11 @@
 //! running after Stop) and what it prints must reach the model masked; `@path` must not follow a
 //! planted link out of the work dir nor wait on what never answers.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/runtime.rs"]
-mod runtime;
+use crate::fake_model;
+use crate::procs;
+use crate::runtime;
 
 use std::time::{Duration, Instant};
 

@@ -6,10 +6,9 @@
 //! These tests need Landlock ABI 6 (Linux 6.12) for the signal scope; on an older kernel they
 //! fail saying so, unless `SEEK_TEST_NO_LANDLOCK=1` declares such a machine.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::io::BufRead;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

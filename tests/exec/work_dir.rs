@@ -2,12 +2,10 @@
 //! (a scratch folder then, said once); sessions remember their folder, and `-c` and
 //! `seek sessions` keep to it. Checked on the real binary against the fake model.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use std::path::{Path, PathBuf};
 

@@ -8,10 +8,9 @@
 //! is checked on the listener's side too, not only from the block's words. Each refusal case also
 //! shows the listener was reachable without seek in between, so the tests fail if the guard goes.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::linux::net::SocketAddrExt;

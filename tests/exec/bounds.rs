@@ -3,12 +3,10 @@
 //! line, endless tokens, keep-alives for ever, a slow drip, a cut mid-line) end with a clear error
 //! and bounded memory; a reply with 100,000 blocks runs a bounded number of them.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/measure.rs"]
-mod measure;
+use crate::fake_model;
+use crate::measure;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! The process runner on real processes: exit status, ordering, timeouts, cancellation, process
 //! trees, closed stdin, binary output.
 
-#[path = "support/procs.rs"]
-mod procs;
+use crate::procs;
 
 use std::time::Duration;
 

@@ -1,7 +1,9 @@
-//! A block that prints a gigabyte finishes with bounded memory and truncated output. This file
-//! holds one test so the process's peak memory belongs to it alone.
+//! A block that prints a gigabyte finishes with bounded memory and truncated output. Its test
+//! runs in a process of its own (`run_alone!`) so the process's peak memory belongs to it alone.
 
 use std::time::Duration;
+
+use crate::support;
 
 use seek::exec::{RunRequest, run};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +19,10 @@ fn peak_rss_kib() -> u64 {
 
 #[tokio::test]
 async fn a_gigabyte_of_output_keeps_memory_bounded() {
+    // Alone: the peak measured below must not include other tests' (see `run_alone!`).
+    if support::run_alone!("a_gigabyte_of_output_keeps_memory_bounded", &[]) {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let before = peak_rss_kib();
     let request = RunRequest::new("bash", dir.path())
