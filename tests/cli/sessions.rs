@@ -1,16 +1,11 @@
 //! Sessions end to end: the real binary saves every task as it happens, lists sessions, and
 //! continues one (memory and transcript), also after `kill -9`.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/measure.rs"]
-mod measure;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::measure;
+use crate::pty;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

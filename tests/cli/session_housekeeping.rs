@@ -2,10 +2,9 @@
 //! leaves no file; `seek sessions rm` and `seek sessions prune` remove only seek's own session
 //! files, never through a link.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::path::{Path, PathBuf};
 

@@ -2,10 +2,9 @@
 //! shown once (with how many times it was tried), and a connection refused on this machine is
 //! not retried at all.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! The command-line contract, checked on the real binary: flags, exit codes, `seek config`.
 
-mod support;
+use crate::support;
 
 use support::{Sandbox, run, stderr, stdout};
 
@@ -334,8 +334,7 @@ fn a_cloud_preset_pointed_at_a_local_server_sends_its_key_only_if_set() {
     }
 }
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 #[test]
 fn models_lists_the_servers_models() {
@@ -404,8 +403,7 @@ fn print_mode_without_a_model_is_a_configuration_error() {
     );
 }
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::pty;
 
 /// Runs `cmd` with `input` on its stdin (written from a thread, then closed).
 fn run_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {

@@ -3,10 +3,9 @@
 //! clipboard, OSC 2 the window title, `ESC[2J` clears the screen) never reach `seek -p`'s stdout
 //! or stderr raw; `--json` carries them exactly, escaped.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use fake_model::{FakeModel, Reply};
 use support::{Sandbox, stderr, stdout};

@@ -2,10 +2,9 @@
 //! interactive programs refused before anything runs, refusals typed on the wire (`not_run`),
 //! and the idle timeout that ends a block that prints nothing and uses no CPU.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 use std::process::Output;
 use std::time::{Duration, Instant};
