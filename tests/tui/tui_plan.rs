@@ -3,12 +3,10 @@
 //! plan pane ticks both steps, each step's own section shows its block, and only the task's own
 //! end reads "done".
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use fake_model::{FakeModel, Reply};
 use pty::{Tui, keys};

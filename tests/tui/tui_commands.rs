@@ -6,14 +6,11 @@
 //! `you ran:` and `attached …` lines again. Waits are on the screen (or /proc) with a deadline,
 //! never sleeps.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::procs;
+use crate::pty;
 
 use std::time::{Duration, Instant};
 

@@ -2,14 +2,11 @@
 //! fake model and the local site. Each search and page read is a pane; Esc during a page load
 //! stops the task at once. Waits are on the screen, never sleeps.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::pty;
+use crate::web_site;
 
 use fake_model::{FakeModel, Reply};
 use pty::{Tui, keys};

@@ -3,14 +3,12 @@
 //! thread at the next task (the status line says so) and answers; Esc stops a reply.
 //!
 //! A model that cannot be fetched (a loopback mirror that has nothing) leaves the one in use
-//! selected. The first test needs the real model file (see tests/local_engine.rs); without it
+//! selected. The first test needs the real model file (see tests/local/local_engine.rs); without it
 //! the test says so and passes. The second needs none.
 
-#[path = "support/file_server.rs"]
-mod file_server;
-#[path = "support/pty.rs"]
-mod pty;
-mod support;
+use crate::file_server;
+use crate::pty;
+use crate::support;
 
 use pty::{Tui, keys};
 use support::Sandbox;

@@ -1,14 +1,11 @@
 //! The terminal UI end to end: the real binary in a pseudo-terminal against the fake model
 //! server, read through a vt100 screen.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::procs;
+use crate::pty;
 
 use fake_model::{FakeModel, Reply};
 use pty::{Tui, keys};

@@ -4,12 +4,10 @@
 //! `SEEK_DEBUG_PANIC_ON`) still gives the terminal back and prints the transcript. Waits are on
 //! the screen, never sleeps.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use fake_model::{FakeModel, Reply};
 use pty::{Tui, keys};

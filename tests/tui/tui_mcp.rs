@@ -3,12 +3,10 @@
 //! announced at start-up in one line and shown as failed in the `/mcp` overlay; with none
 //! configured, the overlay says how to add one. Waits are on the screen, never sleeps.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use fake_model::FakeModel;
 use pty::{Tui, keys};

@@ -3,14 +3,10 @@
 //! copy and `/help` at 80x24 — the real binary in a pseudo-terminal against the fake model
 //! server, read through a vt100 screen. Waits are on the screen, never sleeps.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use fake_model::{FakeModel, Gate, Reply};
 use pty::{Tui, keys};

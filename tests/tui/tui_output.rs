@@ -3,12 +3,10 @@
 //! line's speed, tokens and context fill; the rule before a round that follows a failure; the
 //! panes of a reply cut for repeating itself; the bell and OSC 9 after a focus-out.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/pty.rs"]
-mod pty;
+use crate::fake_model;
+use crate::pty;
 
 use std::time::Duration;
 
