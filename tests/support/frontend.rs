@@ -1,4 +1,4 @@
-//! The machinery of `tests/serve_frontend.rs`: the real `seek serve` binary (`SeekServe`), a
+//! The machinery of `tests/serve/serve_frontend.rs`: the real `seek serve` binary (`SeekServe`), a
 //! static server for AgenticSeek's front-end build that rewrites its placeholder backend URL to
 //! seek's (`StaticServer`), and chromedriver with headless Chromium in a process group of its own
 //! (`Driver`). Each is ended when dropped. Nothing here knows what a test checks on the page.
@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-// Included beside `mod support;` in a test crate's root:
-// `#[path = "support/frontend.rs"] mod frontend;`.
+// Declared beside `mod support;` in a test binary's root (its main.rs):
+// `#[path = "../support/frontend.rs"] mod frontend;`.
 use crate::support::Sandbox;
 
 /// The backend URL the build was made with (`REACT_APP_BACKEND_URL`).

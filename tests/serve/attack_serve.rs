@@ -7,14 +7,8 @@
 //!
 //! Resource abuse and blocks that call the API are in `attack_serve_abuse.rs`.
 
-mod support;
-
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_attack.rs"]
-mod serve_attack;
+use crate::fake_model;
+use crate::serve_attack;
 
 use fake_model::{Gate, Reply};
 use serde_json::json;

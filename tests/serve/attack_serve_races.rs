@@ -7,14 +7,8 @@
 //! bounded in count. Where the racers land around the end varies from run to run; what must hold
 //! holds for every landing.
 
-mod support;
-
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_attack.rs"]
-mod serve_attack;
+use crate::fake_model;
+use crate::serve_attack;
 
 use std::net::SocketAddr;
 use std::sync::mpsc;

@@ -5,17 +5,12 @@
 //! in-process in `serve_inprocess.rs`. The server process helper is
 //! `support/serve_process.rs`.
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
+use crate::fake_model;
+use crate::procs;
 
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_process.rs"]
-mod serve_process;
+use crate::serve_process;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -3,13 +3,9 @@
 //! no more than the connection cap are served at once, and the next is served as soon as one
 //! closes; shutdown ends open connections.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/runtime.rs"]
-mod runtime;
-#[path = "support/serve.rs"]
-mod serve;
-mod support;
+use crate::fake_model;
+use crate::runtime;
+use crate::serve;
 
 use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;

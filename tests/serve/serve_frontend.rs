@@ -17,12 +17,10 @@
 //! `http://localhost:3000`, the origin seek allows by default (when that port is taken, another
 //! one, allowed through `[serve] allowed_origins`).
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/frontend.rs"]
-mod frontend;
+use crate::fake_model;
+use crate::frontend;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

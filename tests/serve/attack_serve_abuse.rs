@@ -6,16 +6,9 @@
 //!
 //! The door (token, Host, Origin) is tested in `attack_serve.rs`.
 
-mod support;
-
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_attack.rs"]
-mod serve_attack;
+use crate::fake_model;
+use crate::procs;
+use crate::serve_attack;
 
 use std::io::Write;
 use std::net::TcpStream;

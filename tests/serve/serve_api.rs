@@ -5,11 +5,9 @@
 //!
 //! The front end's own requests (no token, its `Origin`) are in `serve_frontend_requests.rs`.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-mod support;
+use crate::fake_model;
+use crate::serve;
+use crate::support;
 
 use fake_model::{FakeModel, Gate, Reply};
 use serde_json::Value;

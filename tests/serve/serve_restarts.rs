@@ -3,17 +3,12 @@
 //! session refused without holding the board, and SIGTERM/SIGINT while a block runs (exit 0 at
 //! once, the block's processes gone, the session file whole and resumable).
 
-mod support;
+use crate::support;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
+use crate::fake_model;
+use crate::procs;
 
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_process.rs"]
-mod serve_process;
+use crate::serve_process;
 
 use std::time::{Duration, Instant};
 

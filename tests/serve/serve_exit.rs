@@ -3,11 +3,9 @@
 //! head (it held the server for the whole 5 s drain), and an `/events` stream. The time from the
 //! signal to the exit is measured against a deadline; nothing sleeps to synchronise.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-mod support;
+use crate::fake_model;
+use crate::serve;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;

@@ -5,15 +5,11 @@
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them).
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/serve.rs"]
-mod serve;
-mod support;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::procs;
+use crate::serve;
+use crate::support;
+use crate::web_site;
 
 use std::time::{Duration, Instant};
 

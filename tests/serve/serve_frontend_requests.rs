@@ -8,11 +8,9 @@
 //!
 //! Raw sockets throughout, so the `Host` and `Origin` are exactly what a browser would send.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-mod support;
+use crate::fake_model;
+use crate::serve;
+use crate::support;
 
 use fake_model::{FakeModel, Reply};
 use serve::{RawResponse, ServeProcess};

@@ -7,14 +7,7 @@
 //! Bounded: at most `PLACES + 64` connections at once, all on loopback, every read with a
 //! timeout that only turns a hang into a failure.
 
-mod support;
-
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/serve_attack.rs"]
-mod serve_attack;
+use crate::serve_attack;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -2,14 +2,9 @@
 //! one query end to end, and `Server::shutdown()` while a block runs returning with the block's
 //! processes killed and the server no longer listening.
 
-mod support;
-
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/runtime.rs"]
-mod runtime;
+use crate::fake_model;
+use crate::procs;
+use crate::runtime;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
