@@ -4,10 +4,9 @@
 //! tools in text and `--json`, Ctrl+C while servers start (exit 130, no server left), and the
 //! hint when nothing is configured.
 
-mod support;
+use crate::support;
 
-#[path = "support/procs.rs"]
-mod procs;
+use crate::procs;
 
 use std::time::{Duration, Instant};
 

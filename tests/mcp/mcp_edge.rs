@@ -2,8 +2,7 @@
 //! marked isError, JSON-RPC errors, timeouts, cancellation, large results, a server that crashes
 //! mid-call, tool-list pagination, and servers that cannot start.
 
-#[path = "support/mcp.rs"]
-mod mcp_support;
+use crate::mcp_support;
 
 use std::time::{Duration, Instant};
 

@@ -2,16 +2,14 @@
 //! ends every process of every MCP server, a server's own children included: seek handles the
 //! signal and ends the servers' process groups before it exits.
 
-#[path = "support/mcp.rs"]
-mod mcp_support;
+use crate::mcp_support;
 
 use std::time::{Duration, Instant};
 
 use mcp_support::*;
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
+use crate::fake_model;
+use crate::support;
 
 /// SIGTERM to `seek -p` or `seek mcp` while a server with a helper child runs: nothing of the
 /// server's group is left.

@@ -2,8 +2,7 @@
 //! `@modelcontextprotocol/server-everything` over stdio and streamable HTTP. Each must be
 //! installed (`.ci/run` does it); a missing one fails the test and says what to install.
 
-#[path = "support/mcp.rs"]
-mod mcp_support;
+use crate::mcp_support;
 
 use mcp_support::*;
 use seek::mcp::{Hub, McpError, Part, ServerState};

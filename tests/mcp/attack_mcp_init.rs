@@ -4,8 +4,7 @@
 //! every later ```mcp block's feedback ("the MCP server `x` is not running: …"), carried in the
 //! `McpServers` event (session file, `--json`), `seek mcp --json`, and written to seek.log.
 
-#[path = "support/mcp.rs"]
-mod mcp_support;
+use crate::mcp_support;
 
 use mcp_support::*;
 use seek::mcp::ServerState;

@@ -2,8 +2,8 @@
 //! and when seek itself is killed. Checked in `/proc` for every process of each server's group,
 //! grandchildren included (servers started through `sh -c`, one ignoring SIGTERM).
 
-#[path = "support/mcp.rs"]
-mod mcp_support;
+use crate::mcp_support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -179,13 +179,9 @@ fn a_killed_seek_leaves_no_server() {
     let _ = python();
     let work = tempfile::tempdir().expect("tempdir");
     let pidfile = work.path().join("server.pid");
+    let helper = support::test_name!("killed_parent_helper");
     let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "killed_parent_helper",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", &helper, "--nocapture", "--test-threads=1"])
         .env("SEEK_TEST_MCP_PIDFILE", &pidfile)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

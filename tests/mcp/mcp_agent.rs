@@ -7,13 +7,10 @@
 //! `@modelcontextprotocol/server-everything` (npm, stdio). `SEEK_TEST_MCP_PYTHON` and
 //! `SEEK_TEST_MCP_EVERYTHING` name them when they are not on PATH.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/runtime.rs"]
-mod runtime;
-mod support;
+use crate::fake_model;
+use crate::procs;
+use crate::runtime;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,7 @@
 //! MCP servers and blocks side by side: a block's sweep (which takes processes re-parented to
 //! seek after the block started for the block's own) never kills a server started meanwhile.
 
-#[path = "support/mcp.rs"]
-mod mcp;
+use crate::mcp_support as mcp;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Attacks on the MCP support through the real binary.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -38,8 +38,7 @@ startup_timeout_secs = 5
     }
 }
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
+use crate::fake_model;
 
 /// `api_key_env` names a variable blocks never get, whatever its name; the variable an MCP
 /// server's `bearer_token_env_var` names is not treated the same: unless its name happens to

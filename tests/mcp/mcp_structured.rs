@@ -8,9 +8,8 @@
 //! `@modelcontextprotocol/server-filesystem` (npm, stdio). `SEEK_TEST_MCP_EVERYTHING` and
 //! `SEEK_TEST_MCP_FILESYSTEM` name them when they are not on PATH.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
+use crate::fake_model;
+use crate::support;
 
 use std::time::Duration;
 

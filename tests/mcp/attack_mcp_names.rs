@@ -4,9 +4,8 @@
 //! prompt the model gets hold none of them raw, but show each escaped (`\u{202e}`), and the tool
 //! is called by the name the model was shown.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
+use crate::fake_model;
+use crate::support;
 
 use std::time::Duration;
 
