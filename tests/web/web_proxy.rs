@@ -9,8 +9,7 @@
 //! sleeps to wait: every wait is on a socket, bounded so that a broken proxy fails the test
 //! instead of hanging the suite.
 
-#[path = "support/proxy_site.rs"]
-mod proxy_site;
+use crate::proxy_site;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

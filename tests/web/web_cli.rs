@@ -2,11 +2,9 @@
 //! `web_search`, `page_read` and `note` events, the session file keeps every visited URL and
 //! note, and the human-readable mode prints the answer.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-mod support;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::support;
+use crate::web_site;
 
 use std::time::Duration;
 

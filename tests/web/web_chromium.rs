@@ -5,10 +5,8 @@
 //!
 //! The tests share one lock: two Chromiums at once on a 2-core machine make timings flaky.
 
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::procs;
+use crate::web_site;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! The test web site answers as the web tests expect (a check of the fixture itself).
 
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::web_site;
 
 use web_site::{SearchMode, WebSite, param};
 

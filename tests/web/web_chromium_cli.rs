@@ -5,13 +5,10 @@
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Each run gets its
 //! own TMPDIR, so the browser's temporary profile path marks its processes in `/proc`.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/procs.rs"]
-mod procs;
-mod support;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::procs;
+use crate::support;
+use crate::web_site;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

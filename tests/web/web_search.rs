@@ -2,8 +2,7 @@
 //! the HTML fallback when JSON is refused (and remembered), error statuses, an address nothing
 //! listens on, a server that never answers, the tool through `Toolbox::builtin` and its stop.
 
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::web_site;
 
 use std::net::TcpListener;
 use std::sync::mpsc;

@@ -8,10 +8,8 @@
 //! Needs Debian's `chromium` (`.ci/run` installs it). "Internal services" are test sites on
 //! `127.0.0.2`, which the policy does not trust when the user named only `127.0.0.1`.
 
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::procs;
+use crate::web_site;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};

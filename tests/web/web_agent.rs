@@ -4,12 +4,9 @@
 //! CAPTCHA page called one; Stop during a page load; private addresses refused unless the user
 //! named them; no search engine configured.
 
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/runtime.rs"]
-mod runtime;
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::fake_model;
+use crate::runtime;
+use crate::web_site;
 
 use std::sync::Arc;
 use std::time::Duration;

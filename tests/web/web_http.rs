@@ -2,8 +2,7 @@
 //! absolute, the size cap, charsets, redirects (followed, looped, to `file:`), non-text answers,
 //! the login form submitted, the timeout, and the URL policy on the first URL and on redirects.
 
-#[path = "support/web_site.rs"]
-mod web_site;
+use crate::web_site;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
