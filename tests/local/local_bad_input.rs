@@ -10,9 +10,8 @@
 //! each with one thing wrong. The real SmolLM2 file (`SEEK_TEST_GGUF`, else the dev copy) is
 //! only needed for the truncation case.
 
-#[path = "support/gguf.rs"]
-mod gguf;
-mod support;
+use crate::gguf;
+use crate::support;
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;

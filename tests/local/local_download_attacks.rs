@@ -8,8 +8,7 @@
 //! test can say exactly what a lying server sends. The tests of symbolic links are ignored:
 //! they fail today (the download follows them) and are kept to pass once it does not.
 
-#[path = "support/file_server.rs"]
-mod file_server;
+use crate::file_server;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -6,11 +6,9 @@
 //! The default model's real file is served (its sha256 is the catalog's): `SEEK_TEST_GGUF`
 //! names it (`.ci/run` pulls it), else `~/.cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf`.
 
-#[path = "support/file_server.rs"]
-mod file_server;
-#[path = "support/pty.rs"]
-mod pty;
-mod support;
+use crate::file_server;
+use crate::pty;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! developer cache of `local-model.sh`. Without either the tests say so and pass: a machine
 //! with no model cannot run them, and CI always has one.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,12 +5,11 @@
 //!
 //! Only what is deterministic is asserted: the events' order and shape, the JSON contract, the
 //! session file, the model in the cache, no block run (`--approval never`). What a 135M model
-//! answers is not (greedy decoding makes it repeatable; `tests/local_engine.rs` checks that).
+//! answers is not (greedy decoding makes it repeatable; `tests/local/local_engine.rs` checks that).
 //! The real file: `SEEK_TEST_GGUF`, else `~/.cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf`.
 
-#[path = "support/file_server.rs"]
-mod file_server;
-mod support;
+use crate::file_server;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
