@@ -275,6 +275,8 @@ impl Driver {
             .process_group(0)
             .spawn()
             .expect("chromedriver starts (apt install chromium chromium-driver)");
+        // A group of its own: no sweep of a block run in this process may take it.
+        crate::support::hold_apart(child.id());
         let out = child.stdout.take().expect("stdout pipe");
         let (port_tx, port_rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -335,6 +337,7 @@ impl Drop for Driver {
             let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
         }
         let _ = self.child.wait();
+        crate::support::release(self.child.id());
     }
 }
 
