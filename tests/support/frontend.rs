@@ -1,4 +1,4 @@
-//! The machinery of `tests/serve_frontend.rs`: the real `seek serve` binary (`SeekServe`), a
+//! The machinery of `tests/serve/serve_frontend.rs`: the real `seek serve` binary (`SeekServe`), a
 //! static server for AgenticSeek's front-end build that rewrites its placeholder backend URL to
 //! seek's (`StaticServer`), and chromedriver with headless Chromium in a process group of its own
 //! (`Driver`). Each is ended when dropped. Nothing here knows what a test checks on the page.
@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-// Included beside `mod support;` in a test crate's root:
-// `#[path = "support/frontend.rs"] mod frontend;`.
+// Declared beside `mod support;` in a test binary's root (its main.rs):
+// `#[path = "../support/frontend.rs"] mod frontend;`.
 use crate::support::Sandbox;
 
 /// The backend URL the build was made with (`REACT_APP_BACKEND_URL`).
@@ -275,6 +275,8 @@ impl Driver {
             .process_group(0)
             .spawn()
             .expect("chromedriver starts (apt install chromium chromium-driver)");
+        // A group of its own: no sweep of a block run in this process may take it.
+        crate::support::hold_apart(child.id());
         let out = child.stdout.take().expect("stdout pipe");
         let (port_tx, port_rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -335,6 +337,7 @@ impl Drop for Driver {
             let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
         }
         let _ = self.child.wait();
+        crate::support::release(self.child.id());
     }
 }
 

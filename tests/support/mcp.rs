@@ -213,6 +213,8 @@ impl EverythingHttp {
             .process_group(0)
             .spawn()
             .expect("spawn mcp-server-everything streamableHttp");
+        // A group of its own: no sweep of a block run in this process may take it.
+        crate::support::hold_apart(child.id());
         let server = Self {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -234,6 +236,7 @@ impl Drop for EverythingHttp {
             libc::killpg(pgid, libc::SIGKILL);
         }
         let _ = self.child.wait();
+        crate::support::release(self.child.id());
     }
 }
 

@@ -157,12 +157,59 @@ pub fn real_model() -> Option<PathBuf> {
     None
 }
 
-/// Set in a child that runs one test of its file alone (`run_alone`).
+/// A test binary holds the tests of many modules, and some of them run blocks in the test process
+/// itself (`seek::exec::run`, the agent runtime): a block's end sweeps this process's children
+/// that seek did not start (they could be the block's orphans: seek is a child subreaper). The
+/// children the tests start themselves (seek, a server, a test run alone, a bystander) are no
+/// block's, so their process group, this process's own, is held apart from every sweep from
+/// before the first test (an `.init_array` entry runs before `main`). Those started in a group of
+/// their own (a pseudo-terminal's seek, a server) are held apart with `hold_apart`.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static HOLD_OWN_GROUP_APART: extern "C" fn() = hold_own_group_apart;
+
+extern "C" fn hold_own_group_apart() {
+    seek::exec::hold_group_apart(nix::unistd::getpgrp().as_raw());
+}
+
+/// Holds process group `pgid` (a child this test started as a group leader) apart from the
+/// sweeps of blocks run in this process (see `HOLD_OWN_GROUP_APART`), until `release`.
+pub fn hold_apart(pgid: u32) {
+    seek::exec::hold_group_apart(i32::try_from(pgid).expect("pid fits"));
+}
+
+/// Ends `hold_apart(pgid)`: the group is gone.
+pub fn release(pgid: u32) {
+    seek::exec::release_group(i32::try_from(pgid).expect("pid fits"));
+}
+
+/// Set in a child that runs one test of its binary alone (`run_alone!`).
 const ALONE: &str = "SEEK_TEST_ALONE";
 
-/// Runs test `name` of this test binary in a child process of its own, with `env` added, and
-/// says whether this is the parent (which then has nothing more to do). For tests where the
-/// process itself matters:
+/// The name libtest knows test `name` of the calling module by, as `--exact` wants it: the
+/// module's path without the test binary's own first segment, then the name
+/// (`planner::a_failed_step_is_replanned_once_and_the_new_step_runs`).
+#[allow(unused_macros)]
+macro_rules! test_name {
+    ($name:expr $(,)?) => {
+        $crate::support::name_in_binary(module_path!(), $name)
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use test_name;
+
+/// `test_name!`'s work: `module_path` is the caller's `module_path!()`.
+pub fn name_in_binary(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Runs test `name` of the calling module in a child process of its own (the same test binary,
+/// `--exact`), with `env` added, and says whether this is the parent (which then has nothing more
+/// to do). A macro, so that the name is the one libtest knows the test by in this binary
+/// (`test_name!`). For tests where the process itself matters:
 /// - memory measures: a child's `ru_maxrss` includes the peak of the memory it was forked from
 ///   (the kernel saves the old image's high-water mark at `exec`), so in a test process that
 ///   other tests made large, a small seek would be measured as large;
@@ -170,13 +217,23 @@ const ALONE: &str = "SEEK_TEST_ALONE";
 ///   process is not sound);
 /// - bystander processes that another test's block end would count as its own (seek claims the
 ///   children it did not register while a block runs).
-pub fn run_alone(name: &str, env: &[(&str, &str)]) -> bool {
+#[allow(unused_macros)]
+macro_rules! run_alone {
+    ($name:expr, $env:expr $(,)?) => {
+        $crate::support::run_exactly_alone(&$crate::support::test_name!($name), $env)
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use run_alone;
+
+/// `run_alone!`'s work: `exact` is the test's whole name in this binary.
+pub fn run_exactly_alone(exact: &str, env: &[(&str, &str)]) -> bool {
     if std::env::var_os(ALONE).is_some() {
         return false;
     }
     let exe = std::env::current_exe().expect("own test binary");
     let out = Command::new(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args(["--exact", exact, "--nocapture", "--test-threads=1"])
         .env(ALONE, "1")
         .envs(env.iter().copied())
         .output()

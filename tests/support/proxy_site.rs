@@ -1,4 +1,4 @@
-//! Servers and raw-HTTP helpers for the policy proxy's tests (`tests/web_proxy.rs`): an origin
+//! Servers and raw-HTTP helpers for the policy proxy's tests (`tests/web/web_proxy.rs`): an origin
 //! server on loopback that records what reached it (`/redirect`, `/chunked`, `/ws` upgrading to
 //! an echo, anything else echoed back as text), a TCP echo server for `CONNECT` tunnels, a fake
 //! resolver, the proxy started with it, and a byte-exact reader of response heads.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use super::Sandbox;
+use crate::support::Sandbox;
 
 /// How long any one wait may take before the test fails (generous for a loaded CI machine).
 const BOUND: Duration = Duration::from_secs(60);
@@ -70,6 +70,10 @@ impl Tui {
             .slave
             .spawn_command(cmd)
             .expect("spawn seek in the pty");
+        // Its own session and group: no sweep of a block run in this process may take it.
+        if let Some(pid) = child.process_id() {
+            crate::support::hold_apart(pid);
+        }
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = pair.master.take_writer().expect("pty writer");
@@ -228,6 +232,9 @@ impl Tui {
 impl Drop for Tui {
     fn drop(&mut self) {
         let _ = self.child.kill();
+        if let Some(pid) = self.child.process_id() {
+            crate::support::release(pid);
+        }
     }
 }
 

@@ -14,7 +14,8 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-// Included beside `mod support;` in a test crate's root: `#[path = "support/serve.rs"] mod serve;`.
+// Declared beside `mod support;` in a test binary's root (its main.rs):
+// `#[path = "../support/serve.rs"] mod serve;`.
 use crate::support::Sandbox;
 
 /// How long a start, a response or an exit may take before the test fails instead of hanging.

@@ -2,8 +2,8 @@
 //! against the fake model, and requests with that token through an async HTTP client (the tests
 //! act while a query runs). Also the small waits and scripts those tests share.
 //!
-//! Included by path (`#[path]`) from `serve_lifecycle.rs` and `serve_restarts.rs`, after `support`,
-//! `fake_model` and `serve`, which they declare first.
+//! Declared by path (`#[path]`) in `tests/serve/main.rs`, beside `support`, `fake_model` and
+//! `serve`, which it uses; for `serve_lifecycle` and `serve_restarts`.
 
 #![allow(dead_code)]
 

@@ -4,7 +4,7 @@
 //! layers. Why it exists beside candle's `rms_norm`: candle sums in f32, and the last bits of
 //! the norm move the rounding of the next layer's quantized activations; on SmolLM2 that was
 //! enough to flip a near-tie in the greedy reply that llama.cpp gives (see `linear`'s tests and
-//! `tests/local_engine.rs`). With the sum in f64 the replies agree.
+//! `tests/local/local_engine.rs`). With the sum in f64 the replies agree.
 
 use candle_core::{DType, Device, Tensor};
 
