@@ -1,5 +1,5 @@
-//! Starting Chromium: a browser that swallows its first DevTools command (as a Chromium still
-//! starting up now and then does) is asked again rather than waited on until the start bound.
+//! Starting Chromium: a browser whose first DevTools answer is lost is asked again rather than
+//! waited on until the start bound.
 
 use seek::config::{BrowserChoice, WebSettings};
 use seek::web::UrlPolicy;
@@ -12,9 +12,10 @@ fn settings() -> WebSettings {
     settings
 }
 
-/// A Chromium still starting up now and then reads its first command and never answers it
-/// (about one start in ten on a 2-core machine). A stand-in that does exactly that, and answers
-/// everything after it, must still be started: the reader asks again.
+/// A first answer that never comes (seen about one start in ten before the control pipes were
+/// placed last in the child) must not hold the start for 30 s. A stand-in that reads its first
+/// command and never answers it, and answers everything after it, is started: the reader asks
+/// again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_that_swallows_its_first_command_is_asked_again() {
     let dir = tempfile::tempdir().expect("a temp dir");

@@ -41,10 +41,11 @@ pub use launch::{find_chromium, remove_stale_profiles};
 
 /// How long Chromium may take to start (its first start on a busy machine is slow), at least.
 const START_BOUND: Duration = Duration::from_secs(30);
-/// How long Chromium's answer to the first command may take before it is asked again. A
-/// Chromium still starting up now and then reads that first command and never answers it (seen
-/// about once in ten starts on a 2-core machine, the browser idle afterwards); the same command
-/// sent again is answered.
+/// How long Chromium's answer to the first command may take before it is asked again. A lost
+/// first answer was seen about once in ten starts on a 2-core machine (the browser idle
+/// afterwards, its answer never read); `launch.rs` now places the control pipes after everything
+/// else in the child, which explains and removes the cause found. Asking again is kept: it costs
+/// one small command, and a start that hangs for 30 s is what the user would otherwise see.
 const ASK_AGAIN: Duration = Duration::from_secs(2);
 /// How long the killed processes may take to disappear from `/proc`.
 const EXIT_BOUND: Duration = Duration::from_secs(5);

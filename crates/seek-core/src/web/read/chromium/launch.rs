@@ -278,9 +278,15 @@ pub fn spawn(
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            place_fds(child_fds)?;
+            // Joining the cgroup and entering the jail write to descriptors seek opened (the
+            // groups' `cgroup.procs`, the Landlock ruleset), and any of them may sit at 3 or 4:
+            // seek's descriptors 3 and 4 come and go (a finished runtime's epoll, a closed
+            // socket). Placing the pipes there first would turn a join's "0\n" into garbage
+            // before the browser's first answer, and hand Landlock a pipe (EBADFD). So the
+            // pipes are placed last.
             joining.apply_in_child();
-            jail.apply_in_child()
+            jail.apply_in_child()?;
+            place_fds(child_fds)
         });
     }
     let mut child = command
