@@ -14,9 +14,8 @@ use seek::llm::{ChatRequest, Delta, FinishReason, GenerationOptions, Message, Ro
 use seek::local::engine::Engine;
 use tokio_util::sync::CancellationToken;
 
-fn engine() -> Option<Engine> {
-    let path = support::real_model()?;
-    Some(Engine::load(&path, 2).expect("the real model loads"))
+fn engine() -> Engine {
+    Engine::load(&support::real_model(), 2).expect("the real model loads")
 }
 
 fn options(max_tokens: u64) -> GenerationOptions {
@@ -60,7 +59,7 @@ fn reply(engine: &Engine, request: ChatRequest) -> (String, FinishReason) {
 
 #[test]
 fn greedy_replies_are_identical_across_runs() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let ask = || {
         request(
             vec![user("Write a Python function that adds two numbers.")],
@@ -70,7 +69,7 @@ fn greedy_replies_are_identical_across_runs() {
     let (first, _) = reply(&engine, ask());
     // The second run reuses the cached prompt; a third from a fresh engine recomputes it all.
     let (second, _) = reply(&engine, ask());
-    let fresh = self::engine().expect("loads again");
+    let fresh = self::engine();
     let (third, _) = reply(&fresh, ask());
     assert!(!first.trim().is_empty());
     assert_eq!(first, second);
@@ -86,7 +85,7 @@ fn greedy_replies_are_identical_across_runs() {
 
 #[test]
 fn a_last_assistant_message_is_continued() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let task = "Write a Python function that adds two numbers.";
     let started = vec![user(task), Message::new(Role::Assistant, "```python\n")];
     let (rest, _) = reply(&engine, request(started, 30));
@@ -105,7 +104,7 @@ fn a_last_assistant_message_is_continued() {
 
 #[test]
 fn max_tokens_ends_the_reply_with_length() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let (text, reason) = reply(
         &engine,
         request(vec![user("Count from 1 to 100, one number per line.")], 5),
@@ -116,7 +115,7 @@ fn max_tokens_ends_the_reply_with_length() {
 
 #[test]
 fn the_model_ends_its_turn_by_itself() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let (text, reason) = reply(&engine, request(vec![user("Say hello.")], 400));
     assert_eq!(reason, FinishReason::Stop, "{text:?}");
     assert!(engine.stats().generated_tokens < 400);
@@ -124,7 +123,7 @@ fn the_model_ends_its_turn_by_itself() {
 
 #[test]
 fn a_second_round_computes_only_the_new_tokens() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let mut messages = vec![
         Message::new(Role::System, "You are a careful coding assistant."),
         user("Write a bash command that lists the files here."),
@@ -157,7 +156,7 @@ fn a_second_round_computes_only_the_new_tokens() {
 
 #[test]
 fn stop_ends_a_reply_between_two_tokens() {
-    let Some(engine) = engine() else { return };
+    let engine = engine();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

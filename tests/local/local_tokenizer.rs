@@ -12,7 +12,6 @@
 //!   curl -s http://127.0.0.1:18080/tokenize \
 //!        -d '{"content": PROMPT, "add_special": true, "parse_special": true}'
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use seek::local::gguf::GgufFile;
@@ -20,25 +19,8 @@ use seek::local::template::ChatTemplate;
 use seek::local::tokenizer::Tokenizer;
 use seek_engine::chat::{Message, Role};
 
-fn model_path() -> Option<PathBuf> {
-    let path = match std::env::var_os("SEEK_TEST_GGUF") {
-        Some(path) => PathBuf::from(path),
-        None => PathBuf::from(std::env::var_os("HOME")?)
-            .join(".cache/seek-dev/SmolLM2-135M-Instruct.Q4_1.gguf"),
-    };
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!(
-            "skipped: the model file {} is absent (set SEEK_TEST_GGUF to a SmolLM2-135M-Instruct GGUF)",
-            path.display()
-        );
-        None
-    }
-}
-
-fn load() -> Option<(GgufFile, Tokenizer)> {
-    let path = model_path()?;
+fn load() -> (GgufFile, Tokenizer) {
+    let path = crate::support::real_model();
     let file = GgufFile::open(&path).expect("the model file opens");
     let tok = Tokenizer::from_gguf(file.content(), &path).expect("its tokenizer loads");
     assert_eq!(
@@ -47,7 +29,7 @@ fn load() -> Option<(GgufFile, Tokenizer)> {
         "{} is not SmolLM2-135M-Instruct: the expected ids below are that model's",
         path.display()
     );
-    Some((file, tok))
+    (file, tok)
 }
 
 fn conversation() -> Vec<Message> {
@@ -108,7 +90,7 @@ fn decode(tok: &Tokenizer, ids: &[u32]) -> Vec<u8> {
 
 #[test]
 fn the_conversation_renders_and_tokenizes_to_llama_cpp_ids() {
-    let Some((file, tok)) = load() else { return };
+    let (file, tok) = load();
     let template =
         ChatTemplate::from_gguf(file.content(), file.path(), &tok).expect("its template parses");
     let prompt = template
@@ -120,7 +102,7 @@ fn the_conversation_renders_and_tokenizes_to_llama_cpp_ids() {
 
 #[test]
 fn plain_strings_tokenize_to_llama_cpp_ids() {
-    let Some((_, tok)) = load() else { return };
+    let (_, tok) = load();
     for (text, expected) in EXPECTED_PLAIN {
         assert_eq!(tok.encode(text, true, true), *expected, "{text:?}");
     }
@@ -128,7 +110,7 @@ fn plain_strings_tokenize_to_llama_cpp_ids() {
 
 #[test]
 fn decoding_gives_the_text_back() {
-    let Some((_, tok)) = load() else { return };
+    let (_, tok) = load();
     let mut texts: Vec<String> = EXPECTED_PLAIN
         .iter()
         .map(|(t, _)| (*t).to_owned())
@@ -151,7 +133,7 @@ fn decoding_gives_the_text_back() {
 
 #[test]
 fn special_tokens_and_end_of_generation_follow_llama_cpp() {
-    let Some((_, tok)) = load() else { return };
+    let (_, tok) = load();
     assert_eq!(tok.bos_token(), Some("<|im_start|>"));
     assert_eq!(tok.eos_token(), Some("<|im_end|>"));
     // The file says not to add BOS: add_bos asks, the file decides.
@@ -167,7 +149,7 @@ fn special_tokens_and_end_of_generation_follow_llama_cpp() {
 /// machine's load varies); the rate is printed for the record (`--nocapture`).
 #[test]
 fn a_long_conversation_encodes_quickly() {
-    let Some((file, tok)) = load() else { return };
+    let (file, tok) = load();
     let template =
         ChatTemplate::from_gguf(file.content(), file.path(), &tok).expect("its template parses");
     let mut messages = vec![conversation()[0].clone()];

@@ -59,16 +59,13 @@ enum Scenario {
     NoToken,
 }
 
-/// The front end's build dir, or `None` (the test then says why and passes).
-fn frontend_build() -> Option<PathBuf> {
-    let Some(build) = std::env::var_os("SEEK_FRONTEND_BUILD") else {
-        eprintln!(
-            "SEEK_FRONTEND_BUILD is not set (run scripts/frontend-check to build AgenticSeek's \
-             front end and run this test): skipped"
-        );
-        return None;
-    };
-    let build = PathBuf::from(build);
+/// The front end's build dir (`SEEK_FRONTEND_BUILD`, which scripts/test and
+/// scripts/frontend-check set); the test fails and says how to build it when it is not set.
+fn frontend_build() -> PathBuf {
+    let build = PathBuf::from(std::env::var_os("SEEK_FRONTEND_BUILD").expect(
+        "SEEK_FRONTEND_BUILD is not set: run scripts/test, or scripts/frontend-check, which \
+         build AgenticSeek's front end (cached) and run this test with it",
+    ));
     assert!(
         build.join("index.html").is_file(),
         "SEEK_FRONTEND_BUILD={} has no index.html: not a front-end build dir",
@@ -80,7 +77,7 @@ fn frontend_build() -> Option<PathBuf> {
          REACT_APP_BACKEND_URL={PLACEHOLDER}",
         build.display()
     );
-    Some(build)
+    build
 }
 
 /// How a run went: the page's last state (or why it failed), seek's stderr, the model.
@@ -156,9 +153,7 @@ fn requests(page: &Value, what: &str) -> Vec<u64> {
 
 #[test]
 fn agenticseek_frontend_answers_through_seek_serve() {
-    let Some(build) = frontend_build() else {
-        return;
-    };
+    let build = frontend_build();
     let run = run(
         build,
         vec![
@@ -193,9 +188,7 @@ fn agenticseek_frontend_answers_through_seek_serve() {
 
 #[test]
 fn the_running_block_shows_in_the_editor_view_and_stop_ends_on_stopped() {
-    let Some(build) = frontend_build() else {
-        return;
-    };
+    let build = frontend_build();
     let run = run(
         build,
         vec![Reply::text(format!(
@@ -216,9 +209,7 @@ fn the_running_block_shows_in_the_editor_view_and_stop_ends_on_stopped() {
 
 #[test]
 fn without_no_token_the_page_says_what_to_do_and_runs_nothing() {
-    let Some(build) = frontend_build() else {
-        return;
-    };
+    let build = frontend_build();
     let run = run(
         build,
         vec![Reply::text(format!("```bash\n{BLOCK}\n```\n"))],
