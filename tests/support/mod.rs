@@ -162,20 +162,12 @@ pub fn real_model() -> PathBuf {
 /// A test binary holds the tests of many modules, and some of them run blocks in the test process
 /// itself (`seek::exec::run`, the agent runtime): a block's end sweeps this process's children
 /// that seek did not start (they could be the block's orphans: seek is a child subreaper). The
-/// children the tests start themselves (seek, a server, a test run alone, a bystander) are no
-/// block's, so their process group, this process's own, is held apart from every sweep from
-/// before the first test (an `.init_array` entry runs before `main`). Those started in a group of
-/// their own (a pseudo-terminal's seek, a server) are held apart with `hold_apart`.
-#[used]
-#[unsafe(link_section = ".init_array")]
-static HOLD_OWN_GROUP_APART: extern "C" fn() = hold_own_group_apart;
-
-extern "C" fn hold_own_group_apart() {
-    seek::exec::hold_group_apart(nix::unistd::getpgrp().as_raw());
-}
-
+/// children the tests start in this process's own group are never swept (seek's rule: nothing
+/// in its own group is a block's); those started in a group of their own (a pseudo-terminal's
+/// seek, a server) are held apart with `hold_apart` while they live.
+///
 /// Holds process group `pgid` (a child this test started as a group leader) apart from the
-/// sweeps of blocks run in this process (see `HOLD_OWN_GROUP_APART`), until `release`.
+/// sweeps of blocks run in this process, until `release`.
 pub fn hold_apart(pgid: u32) {
     seek::exec::hold_group_apart(i32::try_from(pgid).expect("pid fits"));
 }

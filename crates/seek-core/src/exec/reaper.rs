@@ -129,6 +129,10 @@ impl BlockTree {
     /// Live processes of the block (zombies are reaped when they are ours, and skipped).
     fn members(&self, exclude_leader: bool) -> Vec<i32> {
         let me = std::process::id() as i32;
+        // A block starts in a session of its own, and no process can join a group of another
+        // session: nothing in seek's own process group is a block's (the children seek starts
+        // without a group of their own: an editor, a test's servers).
+        let own_group = nix::unistd::getpgrp().as_raw();
         let Some(pids) = proc_pids() else {
             return Vec::new();
         };
@@ -147,7 +151,7 @@ impl BlockTree {
             let Some(info) = read_stat(pid) else { continue };
             // An MCP server (or its child) is never a block's; a block's own group always is,
             // even if an ended server's group id was reused for it.
-            if info.pgrp != self.leader && apart.contains(&info.pgrp) {
+            if info.pgrp != self.leader && (apart.contains(&info.pgrp) || info.pgrp == own_group) {
                 continue;
             }
             let ours = info.pgrp == self.leader
