@@ -239,7 +239,7 @@ fn many_tools_stay_within_the_budget() {
 }
 
 /// Bytes and tokens of the sections; the real count with SmolLM2's tokenizer when
-/// `SEEK_TEST_GGUF` names its file. `cargo test --lib mcp::prompt::tests::measure -- --nocapture`.
+/// `SEEK_TEST_GGUF` names its file. `cargo test -p seek-core --lib mcp::prompt::tests::measure -- --nocapture`.
 #[test]
 fn measure_the_tool_sections() {
     let tokenizer = std::env::var_os("SEEK_TEST_GGUF").and_then(|path| {
