@@ -336,7 +336,7 @@ fn say_json(
         Ok(line) => line,
         Err(e) => {
             let message = format!("an event could not be written as JSON: {e}");
-            crate::log::write("ERROR", &message);
+            tracing::error!("{}", message);
             say(err, &format!("seek: {message}"));
             json_line(&json!({"type": "error", "message": message})).unwrap_or_else(|_| {
                 r#"{"type":"error","message":"an event could not be written as JSON"}"#.to_owned()

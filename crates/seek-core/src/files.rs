@@ -62,10 +62,7 @@ fn send(job: Job) {
                 if let Err(e) = write.perform()
                     && !crate::log::is_log(write.path())
                 {
-                    crate::log::write(
-                        "WARN",
-                        &format!("cannot write {}: {e}", write.path().display()),
-                    );
+                    tracing::warn!("cannot write {}: {e}", write.path().display());
                 }
             }
         });

@@ -99,11 +99,11 @@ pub async fn run(
         // Before the screen is taken: the user can still read this.
         eprintln!("seek: cannot open the log {}: {e}", log_path.display());
     }
-    crate::log::write("INFO", &format!("start: {}", model.describe()));
+    tracing::info!("start: {}", model.describe());
     render::highlight::warm_up();
     let (history, problem) = History::load(config.history_file());
     if let Some(problem) = problem {
-        crate::log::write("WARN", &problem);
+        tracing::warn!("{}", problem);
     }
     let mut app = App::new(
         config.agent.value,
@@ -221,12 +221,12 @@ pub async fn run(
     let exit = match ending {
         Ending::Quit => Exit::Success,
         Ending::Signal(name) => {
-            crate::log::write("INFO", &format!("ended by {name}"));
+            tracing::info!("ended by {name}");
             eprintln!("seek: ended by {name}");
             Exit::Interrupted
         }
         Ending::InputClosed(why) => {
-            crate::log::write("WARN", &format!("terminal input ended: {why}"));
+            tracing::warn!("terminal input ended: {why}");
             eprintln!("seek: the terminal's input ended ({why})");
             Exit::TaskFailed
         }
@@ -313,7 +313,7 @@ async fn event_loop(
             event = events.recv() => {
                 let Some(event) = event else {
                     app.transcript.error(AGENT_GONE);
-                    crate::log::write("ERROR", "the agent task ended");
+                    tracing::error!("the agent task ended");
                     // Keep the UI so the transcript can be read; quitting still works.
                     let (_, never) = mpsc::unbounded_channel();
                     *events = never;
@@ -441,9 +441,9 @@ async fn sleep_until(due: Option<Instant>) {
 
 fn log_event(event: &agent::Event) {
     match event {
-        agent::Event::Error { message } => crate::log::write("ERROR", message),
+        agent::Event::Error { message } => tracing::error!("{}", message),
         agent::Event::TurnFinished { turn, outcome, .. } => {
-            crate::log::write("INFO", &format!("task {turn} ended: {outcome:?}"))
+            tracing::info!("task {turn} ended: {outcome:?}")
         }
         _ => {}
     }

@@ -107,7 +107,7 @@ fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            crate::log::write("PANIC", &info.to_string());
+            tracing::error!(panic = true, "{info}");
             let on_ui = UI_THREAD.get() == Some(&std::thread::current().id());
             if on_ui || !ACTIVE.load(Ordering::SeqCst) {
                 restore();

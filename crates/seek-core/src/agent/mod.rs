@@ -215,7 +215,7 @@ async fn run(
     let prompt_env = tokio::task::spawn_blocking(move || PromptEnv::gather(&config))
         .await
         .unwrap_or_else(|e| {
-            crate::log::write("ERROR", &format!("reading the prompts' environment: {e}"));
+            tracing::error!("reading the prompts' environment: {e}");
             PromptEnv::default()
         });
     let model_name = ctx.config.model.value.clone().unwrap_or_else(|| {

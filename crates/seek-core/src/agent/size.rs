@@ -31,19 +31,13 @@ pub(super) async fn sized(ctx: &TurnContext, model: &str) -> Arc<Config> {
                 match tokio::time::timeout(PROBE_LIMIT, ctx.model.parameters()).await {
                     Ok(Ok(reported)) => Some(reported),
                     Ok(Err(why)) => {
-                        crate::log::write(
-                            "INFO",
-                            &format!("model size: the server did not say ({why})"),
-                        );
+                        tracing::info!("model size: the server did not say ({why})");
                         None
                     }
                     Err(_) => {
-                        crate::log::write(
-                            "INFO",
-                            &format!(
-                                "model size: the server did not say within {} s",
-                                PROBE_LIMIT.as_secs()
-                            ),
+                        tracing::info!(
+                            "model size: the server did not say within {} s",
+                            PROBE_LIMIT.as_secs()
                         );
                         None
                     }
@@ -57,7 +51,7 @@ pub(super) async fn sized(ctx: &TurnContext, model: &str) -> Arc<Config> {
                 window: Some(window),
             };
             let decision = config.size_decision();
-            crate::log::write("INFO", &format!("model size: {}", decision.describe()));
+            tracing::info!("model size: {}", decision.describe());
             announce(ctx, &decision);
             Arc::new(config)
         })

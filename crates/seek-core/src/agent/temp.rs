@@ -19,7 +19,7 @@ impl PrivateTemp {
         match Instance::start(&std::env::temp_dir(), Some(run_dir)) {
             Ok(instance) => Self::Made(instance),
             Err(e) => {
-                crate::log::write("WARN", &e.to_string());
+                tracing::warn!("{e}");
                 Self::Fallback(data_dir.join("tmp"))
             }
         }

@@ -23,12 +23,9 @@ pub(super) async fn known(ctx: &TurnContext) -> u64 {
                 .flatten();
             let configured = &ctx.config.model_settings.context_window;
             let window = reconcile(reported, configured, ctx.config.provider.value.wire);
-            crate::log::write(
-                "INFO",
-                &format!(
-                    "context window: {window} tokens (configured {}, the server said {reported:?})",
-                    configured.value
-                ),
+            tracing::info!(
+                "context window: {window} tokens (configured {}, the server said {reported:?})",
+                configured.value
             );
             window
         })

@@ -200,7 +200,7 @@ impl<F: FnMut(&str)> Output<F> {
 
     /// Adds seek's own line to the output, on a line of its own, and logs it.
     pub(super) fn note(&mut self, message: &str) {
-        crate::log::write("WARN", &format!("exec: {message}"));
+        tracing::warn!("exec: {message}");
         let mut line = String::new();
         if self.capture.seen() > 0 && !self.capture.ends_with_newline() {
             line.push('\n');

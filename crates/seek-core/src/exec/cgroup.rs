@@ -238,10 +238,7 @@ impl BlockGroup {
         for hierarchy in &found.list {
             let dir = hierarchy.dir.join(&name);
             if let Err(e) = std::fs::create_dir(&dir) {
-                crate::log::write(
-                    "WARN",
-                    &format!("cannot make the block's cgroup {}: {e}", dir.display()),
-                );
+                tracing::warn!("cannot make the block's cgroup {}: {e}", dir.display());
                 if hierarchy.v2 {
                     DISABLED.store(true, Ordering::Relaxed);
                 }
@@ -269,10 +266,7 @@ impl BlockGroup {
                 .open(dir.join("cgroup.procs"))
             {
                 Ok(file) => group.joins.push(file.into()),
-                Err(e) => crate::log::write(
-                    "WARN",
-                    &format!("cannot open {}/cgroup.procs: {e}", dir.display()),
-                ),
+                Err(e) => tracing::warn!("cannot open {}/cgroup.procs: {e}", dir.display()),
             }
         }
         group
@@ -319,12 +313,9 @@ impl BlockGroup {
         let joined = std::fs::read_to_string(dir.join("cgroup.procs"))
             .is_ok_and(|procs| procs.lines().any(|l| l.trim() == leader.to_string()));
         if !joined {
-            crate::log::write(
-                "WARN",
-                &format!(
-                    "a block could not join its cgroup {}: falling back to the process sweep",
-                    dir.display()
-                ),
+            tracing::warn!(
+                "a block could not join its cgroup {}: falling back to the process sweep",
+                dir.display()
             );
             DISABLED.store(true, Ordering::Relaxed);
         }

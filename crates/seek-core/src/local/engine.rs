@@ -230,7 +230,7 @@ impl Worker {
                 }
             }
         };
-        crate::log::write("ERROR", &format!("engine: {error}"));
+        tracing::error!("engine: {error}");
         let _ = job.tx.blocking_send(Err(error));
     }
 

@@ -113,16 +113,13 @@ impl LocalChatModel {
             .map_err(|e| LocalError::EngineGone {
                 reason: format!("loading stopped: {e}"),
             })??;
-        crate::log::write(
-            "INFO",
-            &format!(
-                "engine: loaded {} ({}, {} tokens of context, {} threads) in {:.2} s",
-                path.display(),
-                engine.info().architecture,
-                engine.info().context_length,
-                threads,
-                started.elapsed().as_secs_f64()
-            ),
+        tracing::info!(
+            "engine: loaded {} ({}, {} tokens of context, {} threads) in {:.2} s",
+            path.display(),
+            engine.info().architecture,
+            engine.info().context_length,
+            threads,
+            started.elapsed().as_secs_f64()
         );
         let engine = Arc::new(engine);
         *loaded = Some(Loaded {

@@ -35,11 +35,8 @@ pub fn lock_exclusive(file: &File) -> Result<(), LockError> {
             Some(libc::EINTR) => continue,
             Some(libc::EWOULDBLOCK) => return Err(LockError::Held { pid: holder(file) }),
             Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS) => {
-                crate::log::write(
-                    "WARN",
-                    &format!(
-                        "session files cannot be locked here ({err}); two seeks continuing one session would mix their records"
-                    ),
+                tracing::warn!(
+                    "session files cannot be locked here ({err}); two seeks continuing one session would mix their records"
                 );
                 return Ok(());
             }

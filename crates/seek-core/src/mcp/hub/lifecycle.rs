@@ -113,13 +113,10 @@ pub(super) async fn run(context: Context) {
     let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     slot.lock().startup_ms = Some(elapsed);
     slot.settle(ServerState::Ready);
-    crate::log::write(
-        "INFO",
-        &format!(
-            "mcp[{}] ready in {elapsed} ms: {} tool(s)",
-            slot.config.name,
-            slot.lock().tools.len()
-        ),
+    tracing::info!(
+        "mcp[{}] ready in {elapsed} ms: {} tool(s)",
+        slot.config.name,
+        slot.lock().tools.len()
     );
     watch_session(&context, session).await;
     slot.finished.send_replace(true);
@@ -166,7 +163,7 @@ async fn start(context: &Context, phase: &AtomicU8) -> Result<Session, String> {
     let handshake = session::handshake(session.peer());
     let listed = session::list_tools(&slot.config.name, session.peer()).await?;
     for dropped in &listed.dropped {
-        crate::log::write("WARN", &format!("mcp[{}] {dropped}", slot.config.name));
+        tracing::warn!("mcp[{}] {dropped}", slot.config.name);
     }
     let mut inner = slot.lock();
     inner.handshake = handshake;
@@ -211,7 +208,7 @@ async fn watch_session(context: &Context, session: Session) {
     };
     kill_process(slot);
     let why = slot.clean(why);
-    crate::log::write("WARN", &format!("mcp[{}] {why}", slot.config.name));
+    tracing::warn!("mcp[{}] {why}", slot.config.name);
     let mut inner = slot.lock();
     inner.peer = None;
     inner.state = Some(ServerState::Exited(why));
@@ -292,10 +289,7 @@ fn kill_process(slot: &Slot) {
 /// Ends the start as a failure, logged.
 fn finish(slot: &Slot, why: String) {
     let why = slot.clean(why);
-    crate::log::write(
-        "WARN",
-        &format!("mcp[{}] failed to start: {why}", slot.config.name),
-    );
+    tracing::warn!("mcp[{}] failed to start: {why}", slot.config.name);
     slot.settle(ServerState::Failed(why));
     slot.finished.send_replace(true);
 }

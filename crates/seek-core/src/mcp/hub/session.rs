@@ -69,7 +69,7 @@ impl ClientHandler for SeekClient {
             };
             super::stderr::shorten(&data, 2000)
         };
-        crate::log::write("INFO", &format!("mcp[{}] log: {line}", self.server));
+        tracing::info!("mcp[{}] log: {line}", self.server);
     }
 }
 

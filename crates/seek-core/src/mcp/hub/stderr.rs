@@ -63,9 +63,9 @@ pub(super) fn drain(server: &str, stderr: impl AsyncRead + Unpin + Send + 'stati
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\n', '\r']);
             if logged < MAX_LOGGED_LINES {
-                crate::log::write("INFO", &format!("{prefix} {text}"));
+                tracing::info!("{prefix} {text}");
             } else if logged == MAX_LOGGED_LINES {
-                crate::log::write("INFO", &format!("{prefix} (further stderr not logged)"));
+                tracing::info!("{prefix} (further stderr not logged)");
             }
             logged = logged.saturating_add(1);
             let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());

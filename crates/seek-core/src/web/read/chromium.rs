@@ -89,10 +89,7 @@ async fn first_answer(cdp: &Cdp) -> Result<serde_json::Value, CdpError> {
         tokio::select! {
             Some(answer) = asked.next() => return answer,
             () = tokio::time::sleep(ASK_AGAIN) => {
-                crate::log::write(
-                    "WARN",
-                    "chromium did not answer its first command within 2 s; asked again",
-                );
+                tracing::warn!("chromium did not answer its first command within 2 s; asked again");
                 asked.push(cdp.call(None, "Browser.getVersion", json!({})));
             }
         }
