@@ -102,22 +102,9 @@ pub fn pull(config: &Config, name: &str, cwd: &Path) -> anyhow::Result<Exit> {
 
 /// A `.gguf` file named directly: nothing to download; its path and sha256.
 fn print_file(path: &Path) -> anyhow::Result<Exit> {
-    use sha2::Digest as _;
-    let hashed = std::fs::File::open(path).and_then(|mut file| {
-        use std::io::Read as _;
-        let mut hasher = sha2::Sha256::new();
-        let mut chunk = vec![0u8; 1 << 20];
-        loop {
-            match file.read(&mut chunk)? {
-                0 => break,
-                n => hasher.update(&chunk[..n]),
-            }
-        }
-        Ok(hasher.finalize())
-    });
+    let hashed = super::download::sha256_of(path);
     match hashed {
-        Ok(digest) => {
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(hex) => {
             eprintln!("seek: {} is a file: nothing to download", path.display());
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", path.display())?;

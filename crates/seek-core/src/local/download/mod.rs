@@ -12,6 +12,8 @@ mod lock;
 pub mod progress;
 mod sources;
 mod verify;
+
+pub use verify::sha256_of;
 mod wheel;
 
 use std::path::{Path, PathBuf};

@@ -60,6 +60,15 @@ pub(super) async fn hash_file(
     joined.unwrap_or_else(|e| Err(HashError::Io(io::Error::other(e.to_string()))))
 }
 
+/// The sha256 (lowercase hex) of a whole file, on this thread (for a command-line tool).
+pub fn sha256_of(path: &Path) -> io::Result<String> {
+    match hash_prefix(path, u64::MAX, &CancellationToken::new()) {
+        Ok(hasher) => Ok(hex(hasher)),
+        Err(HashError::Io(e)) => Err(e),
+        Err(HashError::Cancelled) => Err(io::Error::other("cancelled")),
+    }
+}
+
 /// Lowercase hex of a finished hash.
 pub(super) fn hex(hasher: Sha256) -> String {
     use std::fmt::Write as _;
