@@ -7,7 +7,7 @@
 
 /// Installs ring as the process-wide rustls provider. Installing twice is harmless: the first
 /// one stays.
-pub fn install_crypto_provider() {
+fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
