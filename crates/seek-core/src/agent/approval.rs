@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::execute::EventSink;
+use super::events::EventSink;
 use crate::config::Approval;
 use crate::protocol::Block;
 use crate::wire::{ApprovalId, Event, NotRun};

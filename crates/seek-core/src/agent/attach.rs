@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::budget;
-use super::turn::{Task, TurnContext};
+use super::context::TurnContext;
+use super::task::Task;
 use crate::secrets::Masker;
 use crate::wire::Attachment;
 

@@ -7,7 +7,8 @@
 //! as usual: they were written whole. Only its last, unclosed block is not run, and the model
 //! is asked for shorter replies. Owns those records and words; it must not run anything.
 
-use super::execute::{EventSink, repetition_feedback};
+use super::events::EventSink;
+use super::execute::repetition_feedback;
 use crate::llm::FinishReason;
 use crate::protocol::{self, Block};
 use crate::wire::{BlockRecord, Event, NotRun};

@@ -3,13 +3,8 @@
 //!
 //! It must not decide what happens after the round (the policy does).
 
-use std::sync::Arc;
-
-use tokio::sync::mpsc;
-
-use crate::session::SessionFile;
-
 use super::approval::{ApprovalGate, DECLINED, SHOWN_ONLY, Verdict};
+use super::events::EventSink;
 use super::repeats::{FailedBlocks, SucceededBlocks, repeated_feedback};
 use crate::protocol::{self, Block, Parsed};
 use crate::tool_kind::ToolKind;
@@ -25,49 +20,6 @@ pub const MAX_BLOCKS_PER_REPLY: usize = 16;
 /// output still arrives whole in `BlockFinished`. Keeps memory bounded when a block prints
 /// gigabytes and the consumer is slow.
 const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
-
-/// Where events go: the front end, and the session file for those worth keeping.
-#[derive(Debug, Clone)]
-pub struct EventSink {
-    pub front: mpsc::UnboundedSender<Event>,
-    pub session: Option<Arc<SessionFile>>,
-    /// The plan step whose sub-agent emits through this sink: its events go out as
-    /// `Event::Step`.
-    pub step: Option<Arc<str>>,
-}
-
-impl EventSink {
-    pub fn new(front: mpsc::UnboundedSender<Event>) -> Self {
-        Self {
-            front,
-            session: None,
-            step: None,
-        }
-    }
-
-    /// This sink for the sub-agent doing the plan's step `id`.
-    pub fn for_step(&self, id: &str) -> Self {
-        Self {
-            step: Some(Arc::from(id)),
-            ..self.clone()
-        }
-    }
-
-    pub fn emit(&self, event: Event) {
-        let event = match &self.step {
-            Some(step) => Event::Step {
-                step: step.to_string(),
-                event: Box::new(event),
-            },
-            None => event,
-        };
-        if let Some(session) = &self.session {
-            session.record_event(&event);
-        }
-        // A front end that went away cannot be told anything; the turn still ends cleanly.
-        let _ = self.front.send(event);
-    }
-}
 
 /// What running a reply's blocks produced.
 #[derive(Debug, Clone, Default)]

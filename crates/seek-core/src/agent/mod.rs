@@ -8,7 +8,9 @@ mod answer;
 mod approval;
 mod attach;
 mod budget;
+mod context;
 mod cut;
+mod events;
 mod examples;
 mod execute;
 pub mod foreign;
@@ -16,9 +18,11 @@ mod memory;
 mod models;
 pub mod plan;
 mod policy;
+mod profile;
 mod prompts;
 mod repeats;
 mod reply;
+mod run;
 mod seek_words;
 mod shell;
 mod size;
@@ -41,14 +45,15 @@ pub use crate::wire::{
     AnswerFinish, ApprovalId, Attachment, BlockRecord, Command, Event, ModelEntry, NotRun, Outcome,
     RoundUsage, SessionEntry, Status, TurnUsage,
 };
-pub use execute::EventSink;
+pub use context::TurnContext;
+pub use events::EventSink;
 pub use memory::Memory;
 pub use policy::{CLARIFICATION, Decision, RoundReport, decide};
 pub use prompts::{
     PromptEnv, agent_tools, available_tools, may_call_mcp, on_path, resolve_agent, system_prompt,
 };
 pub use shell::USER_ROUND;
-pub use turn::{Task, TurnContext, run_turn};
+pub use task::Task;
 
 use crate::config::{AgentName, Config};
 use crate::exec::sandbox::{Sandbox, SandboxMode};
@@ -601,12 +606,8 @@ impl Runtime {
                 }
             }
             let prompts = plan::Prompts::new(&ctx.config, &prompt_env);
-            let event = match crate::agents::spec(agent).runs {
-                crate::agents::Runs::Plan => {
-                    plan::run_plan(&ctx, &prompts, &mut memory, turn, task, turn_cancel).await
-                }
-                _ => run_turn(&ctx, &mut memory, turn, task, agent, turn_cancel).await,
-            };
+            let event =
+                run::run_task(&ctx, &prompts, &mut memory, turn, task, agent, turn_cancel).await;
             (memory, event)
         });
         Running {

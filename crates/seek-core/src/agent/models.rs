@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::execute::EventSink;
+use super::events::EventSink;
 use crate::config::{Config, Wire};
 use crate::llm::ChatModel;
 use crate::local::catalog::CATALOG;

@@ -8,9 +8,9 @@
 use tokio_util::sync::CancellationToken;
 
 use super::budget;
+use super::context::TurnContext;
 use super::memory::Memory;
 use super::shell::is_note;
-use super::turn::TurnContext;
 use super::usage::StreamClock;
 use crate::llm::{
     ChatRequest, Delta, FinishReason, GenerationOptions, Message, RepetitionGuard, Role, Usage,

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{TurnContext, tool_context};
 use super::memory::Memory;
-use super::turn::{TurnContext, tool_context};
 use crate::protocol::Block;
 use crate::secrets::Masker;
 use crate::tool_kind::ToolKind;

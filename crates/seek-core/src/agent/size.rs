@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::turn::TurnContext;
+use super::context::TurnContext;
 use crate::config::model_size::{Decision, ModelFacts};
 use crate::config::{Config, ModelSize};
 use crate::wire::Event;

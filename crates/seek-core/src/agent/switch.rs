@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::execute::EventSink;
+use super::events::EventSink;
 use crate::config::{Config, Wire};
 use crate::local::LocalError;
 use crate::local::catalog::{self, ModelRef};

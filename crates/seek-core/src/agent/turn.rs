@@ -1,5 +1,7 @@
-//! One task, from the user's prompt to the end: stream a reply, run its blocks, feed the results
-//! back, and let the policy decide, within the caps, until done.
+//! The block loop: one task of an agent that runs blocks (`Runs::Blocks`), from the user's
+//! prompt to the end: stream a reply, run its blocks, feed the results back, and let the policy
+//! decide, within the caps, until done. The turn profile (`profile`) is consulted at fixed
+//! points; the loop itself knows no model size and no agent by name.
 //!
 //! It must not draw anything; everything it does goes out as events.
 
@@ -8,48 +10,29 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::final_answer;
+use super::context::{TurnContext, announce, tool_context};
 use super::cut::{self, Cut};
-use super::execute::{EventSink, MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply};
+use super::execute::{MAX_BLOCKS_PER_REPLY, RoundRules, execute_reply};
 use super::foreign::{Foreign, foreign_blocks};
 use super::memory::Memory;
 use super::policy::{CLARIFICATION, Decision, RoundReport, decide};
-use super::prompts::{agent_tools, resolve_agent};
-use super::reply::{Reply, ReplyError, Shape, stream_reply};
+use super::profile::{Profile, TaskState};
+use super::prompts::agent_tools;
+use super::reply::{Reply, ReplyError, stream_reply};
 use super::seek_words::SeekWords;
-pub use super::task::Task;
+use super::task::Task;
 use super::usage;
-use crate::config::{AgentName, Config};
-use crate::llm::{ChatModel, Role};
+use crate::agents::AgentSpec;
+use crate::config::AgentName;
+use crate::llm::Role;
 use crate::protocol;
 use crate::tools::{ToolContext, Toolbox};
 use crate::wire::{BlockRecord, Event, NotRun, Outcome, Status, TurnUsage};
 
-/// What a turn needs from the runtime.
-#[derive(Clone)]
-pub struct TurnContext {
-    pub config: Arc<Config>,
-    pub model: Arc<dyn ChatModel>,
-    pub events: EventSink,
-    /// The model's context window in tokens, once known (the server's word or the config's);
-    /// a new model gets a new cell.
-    pub context_window: Arc<tokio::sync::OnceCell<u64>>,
-    /// The configuration with what the server said of the model (`size::sized`), once known;
-    /// a new model gets a new cell.
-    pub sized: Arc<tokio::sync::OnceCell<Arc<Config>>>,
-    /// Whether blocks run without asking, and the user's answers when they do not.
-    pub approvals: super::approval::ApprovalGate,
-    /// The confinement of blocks (`None`: sandbox off).
-    pub sandbox: Option<Arc<crate::exec::sandbox::Sandbox>>,
-    /// Credential-like variables blocks must not inherit.
-    pub env_remove: Arc<Vec<std::ffi::OsString>>,
-    /// The configured MCP servers (`None`: none are configured).
-    pub mcp: Option<Arc<crate::mcp::Hub>>,
-}
-
 /// What the turn has gathered so far, for its `TurnFinished` event.
 struct Progress {
     turn: u64,
-    agent: AgentName,
+    agent: &'static AgentSpec,
     rounds: u32,
     /// Failed rounds so far (each one asks the model to correct itself).
     failures: u32,
@@ -62,18 +45,12 @@ struct Progress {
     usage: Option<TurnUsage>,
     /// What running blocks carries between rounds (the code that failed).
     rules: RoundRules,
-    /// A small model's reply would have ended the task with nothing run, and it was told to
-    /// run it (once a task).
-    nudged: bool,
-    /// Times the model was stuck: a block resending failed code (`NotRun::Repeated`), or a
-    /// reply cut for repeating itself. A greedy model stuck so answers the same way again.
-    stuck: u32,
     /// The task as the user typed it (seek's feedback restates it; the answer leaves it out).
     task: String,
 }
 
 impl Progress {
-    fn new(turn: u64, agent: AgentName) -> Self {
+    fn new(turn: u64, agent: &'static AgentSpec) -> Self {
         Self {
             turn,
             agent,
@@ -85,8 +62,6 @@ impl Progress {
             last_error: None,
             usage: None,
             rules: RoundRules::default(),
-            nudged: false,
-            stuck: 0,
             task: String::new(),
         }
     }
@@ -97,7 +72,7 @@ impl Progress {
     fn finish(self, outcome: Outcome, message: Option<String>) -> Event {
         let seek = SeekWords {
             task: &self.task,
-            agent: self.agent,
+            agent: self.agent.name,
         };
         let answer = final_answer(&self.last_answer, &self.records, &seek);
         Event::TurnFinished {
@@ -106,7 +81,7 @@ impl Progress {
             outcome,
             answer,
             reasoning: self.last_reasoning,
-            agent: self.agent,
+            agent: self.agent.name,
             rounds: self.rounds,
             blocks: self.records,
             message,
@@ -115,14 +90,14 @@ impl Progress {
         }
     }
 
-    /// How a task the policy calls done ends: a coder task that ran blocks of which none
-    /// succeeded failed, whatever the model said last (it may even have echoed seek's feedback).
-    /// Blocks the user declined or that were only shown do not count.
+    /// How a task the policy calls done ends: a task done by running (the coder's) that ran
+    /// blocks of which none succeeded failed, whatever the model said last (it may even have
+    /// echoed seek's feedback). Blocks the user declined or that were only shown do not count.
     fn done(self) -> Event {
         let counted =
             |r: &&BlockRecord| !matches!(r.not_run, Some(NotRun::Declined | NotRun::ShownOnly));
         let tried = self.records.iter().filter(counted).count();
-        if self.agent == AgentName::Coder && tried > 0 && !self.records.iter().any(|r| r.success) {
+        if self.agent.done_by_running && tried > 0 && !self.succeeded() {
             let mut message = format!("no block of the task succeeded ({tried} tried)");
             if let Some(error) = &self.last_error {
                 message.push_str(&format!("; the last error: {error}"));
@@ -132,35 +107,27 @@ impl Progress {
         self.finish(Outcome::Done, None)
     }
 
-    /// What a small model's task may still write before a block of it works (`budget`): the
-    /// whole budget once one has.
-    fn tokens_left(&self, budget: u64) -> u64 {
-        if self.records.iter().any(|r| r.success) {
-            return budget;
-        }
-        let written = self.usage.map_or(0, |u| u.completion_tokens);
-        budget.saturating_sub(written)
+    /// A block of the task has succeeded.
+    fn succeeded(&self) -> bool {
+        self.records.iter().any(|r| r.success)
     }
 
-    /// The give-up message once the budget is spent.
-    fn budget_spent(&self, budget: u64) -> String {
-        let mut message = format!(
-            "gave up: the model wrote {budget} tokens without a block that worked (a small model's \
-             limit for a task); try a bigger model (/model) or say the task another way"
-        );
-        if let Some(error) = &self.last_error {
-            message.push_str(&format!("; the last error: {error}"));
+    /// What the turn profile is told of the task.
+    fn state(&self) -> TaskState<'_> {
+        TaskState {
+            succeeded: self.succeeded(),
+            written: self.usage.map_or(0, |u| u.completion_tokens),
+            last_error: self.last_error.as_deref(),
         }
-        message
     }
 
     /// How a task ends whose reply held only blocks its agent cannot run: given up (as a coder
     /// task none of whose blocks succeeded) unless a block of the task succeeded before.
     fn not_runnable(self, foreign: &Foreign) -> Event {
-        if self.records.iter().any(|r| r.success) {
+        if self.succeeded() {
             return self.done();
         }
-        let message = super::foreign::ending_message(self.agent, foreign);
+        let message = super::foreign::ending_message(self.agent.name, foreign);
         self.finish(Outcome::GaveUp, Some(message))
     }
 
@@ -213,48 +180,9 @@ impl Tools {
     }
 }
 
-/// How blocks run: the work dir, the sandbox, the limits, the withheld variables; the user's
-/// own commands (`!cmd`) run under exactly the same.
-pub(super) fn tool_context(ctx: &TurnContext, cancel: &CancellationToken) -> ToolContext {
-    let config = &ctx.config;
-    let mut tool_ctx = ToolContext::new(config.work_dir.value.clone());
-    tool_ctx.output_limit = usize::try_from(config.output_limit_bytes.value).unwrap_or(usize::MAX);
-    tool_ctx.cancel = cancel.clone();
-    tool_ctx.sandbox = ctx.sandbox.clone();
-    tool_ctx.env_remove = Arc::clone(&ctx.env_remove);
-    tool_ctx.limits = config.safety.limits();
-    tool_ctx.safe_mode = config.safety.safe_mode.value;
-    tool_ctx.own_files = Arc::new(crate::tools::OwnFiles::new(config.own_files()));
-    tool_ctx.refuse_no_code = config.adaptations().refuse_no_code;
-    tool_ctx
-}
-
-/// Tells the front ends a task starts: `TurnStarted`, then the router's choice, the attached
-/// files and the ones refused. Returns the message the model gets.
-pub(super) fn announce(events: &EventSink, turn: u64, agent: AgentName, task: Task) -> String {
-    events.emit(Event::TurnStarted {
-        turn,
-        prompt: task.prompt,
-        agent,
-    });
-    if let Some(route) = task.route {
-        events.emit(Event::Routed { route });
-    }
-    if !task.attached.is_empty() {
-        events.emit(Event::Attached {
-            files: task.attached,
-        });
-    }
-    if !task.refused.is_empty() {
-        events.emit(Event::Error {
-            message: task.refused.join("; "),
-        });
-    }
-    task.message
-}
-
-/// Runs one task; returns its `TurnFinished` event for the runtime to emit.
-pub async fn run_turn(
+/// Runs one task of an agent that works in the block loop (`Runs::Blocks`; `run` dispatches);
+/// returns its `TurnFinished` event for the runtime to emit.
+pub(super) async fn run_turn(
     ctx: &TurnContext,
     memory: &mut Memory,
     turn: u64,
@@ -262,10 +190,7 @@ pub async fn run_turn(
     agent: AgentName,
     cancel: CancellationToken,
 ) -> Event {
-    let agent = resolve_agent(agent);
-    if crate::agents::spec(agent).runs == crate::agents::Runs::Web {
-        return super::web::run_web(ctx, memory, turn, task, cancel).await;
-    }
+    let spec = crate::agents::spec(agent);
     let config = &ctx.config;
     let events = &ctx.events;
     let tools = Tools::for_agent(ctx, agent, &cancel);
@@ -274,22 +199,10 @@ pub async fn run_turn(
 
     let task_words = task.prompt.clone();
     memory.begin_turn(announce(events, turn, agent, task));
-    let mut progress = Progress::new(turn, agent);
+    let mut progress = Progress::new(turn, spec);
     progress.task = task_words.clone();
-    let adapt = config.adaptations();
-    progress.rules.short_feedback = adapt.short_feedback;
-    progress.rules.task = task_words.clone();
-    progress.rules.refuse_repeats = adapt.refuse_repeats;
-    progress.rules.end_on_rerun = adapt.end_on_rerun;
-    // A small model gets one block per reply: what it writes after its block is not generated.
-    let one_block = (adapt.one_block && agent != AgentName::Casual).then_some(&tools.parse_tags);
-    let examples = if adapt.example_turns && agent == AgentName::Coder {
-        super::examples::example_turns(&task_words, adapt.nearest_example, adapt.fill_values)
-    } else {
-        Vec::new()
-    };
-    let fence = (adapt.open_fence && agent == AgentName::Coder)
-        .then(|| super::small::fence_opening(&task_words, &tools.parse_tags));
+    let mut profile = Profile::for_task(config.adaptations(), spec, &task_words, &tools.parse_tags);
+    profile.block_rules(&mut progress.rules);
 
     // The server is asked for the window once per model; Stop is heard while it is asked.
     let window = tokio::select! {
@@ -304,43 +217,23 @@ pub async fn run_turn(
         if let Some(message) = progress.round_limit(max_rounds) {
             return progress.finish(Outcome::RoundLimit, Some(message));
         }
-        let left = adapt
-            .task_tokens
-            .filter(|_| agent == AgentName::Coder)
-            .map(|budget| progress.tokens_left(budget));
-        if left == Some(0) {
-            let message = progress.budget_spent(adapt.task_tokens.unwrap_or_default());
-            return progress.finish(Outcome::GaveUp, Some(message));
-        }
+        let shape = match profile.shape_request(progress.state()) {
+            Ok(shape) => shape,
+            Err(message) => return progress.finish(Outcome::GaveUp, Some(message)),
+        };
         progress.rounds += 1;
         emit_status(ctx, &progress, max_attempts);
 
-        let shape = Shape {
-            one_block,
-            min_temperature: adapt
-                .resample
-                .then(|| super::small::resample_temperature(progress.stuck))
-                .flatten(),
-            strict_loops: adapt.strict_loops,
-            examples: &examples,
-            max_tokens: match (adapt.reply_cap, left) {
-                (Some(cap), Some(left)) => Some(cap.min(left)),
-                (cap, left) => cap.or(left),
-            },
-            // Once a block worked, the model may answer in words ("Done: …").
-            opening: fence
-                .as_deref()
-                .filter(|_| !progress.records.iter().any(|r| r.success)),
-        };
         let reply = match stream_reply(ctx, memory, window, &cancel, shape).await {
             Ok(reply) => reply,
             Err((error, partial)) => return reply_failed(ctx, memory, progress, error, partial),
         };
         let (mut report, taken) = take_reply(ctx, memory, &mut progress, &tools, reply, window);
+        let mut stuck = u32::from(report.repetition);
         // A repeating reply got feedback instead; a question waits for the user's answer.
         let runs_blocks = report.had_blocks && !report.clarification && !report.repetition;
-        if runs_blocks
-            && let Some((outcome, message)) = run_blocks(
+        if runs_blocks {
+            let ran = run_blocks(
                 ctx,
                 memory,
                 &mut progress,
@@ -348,22 +241,25 @@ pub async fn run_turn(
                 &taken,
                 &mut report,
                 &cancel,
+                &profile,
             )
-            .await
-        {
-            return progress.finish(outcome, message);
+            .await;
+            stuck = ran.repeated;
+            if let Some((outcome, message)) = ran.ends {
+                return progress.finish(outcome, message);
+            }
         }
+        profile.after_round(stuck);
         // Only code the agent cannot run: nothing the task needed ran, so it is not done.
         if let Some(foreign) = taken.foreign.as_ref().filter(|_| !report.had_blocks) {
             return progress.not_runnable(foreign);
         }
 
         match decide(agent, &report) {
-            Decision::Done if adapt.nudge && should_nudge(agent, &progress, &report) => {
-                progress.nudged = true;
-                memory.push(Role::User, super::small::nudge(&task_words));
-            }
-            Decision::Done => return progress.done(),
+            Decision::Done => match profile.on_done(progress.state(), &report) {
+                Some(nudge) => memory.push(Role::User, nudge),
+                None => return progress.done(),
+            },
             Decision::Clarify => {
                 let question = progress
                     .last_answer
@@ -380,17 +276,6 @@ pub async fn run_turn(
             Decision::AskAgain { failed: false } => {}
         }
     }
-}
-
-/// Whether a small model's reply would end a coder task with nothing done: no block in it and
-/// none that succeeded before. Such models often answer in prose ("12 factorial is 12 * 11
-/// factorial.") at first, or after a failed or looping reply, and are told once to run it.
-fn should_nudge(agent: AgentName, progress: &Progress, report: &RoundReport) -> bool {
-    agent == AgentName::Coder
-        && !progress.records.iter().any(|r| r.success)
-        && !progress.nudged
-        && !report.had_blocks
-        && !report.clarification
 }
 
 /// Says whether the model is thinking afresh or correcting a failure.
@@ -484,14 +369,13 @@ fn take_reply(
     }
     let clarification = reply.answer.contains(CLARIFICATION);
     memory.push(Role::Assistant, reply.answer);
-    let runs_code = progress.agent != AgentName::Casual;
+    let runs_code = !progress.agent.tools.is_empty();
     if repetition {
         let blocks: &[protocol::Block] = if runs_code { &parsed.blocks } else { &[] };
         let records = cut::not_run(blocks, progress.rounds, Cut::Repetition, &ctx.events);
         memory.push(Role::User, cut::repetition_message(records.len()));
         progress.records.extend(records);
         progress.last_error = Some("the reply kept repeating itself".into());
-        progress.stuck += 1;
     }
     let foreign = runs_code
         .then(|| foreign_blocks(&parsed.text, &tools.parse_tags))
@@ -500,7 +384,7 @@ fn take_reply(
     if let Some(foreign) = &foreign {
         ctx.events.emit(Event::BlocksAgentCannotRun {
             round: progress.rounds,
-            agent: progress.agent,
+            agent: progress.agent.name,
             tools: foreign.tools.clone(),
             can_run: foreign.can_run,
         });
@@ -522,8 +406,17 @@ fn take_reply(
     )
 }
 
-/// Runs the reply's blocks and feeds their results back. Returns how the turn ends when it must
-/// end here: blocks held for approval, or the user stopped them.
+/// What running a reply's blocks came to.
+struct Ran {
+    /// How the turn ends here: blocks held for approval, the user stopped them, or a resend of
+    /// code that worked ended it.
+    ends: Option<(Outcome, Option<String>)>,
+    /// Blocks not run because they resent code that had failed.
+    repeated: u32,
+}
+
+/// Runs the reply's blocks and feeds their results back.
+#[allow(clippy::too_many_arguments)] // each is a distinct part of the round; a struct would only rename them
 async fn run_blocks(
     ctx: &TurnContext,
     memory: &mut Memory,
@@ -532,7 +425,8 @@ async fn run_blocks(
     taken: &Taken,
     report: &mut RoundReport,
     cancel: &CancellationToken,
-) -> Option<(Outcome, Option<String>)> {
+    profile: &Profile,
+) -> Ran {
     let max_attempts = ctx.config.max_attempts.value;
     let (round, attempt) = (progress.rounds, progress.failures);
     let status_events = ctx.events.clone();
@@ -567,10 +461,7 @@ async fn run_blocks(
     )
     .await;
     if let Some(first) = unclosed.first() {
-        let asked = super::reply::capped_tokens(
-            ctx.config.model_settings.max_tokens.value,
-            ctx.config.adaptations().reply_cap,
-        );
+        let asked = profile.asked_tokens(ctx.config.model_settings.max_tokens.value);
         let note = cut::length_message(first, asked);
         if !executed.feedback.is_empty() {
             executed.feedback.push_str("\n\n");
@@ -587,12 +478,12 @@ async fn run_blocks(
         }
         executed
             .feedback
-            .push_str(&super::foreign::for_model(progress.agent, foreign));
+            .push_str(&super::foreign::for_model(progress.agent.name, foreign));
     }
     report.all_succeeded = executed.all_succeeded;
     report.last_tool = executed.last_tool;
     let repeated = |r: &&BlockRecord| r.not_run == Some(NotRun::Repeated);
-    progress.stuck +=
+    let repeated_count =
         u32::try_from(executed.records.iter().filter(repeated).count()).unwrap_or(u32::MAX);
     // A refused resend's feedback is seek's words; the error it repeats is already the last one.
     if let Some(failed) = executed
@@ -603,17 +494,22 @@ async fn run_blocks(
         progress.last_error = Some(failure_summary(failed));
     }
     progress.records.extend(executed.records);
-    if executed.rerun {
-        return Some((Outcome::Done, Some(RERUN.into())));
+    let ends = if executed.rerun {
+        Some((Outcome::Done, Some(RERUN.into())))
+    } else {
+        memory.push(Role::User, executed.feedback);
+        if executed.held {
+            Some((Outcome::Done, Some(super::approval::SHOWN_ONLY.into())))
+        } else if cancel.is_cancelled() {
+            Some((Outcome::Stopped, Some(ReplyError::Stopped.to_string())))
+        } else {
+            None
+        }
+    };
+    Ran {
+        ends,
+        repeated: repeated_count,
     }
-    memory.push(Role::User, executed.feedback);
-    if executed.held {
-        return Some((Outcome::Done, Some(super::approval::SHOWN_ONLY.into())));
-    }
-    if cancel.is_cancelled() {
-        return Some((Outcome::Stopped, Some(ReplyError::Stopped.to_string())));
-    }
-    None
 }
 
 /// Why a small model's task ended when it resent code that already ran.
@@ -645,7 +541,7 @@ mod tests {
 
     #[test]
     fn the_round_cap_is_reached_after_max_rounds() {
-        let mut progress = Progress::new(1, AgentName::Coder);
+        let mut progress = Progress::new(1, crate::agents::spec(AgentName::Coder));
         progress.rounds = 2;
         assert_eq!(progress.round_limit(3), None);
         progress.rounds = 3;
@@ -655,7 +551,7 @@ mod tests {
 
     #[test]
     fn the_turn_gives_up_at_max_attempts_naming_the_last_error() {
-        let mut progress = Progress::new(1, AgentName::Coder);
+        let mut progress = Progress::new(1, crate::agents::spec(AgentName::Coder));
         assert_eq!(progress.count_failure(2), None);
         progress.last_error = Some("bash block: boom".into());
         let message = progress
@@ -669,7 +565,7 @@ mod tests {
 
     #[test]
     fn the_finish_event_carries_what_was_gathered() {
-        let mut progress = Progress::new(7, AgentName::Coder);
+        let mut progress = Progress::new(7, crate::agents::spec(AgentName::Coder));
         progress.rounds = 2;
         progress.last_answer = "answer".into();
         let event = progress.finish(Outcome::Done, None);

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::turn::TurnContext;
+use super::context::TurnContext;
 use crate::config::{Origin, Sourced, Wire};
 
 /// How long the server gets to say its window before the configured one is used.

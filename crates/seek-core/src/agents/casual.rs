@@ -14,6 +14,7 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: &[],
     runs: Runs::Blocks,
+    done_by_running: false,
     policy,
 };
 

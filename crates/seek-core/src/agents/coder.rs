@@ -27,6 +27,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         ToolKind::Mcp,
     ],
     runs: Runs::Blocks,
+    done_by_running: true,
     policy,
 };
 

@@ -15,6 +15,7 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: &[ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp],
     runs: Runs::Blocks,
+    done_by_running: false,
     policy,
 };
 

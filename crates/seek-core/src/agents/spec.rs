@@ -26,6 +26,11 @@ pub struct AgentSpec {
     /// The tools it owns, in the order they are taught.
     pub tools: &'static [ToolKind],
     pub runs: Runs,
+    /// Its task is done by a block that works (the coder's): a task of it that ran blocks none
+    /// of which succeeded gave up, whatever the model said last, and a small model is helped to
+    /// write and run one (worked examples, an opened fence, a token budget, a nudge:
+    /// `agent::profile`).
+    pub done_by_running: bool,
     /// After a round whose reply was whole: done, ask again, or ask the user.
     pub policy: fn(&RoundReport) -> Decision,
 }

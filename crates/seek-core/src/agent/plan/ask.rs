@@ -7,9 +7,9 @@
 use tokio_util::sync::CancellationToken;
 
 use super::state::PlanState;
+use crate::agent::context::TurnContext;
 use crate::agent::memory::Memory;
 use crate::agent::reply::{ReplyError, stream_reply_with};
-use crate::agent::turn::TurnContext;
 use crate::agent::usage;
 use crate::agents::planner::prompt::RETRY;
 use crate::agents::planner::{

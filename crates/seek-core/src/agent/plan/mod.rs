@@ -10,12 +10,15 @@ mod state;
 mod step;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 
 use tokio_util::sync::CancellationToken;
 
+use super::context::{TurnContext, announce};
 use super::memory::Memory;
 use super::prompts::PromptEnv;
-use super::turn::{Task, TurnContext, announce};
+use super::task::Task;
 use crate::agents::planner::MAX_REPLANS;
 use crate::agents::planner::prompt::{replan_prompt_with_results, step_result};
 use crate::config::{AgentName, Config};
@@ -45,15 +48,34 @@ impl Prompts {
     }
 }
 
+/// Runs one task with the agent it names (the runtime's dispatcher, `agent::run`), handed to
+/// the plan so that it need not import what imports it.
+pub(super) type RunAgent = for<'a> fn(
+    &'a TurnContext,
+    &'a Prompts,
+    &'a mut Memory,
+    u64,
+    Task,
+    AgentName,
+    CancellationToken,
+) -> Pin<Box<dyn Future<Output = Event> + Send + 'a>>;
+
+/// Who does a plan's steps: each agent's system prompt, and how a task is run with it.
+#[derive(Clone, Copy)]
+pub(super) struct StepAgents<'a> {
+    pub prompts: &'a Prompts,
+    pub run: RunAgent,
+}
+
 /// Runs one planner task; returns its `TurnFinished` event for the runtime to emit.
 ///
 /// `memory` is the runtime's conversation, the planner's prompt its system prompt. It keeps the
 /// goal and one assistant message: the plan and what each step did. The planner's retries and
 /// replans happen in a copy of it that is not journaled; the steps' conversations are their
 /// own.
-pub async fn run_plan(
+pub(super) async fn run_plan(
     ctx: &TurnContext,
-    prompts: &Prompts,
+    steps: StepAgents<'_>,
     memory: &mut Memory,
     turn: u64,
     task: Task,
@@ -66,7 +88,7 @@ pub async fn run_plan(
     memory.begin_turn(announce(&ctx.events, turn, AgentName::Planner, task));
     let mut planner = unjournaled(memory);
     let mut state = PlanState::new(turn);
-    let (outcome, message) = run(ctx, prompts, &mut planner, &mut state, &goal, &cancel).await;
+    let (outcome, message) = run(ctx, steps, &mut planner, &mut state, &goal, &cancel).await;
     let why = (outcome != Outcome::Done).then_some(message.as_deref().unwrap_or("it failed"));
     if outcome != Outcome::Done {
         state.skip_pending();
@@ -89,7 +111,7 @@ type Ending = (Outcome, Option<String>);
 /// Asks for the plan, runs its steps, replans after a failed one.
 async fn run(
     ctx: &TurnContext,
-    prompts: &Prompts,
+    steps: StepAgents<'_>,
     planner: &mut Memory,
     state: &mut PlanState,
     goal: &Goal,
@@ -125,7 +147,7 @@ async fn run(
         let needed = state.needed(&step);
         let run = step::run_step(
             ctx,
-            prompts,
+            steps,
             state.turn,
             &step,
             &needed,

@@ -6,9 +6,10 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::Prompts;
+use super::StepAgents;
+use crate::agent::context::TurnContext;
 use crate::agent::memory::Memory;
-use crate::agent::turn::{Task, TurnContext, run_turn};
+use crate::agent::task::Task;
 use crate::agents::planner::prompt::step_prompt;
 use crate::wire::{BlockRecord, Event, Outcome, PlanStep, TurnUsage};
 
@@ -32,7 +33,7 @@ pub(super) struct StepRun {
 /// agent trusts their hosts and nothing else.
 pub(super) async fn run_step(
     ctx: &TurnContext,
-    prompts: &Prompts,
+    agents: StepAgents<'_>,
     turn: u64,
     step: &PlanStep,
     needed: &[(String, String)],
@@ -44,12 +45,21 @@ pub(super) async fn run_step(
         ..ctx.clone()
     };
     // Each step starts clean: its agent sees its own prompt and the step, nothing else.
-    let mut memory = Memory::new(prompts.of(step.agent));
+    let mut memory = Memory::new(agents.prompts.of(step.agent));
     let task = Task {
         user_words: user_words.to_owned(),
         ..Task::plain(step_prompt(&step.task, needed))
     };
-    let finished = run_turn(&step_ctx, &mut memory, turn, task, step.agent, cancel).await;
+    let finished = (agents.run)(
+        &step_ctx,
+        agents.prompts,
+        &mut memory,
+        turn,
+        task,
+        step.agent,
+        cancel,
+    )
+    .await;
     let Event::TurnFinished {
         outcome,
         answer,
@@ -64,7 +74,7 @@ pub(super) async fn run_step(
         web,
     } = finished
     else {
-        // run_turn returns nothing else; a different event would be a bug, reported as a failed
+        // a task returns nothing else; a different event would be a bug, reported as a failed
         // step rather than a panic.
         return StepRun {
             outcome: Outcome::GaveUp,

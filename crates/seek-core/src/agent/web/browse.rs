@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::context::TurnContext;
 use crate::agent::memory::Memory;
 use crate::agent::reply::{ReplyError, Shape, stream_reply};
-use crate::agent::turn::TurnContext;
 use crate::agent::usage;
 use crate::agents::web::parse::{self, Answer};
 use crate::agents::web::prompt;

@@ -13,8 +13,9 @@ mod text;
 
 use tokio_util::sync::CancellationToken;
 
+use super::context::{TurnContext, announce};
 use super::memory::Memory;
-use super::turn::{Task, TurnContext, announce};
+use super::task::Task;
 use crate::llm::Role;
 use crate::wire::{AgentName, Event, Outcome};
 

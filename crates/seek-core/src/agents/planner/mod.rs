@@ -29,6 +29,7 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: &[],
     runs: Runs::Plan,
+    done_by_running: false,
     policy,
 };
 

@@ -25,6 +25,7 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: &[ToolKind::WebSearch],
     runs: Runs::Web,
+    done_by_running: false,
     policy,
 };
 
