@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::context::TurnContext;
 use super::memory::Memory;
@@ -30,17 +31,22 @@ pub(super) async fn run_task(
     cancel: CancellationToken,
 ) -> Event {
     let agent = resolve_agent(agent);
-    match crate::agents::spec(agent).runs {
-        Runs::Blocks => super::turn::run_turn(ctx, memory, turn, task, agent, cancel).await,
-        Runs::Web => super::web::run_web(ctx, memory, turn, task, cancel).await,
-        Runs::Plan => {
-            let steps = StepAgents {
-                prompts,
-                run: run_step,
-            };
-            plan::run_plan(ctx, steps, memory, turn, task, cancel).await
+    // seek.log's lines from inside the task say which task they belong to.
+    let span = tracing::info_span!("task", turn, agent = agent.as_str());
+    let work = async move {
+        match crate::agents::spec(agent).runs {
+            Runs::Blocks => super::turn::run_turn(ctx, memory, turn, task, agent, cancel).await,
+            Runs::Web => super::web::run_web(ctx, memory, turn, task, cancel).await,
+            Runs::Plan => {
+                let steps = StepAgents {
+                    prompts,
+                    run: run_step,
+                };
+                plan::run_plan(ctx, steps, memory, turn, task, cancel).await
+            }
         }
-    }
+    };
+    work.instrument(span).await
 }
 
 /// `run_task` for a plan's step, boxed: the plan runs its steps through it without importing

@@ -1,5 +1,7 @@
 //! The `tracing` layer that writes seek.log: one line per event of seek's own crates, in the
-//! format `<UTC timestamp> <LEVEL> <message> [field=value …]`, masked and terminal-safe.
+//! format `<UTC timestamp> <LEVEL> [span{field=value …}: …]<message> [field=value …]`, masked and
+//! terminal-safe. The spans an event happened in (a task's `task{turn=3 agent=coder}`) say which
+//! task a warning belongs to.
 //!
 //! Owns turning an event into a line and handing it to the background writer; it must not
 //! decide what is logged (call sites do, with `tracing::warn!` and its siblings) nor block.
@@ -10,8 +12,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
 
 use crate::files::{FileWrite, in_background};
 use crate::secrets::Masker;
@@ -26,9 +30,39 @@ pub struct FileLayer {
     pub masker: Arc<Masker>,
 }
 
-impl<S: Subscriber> Layer<S> for FileLayer {
-    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+impl<S> Layer<S> for FileLayer
+where
+    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = SpanFields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id)
+            && let Some(fields) = span.extensions_mut().get_mut::<SpanFields>()
+        {
+            values.record(fields);
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let mut text = Text::default();
+        if let Some(scope) = ctx.event_scope(event) {
+            for span in scope.from_root() {
+                let _ = write!(text.message, "{}", span.name());
+                if let Some(fields) = span.extensions().get::<SpanFields>()
+                    && !fields.0.is_empty()
+                {
+                    let _ = write!(text.message, "{{{}}}", fields.0.trim_start());
+                }
+                text.message.push_str(": ");
+            }
+        }
         event.record(&mut text);
         let level = if text.panic {
             "PANIC"
@@ -39,6 +73,20 @@ impl<S: Subscriber> Layer<S> for FileLayer {
             path: self.path.clone(),
             text: super::line(SystemTime::now(), level, &text.message, &self.masker),
         });
+    }
+}
+
+/// A span's fields as ` name=value …`, kept in the span's extensions for its events' lines.
+#[derive(Default)]
+struct SpanFields(String);
+
+impl Visit for SpanFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let _ = write!(self.0, " {}={value}", field.name());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let _ = write!(self.0, " {}={value:?}", field.name());
     }
 }
 

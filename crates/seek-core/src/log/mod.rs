@@ -161,6 +161,11 @@ mod tests {
             tracing::trace!("not seen below debug");
             tracing::error!(panic = true, "it broke");
             tracing::warn!(target: "rmcp::service", "a dependency's event");
+            let task = tracing::info_span!("task", turn = 3_u64, agent = "coder");
+            task.in_scope(|| {
+                let step = tracing::info_span!("step", id = "2");
+                step.in_scope(|| tracing::warn!("inside a step"));
+            });
         });
         crate::files::flush(Duration::from_secs(5));
         let log = std::fs::read_to_string(&path).expect("the log");
@@ -175,6 +180,7 @@ mod tests {
                 "INFO start: model",
                 "DEBUG seen at debug",
                 "PANIC it broke",
+                "WARN task{turn=3 agent=coder}: step{id=2}: inside a step",
             ]
         );
     }
