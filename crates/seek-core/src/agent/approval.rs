@@ -16,7 +16,7 @@ use crate::config::Approval;
 use crate::protocol::Block;
 use crate::wire::{ApprovalId, Event, NotRun};
 
-pub use crate::wire::ApprovalDecision as Decision;
+use crate::wire::ApprovalDecision;
 
 /// Why an answer settled nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,7 +54,7 @@ pub struct ApprovalGate {
 #[derive(Debug)]
 struct Waiting {
     id: ApprovalId,
-    answer: oneshot::Sender<Decision>,
+    answer: oneshot::Sender<ApprovalDecision>,
 }
 
 /// Why a declined block did not run, for the model.
@@ -76,7 +76,7 @@ impl ApprovalGate {
     }
 
     /// Settles question `id` with `decision`, if it is the one waiting.
-    pub fn answer(&self, id: ApprovalId, decision: Decision) -> Result<(), AnswerError> {
+    pub fn answer(&self, id: ApprovalId, decision: ApprovalDecision) -> Result<(), AnswerError> {
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         match waiting.take() {
             Some(question) if question.id == id => question
@@ -97,7 +97,7 @@ impl ApprovalGate {
     }
 
     /// Puts question `id` up; it is withdrawn when the returned guard drops.
-    fn ask(&self, id: ApprovalId) -> (Asked<'_>, oneshot::Receiver<Decision>) {
+    fn ask(&self, id: ApprovalId) -> (Asked<'_>, oneshot::Receiver<ApprovalDecision>) {
         let (answer, answered) = oneshot::channel();
         *self.waiting.lock().unwrap_or_else(PoisonError::into_inner) = Some(Waiting { id, answer });
         (Asked { gate: self, id }, answered)
@@ -131,16 +131,16 @@ impl ApprovalGate {
             decision = answered => decision.ok(),
         };
         match decision {
-            Some(Decision::Run) => Verdict::Run(block.code.clone()),
-            Some(Decision::Edit { code }) => Verdict::Run(code),
-            Some(Decision::Always) => {
+            Some(ApprovalDecision::Run) => Verdict::Run(block.code.clone()),
+            Some(ApprovalDecision::Edit { code }) => Verdict::Run(code),
+            Some(ApprovalDecision::Always) => {
                 *self.policy.lock().unwrap_or_else(PoisonError::into_inner) = Approval::Auto;
                 events.emit(Event::ApprovalChanged {
                     approval: Approval::Auto,
                 });
                 Verdict::Run(block.code.clone())
             }
-            Some(Decision::Decline) | None => Verdict::Refused(NotRun::Declined),
+            Some(ApprovalDecision::Decline) | None => Verdict::Refused(NotRun::Declined),
         }
     }
 }
@@ -209,19 +209,19 @@ mod tests {
         let gate = ApprovalGate::new(Approval::Ask);
         let cancel = CancellationToken::new();
         assert_eq!(
-            gate.answer(1, Decision::Run),
+            gate.answer(1, ApprovalDecision::Run),
             Err(AnswerError::NothingWaiting { given: 1 }),
             "an answer before any question decides nothing"
         );
         let (id, verdict) = ask(&gate, &cancel).await;
         assert_eq!(
-            gate.answer(id + 1, Decision::Run),
+            gate.answer(id + 1, ApprovalDecision::Run),
             Err(AnswerError::NotWaiting {
                 given: id + 1,
                 waiting: id
             })
         );
-        let edited = Decision::Edit {
+        let edited = ApprovalDecision::Edit {
             code: "pwd\n".into(),
         };
         assert_eq!(gate.answer(id, edited), Ok(()));
@@ -230,7 +230,7 @@ mod tests {
             Verdict::Run("pwd\n".into())
         );
         assert_eq!(
-            gate.answer(id, Decision::Run),
+            gate.answer(id, ApprovalDecision::Run),
             Err(AnswerError::NothingWaiting { given: id }),
             "a second answer to the same question"
         );
@@ -238,8 +238,8 @@ mod tests {
         // The next question has a new id: the old one cannot answer it.
         let (next, verdict) = ask(&gate, &cancel).await;
         assert_ne!(next, id);
-        assert!(gate.answer(id, Decision::Run).is_err());
-        assert_eq!(gate.answer(next, Decision::Decline), Ok(()));
+        assert!(gate.answer(id, ApprovalDecision::Run).is_err());
+        assert_eq!(gate.answer(next, ApprovalDecision::Decline), Ok(()));
         assert_eq!(
             verdict.await.expect("verdict"),
             Verdict::Refused(NotRun::Declined)
@@ -254,7 +254,7 @@ mod tests {
         cancel.cancel();
         assert_eq!(verdict.await.expect("verdict"), Verdict::Stopped);
         assert_eq!(
-            gate.answer(id, Decision::Run),
+            gate.answer(id, ApprovalDecision::Run),
             Err(AnswerError::NothingWaiting { given: id })
         );
     }
@@ -264,7 +264,7 @@ mod tests {
         let gate = ApprovalGate::new(Approval::Ask);
         let cancel = CancellationToken::new();
         let (id, verdict) = ask(&gate, &cancel).await;
-        assert_eq!(gate.answer(id, Decision::Always), Ok(()));
+        assert_eq!(gate.answer(id, ApprovalDecision::Always), Ok(()));
         assert_eq!(verdict.await.expect("verdict"), Verdict::Run("ls\n".into()));
         assert_eq!(gate.policy(), Approval::Auto);
     }

@@ -42,8 +42,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::wire::{
-    AnswerFinish, ApprovalId, Attachment, BlockRecord, Command, Event, ModelEntry, NotRun, Outcome,
-    RoundUsage, SessionEntry, Status, TurnUsage,
+    AnswerFinish, ApprovalDecision, ApprovalId, Attachment, BlockRecord, Command, Event,
+    ModelEntry, NotRun, Outcome, RoundUsage, SessionEntry, Status, TurnUsage,
 };
 pub use context::TurnContext;
 pub use events::EventSink;
@@ -60,7 +60,7 @@ use crate::exec::sandbox::{Sandbox, SandboxMode};
 use crate::llm::ChatModel;
 use crate::secrets::Masker;
 use crate::session::{self, Sessions};
-pub use approval::{AnswerError, ApprovalGate, Decision as ApprovalDecision, SHOWN_ONLY};
+pub use approval::{AnswerError, ApprovalGate, SHOWN_ONLY};
 use temp::PrivateTemp;
 
 /// The front end's side of a running agent.
