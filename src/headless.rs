@@ -72,7 +72,7 @@ pub async fn run(
         context,
     });
     let mut interrupted = false;
-    let mut progress = Progress::new(crate::local::commands::is_local(&config));
+    let mut progress = Progress::new(crate::local::is_local(&config));
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
     let exit = loop {

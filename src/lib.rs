@@ -1,13 +1,13 @@
 //! seek: a terminal agent shell. A model answers in prose with fenced code blocks; seek runs them.
 //!
 //! The binary's own layer: the command line (`cli`), the headless mode (`headless`) and the
-//! `seek mcp` subcommand (`mcp_command`). Every other part lives in a crate of its own, one floor
+//! subcommands and modes (`commands`, one file each). Every other part lives in a crate of its own, one floor
 //! each (docs/architecture.md), re-exported here under the paths seek has always used, so tests
 //! and benchmarks reach every part through `seek::`.
 
 pub mod cli;
+pub mod commands;
 pub mod headless;
-pub mod mcp_command;
 
 pub use seek_core::{
     BoxFuture, agent, agents, config, exec, files, llm, local, log, mcp, secrets, session, tls,

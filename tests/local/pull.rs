@@ -610,7 +610,7 @@ fn the_listing_shows_the_catalog_and_other_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("mine.gguf"), b"GGUF").expect("write");
     std::fs::write(dir.path().join(format!("{FILE}.part")), b"GGUF").expect("write");
-    let listing = seek::local::commands::listing(&settings(dir.path()));
+    let listing = seek::commands::local_models::listing(&settings(dir.path()));
     for entry in catalog::CATALOG {
         assert!(listing.contains(entry.name), "{listing}");
     }

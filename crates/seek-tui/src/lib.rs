@@ -116,7 +116,7 @@ pub async fn run(
         crate::exec::sandbox::supported(),
     ));
     app.work_path.clone_from(&config.work_dir.value);
-    app.status.built_in = crate::local::commands::is_local(&config);
+    app.status.built_in = crate::local::is_local(&config);
     app.approval = Some(config.safety.approval.value);
     app.notifier = notify::Notifier::new(config.tui.signal(), config.tui.notify_after());
     for warning in [config.safety.warning(), config.work_dir_warning()]

@@ -8,7 +8,6 @@
 
 pub mod advice;
 pub mod catalog;
-pub mod commands;
 pub mod download;
 pub mod engine;
 pub mod error;
@@ -41,4 +40,9 @@ pub fn first_use_notice(config: &crate::config::Config) -> Option<String> {
         entry.size as f64 / 1e6,
         settings.models_dir.display()
     ))
+}
+
+/// Whether the configured provider is the built-in engine.
+pub fn is_local(config: &crate::config::Config) -> bool {
+    config.provider.value.name == "local"
 }

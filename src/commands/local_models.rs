@@ -12,18 +12,13 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::LocalError;
-use super::catalog::{self, CATALOG, ModelRef, Sha256};
-use super::download::progress::human_bytes;
-use super::download::{self, DownloadSettings, OnDisk, Phase, Progress};
-use crate::config::Config;
-use crate::terminal_safe::terminal_safe;
-use crate::wire::Exit;
-
-/// Whether the configured provider is the built-in engine.
-pub fn is_local(config: &Config) -> bool {
-    config.provider.value.name == "local"
-}
+use seek_core::config::Config;
+use seek_core::local::LocalError;
+use seek_core::local::catalog::{self, CATALOG, ModelRef, Sha256};
+use seek_core::local::download::progress::human_bytes;
+use seek_core::local::download::{self, DownloadSettings, OnDisk, Phase, Progress};
+use seek_wire::terminal_safe::terminal_safe;
+use seek_wire::wire::Exit;
 
 /// `seek pull NAME`: downloads (or finds) the model, then prints its path and sha256 on
 /// stdout. A `.gguf` path is hashed and printed the same way.
@@ -85,7 +80,7 @@ pub fn pull(config: &Config, name: &str, cwd: &Path) -> anyhow::Result<Exit> {
                 let retry = format!("`seek pull {}`", entry.name);
                 eprintln!(
                     "seek: {}",
-                    super::advice::after_failed_download(entry.name, &retry, None)
+                    seek_core::local::advice::after_failed_download(entry.name, &retry, None)
                 );
             }
             Ok(match err {
@@ -102,7 +97,7 @@ pub fn pull(config: &Config, name: &str, cwd: &Path) -> anyhow::Result<Exit> {
 
 /// A `.gguf` file named directly: nothing to download; its path and sha256.
 fn print_file(path: &Path) -> anyhow::Result<Exit> {
-    let hashed = super::download::sha256_of(path);
+    let hashed = download::sha256_of(path);
     match hashed {
         Ok(hex) => {
             eprintln!("seek: {} is a file: nothing to download", path.display());

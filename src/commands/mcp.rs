@@ -9,13 +9,14 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::Exit;
-use crate::config::{Config, ConfigFile};
-use crate::mcp::{Hub, ServerState, ServerStatus};
-use crate::terminal_safe::{escape_invisible, json_line, terminal_safe};
+use seek_core::config::{Config, ConfigFile};
+use seek_core::mcp::{Hub, ServerState, ServerStatus};
+use seek_wire::terminal_safe::{escape_invisible, json_line, terminal_safe};
+use seek_wire::wire::Exit;
 
 /// How long past the longest configured start-up timeout `seek mcp` waits for the hub before
 /// it lists the servers as they are (the hub bounds each start itself; this bounds the hub).
@@ -221,6 +222,46 @@ fn cut(text: &str, max: usize) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
     }
+}
+
+/// `seek mcp`: the configured MCP servers, started, listed and ended; Ctrl+C ends them too.
+pub fn servers(config: &Config, json: bool) -> anyhow::Result<Exit> {
+    // Servers inherit what blocks inherit: the environment without credentials.
+    let env_remove = seek_core::secrets::withheld_names(
+        std::env::vars_os(),
+        &config.credential_vars(),
+        &config.safety.pass_env.value,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    // Ctrl+C, SIGTERM and SIGHUP all end the servers before seek exits. The handlers are in
+    // place before any server starts, so no signal takes the default action meanwhile.
+    let listing = runtime.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let signals = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        );
+        let interrupt = async move {
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = signals else {
+                // Without signal handlers there is nothing to wait for.
+                return std::future::pending::<()>().await;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+        };
+        run(config, env_remove, json, interrupt).await
+    });
+    std::io::stdout()
+        .lock()
+        .write_all(listing.stdout.as_bytes())?;
+    eprint!("{}", listing.stderr);
+    Ok(listing.exit)
 }
 
 #[cfg(test)]
