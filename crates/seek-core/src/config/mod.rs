@@ -2,7 +2,8 @@
 //!
 //! Owns resolution and validation of every setting and the platform directories. It must not
 //! start anything: it reads one file and the environment it is given, and creates nothing except
-//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
+//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`). Each scalar key is declared
+//! once in the settings table (`settings`); `Resolver::given`/`setting` read any key of it.
 
 mod env;
 mod file;
