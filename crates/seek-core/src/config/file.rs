@@ -1,6 +1,7 @@
 //! The config file's schema and its parsing.
 //!
-//! Owns what a TOML config file may contain and turns parse failures into messages naming the
+//! Owns what a TOML config file may contain (the scalar keys' structs come from the settings
+//! table, `settings.rs`; the per-tool tables are here) and turns parse failures into messages naming the
 //! file, the line and the key. It must not apply precedence or defaults (`resolve` does).
 
 use std::path::{Path, PathBuf};
@@ -13,57 +14,8 @@ use super::ConfigError;
 /// A value read from the file, with where it was.
 pub type FileValue<T> = Option<Spanned<T>>;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileConfig {
-    pub provider: FileValue<String>,
-    pub base_url: FileValue<String>,
-    pub model: FileValue<String>,
-    pub api_key_env: FileValue<String>,
-    pub work_dir: FileValue<String>,
-    pub agent: FileValue<String>,
-    pub max_attempts: FileValue<i64>,
-    pub max_rounds: FileValue<i64>,
-    pub context_window: FileValue<i64>,
-    pub max_tokens: FileValue<i64>,
-    pub temperature: FileValue<super::model::Number>,
-    pub top_p: FileValue<super::model::Number>,
-    pub seed: FileValue<i64>,
-    pub stream_idle_timeout_secs: FileValue<i64>,
-    pub connect_timeout_secs: FileValue<i64>,
-    pub reply_timeout_secs: FileValue<i64>,
-    pub stream_max_line_mib: FileValue<i64>,
-    pub max_retries: FileValue<i64>,
-    pub model_size: FileValue<String>,
-    pub sandbox: FileValue<String>,
-    pub approval: FileValue<String>,
-    pub safe_mode: FileValue<bool>,
-    #[serde(default)]
-    pub exec: ExecFile,
-    #[serde(default)]
-    pub tools: ToolsFile,
-    #[serde(default)]
-    pub local: super::local::LocalFile,
-    #[serde(default)]
-    pub tui: super::tui::TuiFile,
-    #[serde(default)]
-    pub web: super::web::WebFile,
-    #[serde(default)]
-    pub serve: super::serve::ServeFile,
-    /// `[mcp_servers.NAME]` tables (`mcp::resolve` keeps the file's order).
-    #[serde(default)]
-    pub mcp_servers: super::mcp::McpServersFile,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExecFile {
-    pub output_limit_bytes: FileValue<i64>,
-    pub pass_env: FileValue<Vec<String>>,
-    pub max_processes: FileValue<i64>,
-    pub max_memory_mb: FileValue<i64>,
-    pub allow_sockets: FileValue<Vec<String>>,
-}
+/// The top level and the sections of scalar keys are generated from the settings table.
+pub use super::settings::FileConfig;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -2,28 +2,15 @@
 //! them from, how long a silent download may last, and how many threads the engine uses.
 //!
 //! Owns these keys, their defaults (the platform cache dir, `SEEK_CACHE_DIR`) and their
-//! validation, and their lines in `seek config`. It must not download or load anything.
+//! validation, and the special cases of their lines in `seek config` (the keys themselves are
+//! the settings table's). It must not download or load anything.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::file::{FileConfig, FileValue};
-use super::{ConfigError, Origin, Resolver, Sourced, invalid};
-
-/// `[local]` as read from the file.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LocalFile {
-    pub models_dir: FileValue<String>,
-    /// One URL or a list of them (checked in `resolve`, which names the key in its errors).
-    pub mirror: FileValue<toml::Value>,
-    pub offline: FileValue<bool>,
-    pub download_stall_secs: FileValue<i64>,
-    pub threads: FileValue<i64>,
-}
+use super::settings::{DOWNLOAD_STALL_SECS, MIRROR, MODELS_DIR, OFFLINE, THREADS};
+use super::{Config, ConfigError, Env, Origin, Resolver, Sourced, invalid};
 
 /// The effective `[local]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,19 +46,13 @@ impl LocalSettings {
     }
 }
 
-pub(super) fn resolve(
-    r: &Resolver<'_>,
-    cfg: Option<&FileConfig>,
-) -> Result<LocalSettings, ConfigError> {
-    let file = cfg.map(|c| &c.local);
-    let models_dir = models_dir(r, file)?;
-    let mirrors = match r.file_value(file.and_then(|l| l.mirror.as_ref())) {
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<LocalSettings, ConfigError> {
+    let models_dir = models_dir(r)?;
+    let mirrors = match r.raw(&MIRROR) {
         Some(raw) => Sourced::new(mirror_list(&raw)?, raw.origin),
         None => Sourced::new(Vec::new(), Origin::Default),
     };
-    let offline = r
-        .file_value(file.and_then(|l| l.offline.as_ref()))
-        .unwrap_or_else(|| Sourced::new(false, Origin::Default));
+    let offline = r.setting(&OFFLINE)?;
     if offline.value && mirrors.value.is_empty() {
         return Err(invalid(
             &offline,
@@ -79,38 +60,27 @@ pub(super) fn resolve(
             "offline downloads come only from a mirror: set [local] mirror = \"http://host/path/\" too",
         ));
     }
-    let download_stall_secs = r.number(
-        file.and_then(|l| l.download_stall_secs.as_ref()),
-        "local.download_stall_secs",
-        1..=3600,
-        DEFAULT_DOWNLOAD_STALL_SECS,
-    )?;
-    let threads = match file.and_then(|l| l.threads.as_ref()) {
-        Some(value) => Some(r.number(Some(value), "local.threads", 1..=1024, 1)?),
-        None => None,
-    };
     Ok(LocalSettings {
         models_dir,
         mirrors,
         offline,
-        download_stall_secs,
-        threads,
+        download_stall_secs: r.setting(&DOWNLOAD_STALL_SECS)?,
+        threads: r.given(&THREADS)?,
     })
 }
 
 /// `SEEK_CACHE_DIR/models`, else `[local] models_dir` (relative to the config file, `~`
 /// expanded), else `<platform cache dir>/seek/models`.
-fn models_dir(r: &Resolver<'_>, file: Option<&LocalFile>) -> Result<Sourced<PathBuf>, ConfigError> {
-    if let Some(dir) = r.env.get("SEEK_CACHE_DIR") {
-        return Ok(Sourced::new(
-            r.cwd.join(dir).join("models"),
-            Origin::Env("SEEK_CACHE_DIR"),
-        ));
+fn models_dir(r: &Resolver<'_>) -> Result<Sourced<PathBuf>, ConfigError> {
+    for var in MODELS_DIR.env {
+        if let Some(dir) = r.env.get(var) {
+            return Ok(Sourced::new(
+                r.cwd.join(dir).join("models"),
+                Origin::Env(var),
+            ));
+        }
     }
-    if let (Some(s), Some(loaded)) = (
-        r.file_value(file.and_then(|l| l.models_dir.as_ref())),
-        r.file,
-    ) {
+    if let (Some(s), Some(loaded)) = (r.raw(&MODELS_DIR), r.file) {
         if s.value.trim().is_empty() {
             return Err(invalid(&s, "local.models_dir", "expected a directory path"));
         }
@@ -165,17 +135,9 @@ fn mirror_list(raw: &Sourced<toml::Value>) -> Result<Vec<String>, ConfigError> {
         .collect()
 }
 
-/// The `[local]` lines of `seek config`.
-pub(super) fn render(out: &mut String, local: &LocalSettings) {
-    let _ = writeln!(out, "\n[local]");
-    let dir = local.models_dir.value.display().to_string();
-    super::show::line(
-        out,
-        "models_dir",
-        &super::show::toml_str(&dir),
-        &local.models_dir.origin,
-        None,
-    );
+/// Special case in `seek config`: the mirrors, credentials masked, or that none is set.
+pub(super) fn render_mirror(config: &Config, _: &Env, out: &mut String) {
+    let local = &config.local;
     match local.mirrors.value.as_slice() {
         [] => {
             let _ = writeln!(
@@ -184,43 +146,24 @@ pub(super) fn render(out: &mut String, local: &LocalSettings) {
             );
         }
         mirrors => {
-            let shown: Vec<String> = mirrors
-                .iter()
-                .map(|m| super::show::toml_str(&super::redact_url(m)))
-                .collect();
-            super::show::line(
+            let shown: Vec<String> = mirrors.iter().map(|m| super::redact_url(m)).collect();
+            super::setting::line(
                 out,
                 "mirror",
-                &format!("[{}]", shown.join(", ")),
+                &super::setting::toml_list(shown.iter().map(String::as_str)),
                 &local.mirrors.origin,
                 None,
             );
         }
     }
-    super::show::line(
-        out,
-        "offline",
-        &local.offline.value.to_string(),
-        &local.offline.origin,
-        None,
-    );
-    super::show::line(
-        out,
-        "download_stall_secs",
-        &local.download_stall_secs.value.to_string(),
-        &local.download_stall_secs.origin,
-        None,
-    );
-    match &local.threads {
-        Some(n) => super::show::line(out, "threads", &n.value.to_string(), &n.origin, None),
-        None => {
-            let _ = writeln!(
-                out,
-                "# threads is not set: every core ({}) computes",
-                local.thread_count()
-            );
-        }
-    }
+}
+
+/// What `seek config` says when `threads` is not set.
+pub(super) fn threads_unset(config: &Config) -> String {
+    format!(
+        "threads is not set: every core ({}) computes",
+        config.local.thread_count()
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! Owns resolution and validation of every setting and the platform directories. It must not
 //! start anything: it reads one file and the environment it is given, and creates nothing except
-//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`).
+//! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`). Each scalar key is declared
+//! once in the settings table (`settings`); `Resolver::given`/`setting` read any key of it.
 
 mod env;
 mod file;
@@ -13,6 +14,8 @@ pub mod model_size;
 pub mod providers;
 mod safety;
 mod serve;
+mod setting;
+mod settings;
 mod show;
 mod tools;
 mod tui;
@@ -22,6 +25,8 @@ mod work_dir;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use setting::{Fallback, Key, Refusal, Value};
+
 pub use crate::wire::AgentName;
 pub use env::Env;
 pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
@@ -29,7 +34,7 @@ pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use model_size::ModelSize;
 pub use providers::{Preset, Wire};
-pub use safety::{Approval, Safety};
+pub use safety::{AllowedSocket, Approval, Limits, Safety, SandboxMode};
 pub use serve::{DEFAULT_ALLOWED_ORIGIN, ServeSettings};
 pub use show::{redact_url, render};
 pub use tools::{TOOL_TAGS, ToolConfig};
@@ -345,40 +350,25 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn resolve(&self, file: ConfigFile, dirs: &Dirs) -> Result<Config, ConfigError> {
         let cfg = self.file.map(|f| &f.config);
-        let provider = self.provider(cfg)?;
+        let provider = self.provider()?;
         let preset = provider.value;
-        let base_url = self.base_url(cfg, preset)?;
-        let model = self.model(cfg, preset);
-        let api_key_env = self.api_key_env(cfg, preset)?;
-        let (work_dir, work_dir_refused) = self.work_dir(cfg, dirs)?;
-        let agent = self.agent(cfg)?;
-        let max_attempts = self.count(
-            cfg.and_then(|c| c.max_attempts.as_ref()),
-            "max_attempts",
-            1..=100,
-            DEFAULT_MAX_ATTEMPTS,
-        )?;
-        let max_rounds = self.count(
-            cfg.and_then(|c| c.max_rounds.as_ref()),
-            "max_rounds",
-            1..=1000,
-            DEFAULT_MAX_ROUNDS,
-        )?;
-        let output_limit_bytes = self.number(
-            cfg.and_then(|c| c.exec.output_limit_bytes.as_ref()),
-            "exec.output_limit_bytes",
-            1024..=(1 << 30),
-            DEFAULT_OUTPUT_LIMIT,
-        )?;
+        let base_url = self.base_url(preset)?;
+        let model = self.model(preset)?;
+        let api_key_env = self.api_key_env(preset)?;
+        let (work_dir, work_dir_refused) = self.work_dir(dirs)?;
+        let agent = self.agent()?;
+        let max_attempts = self.setting(&settings::MAX_ATTEMPTS)?;
+        let max_rounds = self.setting(&settings::MAX_ROUNDS)?;
+        let output_limit_bytes = self.setting(&settings::OUTPUT_LIMIT_BYTES)?;
         let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
-        let model_settings = self.model_settings(cfg)?;
-        let model_size = model_size::resolve(self, cfg.and_then(|c| c.model_size.as_ref()))?;
+        let model_settings = model::resolve(self)?;
+        let model_size = self.setting(&settings::MODEL_SIZE)?;
         let small_model_off = model_size::resolve_off(self)?;
-        let safety = safety::resolve(self, cfg)?;
-        let local = local::resolve(self, cfg)?;
-        let tui = tui::resolve(self, cfg)?;
-        let web = web::resolve(self, cfg)?;
-        let serve = serve::resolve(self, cfg)?;
+        let safety = safety::resolve(self)?;
+        let local = local::resolve(self)?;
+        let tui = tui::resolve(self)?;
+        let web = web::resolve(self)?;
+        let serve = serve::resolve(self)?;
         let mcp_agents = tools
             .iter()
             .find_map(|t| t.agents.as_ref())
@@ -414,18 +404,9 @@ impl Resolver<'_> {
     }
 
     /// The provider preset: named by flag, env var or file, or the default one.
-    fn provider(
-        &self,
-        cfg: Option<&file::FileConfig>,
-    ) -> Result<Sourced<&'static Preset>, ConfigError> {
-        let named = self.pick_string(
-            self.overrides.provider.as_deref(),
-            "--provider",
-            "SEEK_PROVIDER",
-            cfg.and_then(|c| c.provider.as_ref()),
-        );
-        let Some(s) = named else {
-            let preset = if self.points_at_a_server(cfg) {
+    fn provider(&self) -> Result<Sourced<&'static Preset>, ConfigError> {
+        let Some(s) = self.given(&settings::PROVIDER)? else {
+            let preset = if self.points_at_a_server()? {
                 providers::server_preset()
             } else {
                 providers::local_preset()
@@ -444,38 +425,19 @@ impl Resolver<'_> {
     /// With no provider named, whether the settings still say a server is wanted: a base URL,
     /// `OLLAMA_HOST`, or a model name that is neither a built-in catalog name nor a `.gguf`
     /// file. Such setups meant Ollama before the built-in engine existed and still do.
-    fn points_at_a_server(&self, cfg: Option<&file::FileConfig>) -> bool {
-        let base_url = self.pick_string(
-            self.overrides.base_url.as_deref(),
-            "--base-url",
-            "SEEK_BASE_URL",
-            cfg.and_then(|c| c.base_url.as_ref()),
-        );
-        let model = self.pick_string(
-            self.overrides.model.as_deref(),
-            "--model",
-            "SEEK_MODEL",
-            cfg.and_then(|c| c.model.as_ref()),
-        );
-        base_url.is_some()
+    fn points_at_a_server(&self) -> Result<bool, ConfigError> {
+        let base_url = self.given(&settings::BASE_URL)?;
+        let model = self.given(&settings::MODEL)?;
+        Ok(base_url.is_some()
             || self.env.get("OLLAMA_HOST").is_some()
-            || model.is_some_and(|m| !crate::local::catalog::runs_locally(&m.value))
+            || model.is_some_and(|m| !crate::local::catalog::runs_locally(&m.value)))
     }
 
     /// The server's address: flag, env var, file, `OLLAMA_HOST` for an Ollama server, or the
     /// preset's (none for the built-in engine). Refused when empty or holding whitespace.
-    fn base_url(
-        &self,
-        cfg: Option<&file::FileConfig>,
-        preset: &'static Preset,
-    ) -> Result<Sourced<String>, ConfigError> {
+    fn base_url(&self, preset: &'static Preset) -> Result<Sourced<String>, ConfigError> {
         let base_url = self
-            .pick_string(
-                self.overrides.base_url.as_deref(),
-                "--base-url",
-                "SEEK_BASE_URL",
-                cfg.and_then(|c| c.base_url.as_ref()),
-            )
+            .given(&settings::BASE_URL)?
             .or_else(|| {
                 // Ollama's own variable is honoured as the default address of an Ollama server.
                 let host = self
@@ -501,32 +463,19 @@ impl Resolver<'_> {
     }
 
     /// The model's name: flag, env var, file, or the preset's default (which may be none).
-    fn model(
-        &self,
-        cfg: Option<&file::FileConfig>,
-        preset: &'static Preset,
-    ) -> Sourced<Option<String>> {
-        match self.pick_string(
-            self.overrides.model.as_deref(),
-            "--model",
-            "SEEK_MODEL",
-            cfg.and_then(|c| c.model.as_ref()),
-        ) {
+    fn model(&self, preset: &'static Preset) -> Result<Sourced<Option<String>>, ConfigError> {
+        Ok(match self.given(&settings::MODEL)? {
             Some(s) => Sourced::new(Some(s.value), s.origin),
             None => Sourced::new(
                 preset.default_model.map(str::to_owned),
                 Origin::Preset(preset.name),
             ),
-        }
+        })
     }
 
     /// The NAME of the variable holding the API key (file only: a key never comes from a flag).
-    fn api_key_env(
-        &self,
-        cfg: Option<&file::FileConfig>,
-        preset: &'static Preset,
-    ) -> Result<Sourced<Option<String>>, ConfigError> {
-        match self.file_value(cfg.and_then(|c| c.api_key_env.as_ref())) {
+    fn api_key_env(&self, preset: &'static Preset) -> Result<Sourced<Option<String>>, ConfigError> {
+        match self.given(&settings::API_KEY_ENV)? {
             Some(s) if !is_env_var_name(&s.value) => Err(invalid(
                 &s,
                 "api_key_env",
@@ -541,13 +490,8 @@ impl Resolver<'_> {
     }
 
     /// The starting agent: flag, env var, file, or `auto`.
-    fn agent(&self, cfg: Option<&file::FileConfig>) -> Result<Sourced<AgentName>, ConfigError> {
-        match self.pick_string(
-            self.overrides.agent.as_deref(),
-            "--agent",
-            "SEEK_AGENT",
-            cfg.and_then(|c| c.agent.as_ref()),
-        ) {
+    fn agent(&self) -> Result<Sourced<AgentName>, ConfigError> {
+        match self.given(&settings::AGENT)? {
             Some(s) => {
                 let agent = crate::agents::find(&s.value).ok_or_else(|| {
                     invalid(
@@ -562,61 +506,12 @@ impl Resolver<'_> {
         }
     }
 
-    /// A cap from the file, within `range` (which must fit a `u32`), or `default`.
-    fn count(
-        &self,
-        value: Option<&toml::Spanned<i64>>,
-        key: &str,
-        range: std::ops::RangeInclusive<u64>,
-        default: u32,
-    ) -> Result<Sourced<u32>, ConfigError> {
-        let number = self.number(value, key, range, u64::from(default))?;
-        Ok(Sourced::new(
-            u32::try_from(number.value).unwrap_or(default),
-            number.origin,
-        ))
-    }
-
-    /// The model's generation and streaming settings (`model::resolve` checks them).
-    fn model_settings(&self, cfg: Option<&file::FileConfig>) -> Result<ModelSettings, ConfigError> {
-        let model_file = cfg.map_or_else(model::ModelFile::default, |c| model::ModelFile {
-            context_window: c.context_window.as_ref(),
-            max_tokens: c.max_tokens.as_ref(),
-            temperature: c.temperature.as_ref(),
-            top_p: c.top_p.as_ref(),
-            seed: c.seed.as_ref(),
-            stream_idle_timeout_secs: c.stream_idle_timeout_secs.as_ref(),
-            connect_timeout_secs: c.connect_timeout_secs.as_ref(),
-            reply_timeout_secs: c.reply_timeout_secs.as_ref(),
-            stream_max_line_mib: c.stream_max_line_mib.as_ref(),
-            max_retries: c.max_retries.as_ref(),
-        });
-        model::resolve(&model_file, &|span| self.file_origin(span))
-    }
-
     /// The user's home (to warn when the work dir is or holds it): `HOME`, else the system's.
     fn home(&self) -> Option<PathBuf> {
         self.env
             .get("HOME")
             .map(PathBuf::from)
             .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned()))
-    }
-
-    /// Flag, then env var, then file.
-    fn pick_string(
-        &self,
-        flag: Option<&str>,
-        flag_name: &'static str,
-        env_name: &'static str,
-        file: Option<&toml::Spanned<String>>,
-    ) -> Option<Sourced<String>> {
-        if let Some(v) = flag {
-            return Some(Sourced::new(v.to_owned(), Origin::Flag(flag_name)));
-        }
-        if let Some(v) = self.env.get(env_name) {
-            return Some(Sourced::new(v.to_owned(), Origin::Env(env_name)));
-        }
-        self.file_value(file)
     }
 
     fn file_value<T: Clone>(&self, value: Option<&toml::Spanned<T>>) -> Option<Sourced<T>> {
@@ -633,6 +528,56 @@ impl Resolver<'_> {
         }
     }
 
+    /// A key's value from its flag, then its variables, then the file; `None` when none sets
+    /// it. A value the key refuses is an error naming where it came from.
+    pub(super) fn given<T: Value>(&self, key: &Key<T>) -> Result<Option<Sourced<T>>, ConfigError> {
+        let refused = |origin: Origin, quoted: String, refusal: Refusal| ConfigError::Invalid {
+            origin,
+            key: key.name.to_owned(),
+            value: refusal.part.unwrap_or(quoted),
+            expected: refusal.expected,
+        };
+        let from_text = |text: &str, origin: Origin| match T::from_text(text, key.bounds) {
+            Ok(value) => Ok(Some(Sourced::new(value, origin))),
+            Err(refusal) => Err(refused(origin, format!("{text:?}"), refusal)),
+        };
+        if let Some(flag) = key.flag
+            && let Some(text) = (flag.get)(self.overrides)
+        {
+            return from_text(text, Origin::Flag(flag.name));
+        }
+        for var in key.env {
+            if let Some(text) = self.env.get(var) {
+                return from_text(text, Origin::Env(var));
+            }
+        }
+        let Some(raw) = self.raw(key) else {
+            return Ok(None);
+        };
+        match T::from_file(&raw.value, key.bounds) {
+            Ok(value) => Ok(Some(Sourced::new(value, raw.origin))),
+            Err(refusal) => Err(refused(raw.origin, T::quote(&raw.value), refusal)),
+        }
+    }
+
+    /// A key's value, or its default (`Fallback::Value`).
+    pub(super) fn setting<T: Value>(&self, key: &Key<T>) -> Result<Sourced<T>, ConfigError> {
+        match (self.given(key)?, &key.default) {
+            (Some(value), _) => Ok(value),
+            (None, Fallback::Value(default)) => Ok(Sourced::new(default(), Origin::Default)),
+            // The resolver asks for keys without a default through `given` (a table test
+            // checks every key it asks through `setting` has one).
+            (None, Fallback::Unset | Fallback::Computed(_)) => Err(ConfigError::Invalid {
+                origin: Origin::Default,
+                key: key.name.to_owned(),
+                value: String::new(),
+                expected: "a value: the settings table gives this key no default".to_owned(),
+            }),
+        }
+    }
+
+    /// A whole number from the file under a key named at run time (`[mcp_servers.NAME]`'s
+    /// timeouts), within `range`, or `default`.
     pub(super) fn number(
         &self,
         value: Option<&toml::Spanned<i64>>,
@@ -640,21 +585,19 @@ impl Resolver<'_> {
         range: std::ops::RangeInclusive<u64>,
         default: u64,
     ) -> Result<Sourced<u64>, ConfigError> {
-        match self.file_value(value) {
-            None => Ok(Sourced::new(default, Origin::Default)),
-            Some(s) => match u64::try_from(s.value) {
-                Ok(n) if range.contains(&n) => Ok(Sourced::new(n, s.origin)),
-                _ => Err(invalid(
-                    &s,
-                    key,
-                    &format!(
-                        "expected a whole number from {} to {}",
-                        range.start(),
-                        range.end()
-                    ),
-                )),
-            },
+        let Some(given) = self.file_value(value) else {
+            return Ok(Sourced::new(default, Origin::Default));
+        };
+        let bounds = setting::Bounds::Whole(*range.start(), *range.end());
+        match u64::from_file(&given.value, bounds) {
+            Ok(n) => Ok(Sourced::new(n, given.origin)),
+            Err(refusal) => Err(invalid(&given, key, &refusal.expected)),
         }
+    }
+
+    /// A key's value as the file wrote it (for keys whose resolver reads the file its own way).
+    pub(super) fn raw<T: Value>(&self, key: &Key<T>) -> Option<Sourced<T::File>> {
+        self.file_value(self.file.and_then(|f| (key.file)(&f.config)))
     }
 }
 

@@ -1,43 +1,13 @@
 //! Model-request settings: context window, generation limits, timeouts and retries.
 //!
-//! Owns their defaults and validation. It must not talk to a server; the `llm` module reads them.
+//! Owns the struct they land in and their defaults (their keys and bounds are the settings
+//! table's). It must not talk to a server; the `llm` module reads them.
 
-use serde::Deserialize;
-use toml::Spanned;
-
-use super::{ConfigError, Origin, Sourced};
-
-/// A TOML number that may be written as an integer (`temperature = 0`) or a float.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
-pub enum Number {
-    Int(i64),
-    Float(f64),
-}
-
-impl Number {
-    fn as_f64(self) -> f64 {
-        match self {
-            Number::Int(i) => i as f64,
-            Number::Float(f) => f,
-        }
-    }
-}
-
-/// The keys as read from the file (top level).
-#[derive(Debug, Default)]
-pub struct ModelFile<'a> {
-    pub context_window: Option<&'a Spanned<i64>>,
-    pub max_tokens: Option<&'a Spanned<i64>>,
-    pub temperature: Option<&'a Spanned<Number>>,
-    pub top_p: Option<&'a Spanned<Number>>,
-    pub seed: Option<&'a Spanned<i64>>,
-    pub stream_idle_timeout_secs: Option<&'a Spanned<i64>>,
-    pub connect_timeout_secs: Option<&'a Spanned<i64>>,
-    pub reply_timeout_secs: Option<&'a Spanned<i64>>,
-    pub stream_max_line_mib: Option<&'a Spanned<i64>>,
-    pub max_retries: Option<&'a Spanned<i64>>,
-}
+use super::settings::{
+    CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, MAX_RETRIES, MAX_TOKENS, REPLY_TIMEOUT_SECS, SEED,
+    STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB, TEMPERATURE, TOP_P,
+};
+use super::{ConfigError, Origin, Resolver, Sourced};
 
 /// Effective model-request settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,98 +61,18 @@ impl Default for ModelSettings {
     }
 }
 
-/// Resolves the settings; `origin` maps a byte offset in the file to where it is.
-pub fn resolve(
-    file: &ModelFile<'_>,
-    origin: &dyn Fn(usize) -> Origin,
-) -> Result<ModelSettings, ConfigError> {
-    let defaults = ModelSettings::default();
-    let int =
-        |value: Option<&Spanned<i64>>, key: &str, min: i64, max: i64, default: Sourced<u64>| {
-            let Some(v) = value else { return Ok(default) };
-            let n = *v.get_ref();
-            if (min..=max).contains(&n) {
-                Ok(Sourced::new(n.unsigned_abs(), origin(v.span().start)))
-            } else {
-                Err(out_of_range(
-                    origin(v.span().start),
-                    key,
-                    &n.to_string(),
-                    &format!("a whole number from {min} to {max}"),
-                ))
-            }
-        };
-    let float = |value: Option<&Spanned<Number>>, key: &str, min: f64, max: f64| {
-        let Some(v) = value else { return Ok(None) };
-        let n = v.get_ref().as_f64();
-        if (min..=max).contains(&n) {
-            Ok(Some(Sourced::new(n, origin(v.span().start))))
-        } else {
-            Err(out_of_range(
-                origin(v.span().start),
-                key,
-                &n.to_string(),
-                &format!("a number from {min} to {max}"),
-            ))
-        }
-    };
+/// Resolves the settings (their keys, bounds and defaults are the settings table's).
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<ModelSettings, ConfigError> {
     Ok(ModelSettings {
-        context_window: int(
-            file.context_window,
-            "context_window",
-            256,
-            10_000_000,
-            defaults.context_window,
-        )?,
-        max_tokens: int(
-            file.max_tokens,
-            "max_tokens",
-            1,
-            1_000_000,
-            defaults.max_tokens,
-        )?,
-        temperature: float(file.temperature, "temperature", 0.0, 2.0)?,
-        top_p: float(file.top_p, "top_p", 0.0, 1.0)?,
-        seed: file
-            .seed
-            .map(|v| Sourced::new(*v.get_ref(), origin(v.span().start))),
-        stream_idle_timeout_secs: int(
-            file.stream_idle_timeout_secs,
-            "stream_idle_timeout_secs",
-            1,
-            86_400,
-            defaults.stream_idle_timeout_secs,
-        )?,
-        connect_timeout_secs: int(
-            file.connect_timeout_secs,
-            "connect_timeout_secs",
-            1,
-            3600,
-            defaults.connect_timeout_secs,
-        )?,
-        max_retries: int(file.max_retries, "max_retries", 0, 20, defaults.max_retries)?,
-        reply_timeout_secs: int(
-            file.reply_timeout_secs,
-            "reply_timeout_secs",
-            1,
-            7 * 86_400,
-            defaults.reply_timeout_secs,
-        )?,
-        stream_max_line_mib: int(
-            file.stream_max_line_mib,
-            "stream_max_line_mib",
-            1,
-            1024,
-            defaults.stream_max_line_mib,
-        )?,
+        context_window: r.setting(&CONTEXT_WINDOW)?,
+        max_tokens: r.setting(&MAX_TOKENS)?,
+        temperature: r.given(&TEMPERATURE)?,
+        top_p: r.given(&TOP_P)?,
+        seed: r.given(&SEED)?,
+        stream_idle_timeout_secs: r.setting(&STREAM_IDLE_TIMEOUT_SECS)?,
+        connect_timeout_secs: r.setting(&CONNECT_TIMEOUT_SECS)?,
+        max_retries: r.setting(&MAX_RETRIES)?,
+        reply_timeout_secs: r.setting(&REPLY_TIMEOUT_SECS)?,
+        stream_max_line_mib: r.setting(&STREAM_MAX_LINE_MIB)?,
     })
-}
-
-fn out_of_range(origin: Origin, key: &str, value: &str, expected: &str) -> ConfigError {
-    ConfigError::Invalid {
-        origin,
-        key: key.to_owned(),
-        value: value.to_owned(),
-        expected: format!("expected {expected}"),
-    }
 }

@@ -5,13 +5,14 @@
 //! such as `135m`, `0.5b`, `qwen2.5-coder:1.5b`), both small at most 2B parameters, else from the
 //! context window (small at most 4,096 tokens).
 //!
-//! Owns the key, its environment variable `SEEK_MODEL_SIZE`, its validation, the rule and the
+//! Owns the setting's values (its key and variable `SEEK_MODEL_SIZE` are the settings table's), the rule and the
 //! words that say what it decided and why. It must not ask a server: what one reported arrives
 //! as `ModelFacts` (`agent::size` asks).
 
 use serde::Deserialize;
 
-use super::{ConfigError, Resolver, Sourced, invalid};
+use super::setting::{Choice, choice_value};
+use super::{ConfigError, Resolver};
 
 /// What the setting says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -32,15 +33,22 @@ impl ModelSize {
         }
     }
 
+    #[cfg(test)]
     fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(ModelSize::Auto),
-            "small" => Some(ModelSize::Small),
-            "large" => Some(ModelSize::Large),
-            _ => None,
-        }
+        super::setting::parse_choice(text).ok()
     }
 }
+
+impl Choice for ModelSize {
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+    fn expected() -> String {
+        "expected \"auto\", \"small\" or \"large\"".to_owned()
+    }
+}
+
+choice_value!(ModelSize);
 
 /// Models with at most this many parameters are small under `auto`.
 const SMALL_PARAMETERS: f64 = 2e9;
@@ -387,24 +395,6 @@ pub(super) fn resolve_off(r: &Resolver<'_>) -> Result<Vec<String>, ConfigError> 
 }
 
 const OFF_VAR: &str = "SEEK_SMALL_MODEL_OFF";
-
-/// The setting: `SEEK_MODEL_SIZE`, then the file, then `auto`.
-pub(super) fn resolve(
-    r: &Resolver<'_>,
-    file: Option<&toml::Spanned<String>>,
-) -> Result<Sourced<ModelSize>, ConfigError> {
-    let Some(given) = r.pick_string(None, "--model-size", "SEEK_MODEL_SIZE", file) else {
-        return Ok(Sourced::new(ModelSize::Auto, super::Origin::Default));
-    };
-    match ModelSize::parse(&given.value) {
-        Some(size) => Ok(Sourced::new(size, given.origin)),
-        None => Err(invalid(
-            &given,
-            "model_size",
-            "expected \"auto\", \"small\" or \"large\"",
-        )),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -5,12 +5,136 @@
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
 
-use super::file::FileConfig;
-use super::{ConfigError, Origin, Resolver, Sourced, invalid};
-use crate::exec::sandbox::{self, SandboxMode};
-use crate::exec::socket_guard::{self, AllowedSocket};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::setting::{Bounds, Choice, Refusal, Value, choice_value, toml_list};
+use super::settings::{
+    ALLOW_SOCKETS, APPROVAL, MAX_MEMORY_MB, MAX_PROCESSES, PASS_ENV, SAFE_MODE, SANDBOX,
+};
+use super::{ConfigError, Origin, Resolver, Sourced};
 
 pub use crate::wire::Approval;
+
+/// What blocks may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read everything, write the work dir, the private temp dir and seek's cache dir.
+    WorkspaceWrite,
+    /// Read everything, write only the private temp dir.
+    ReadOnly,
+    /// No confinement and no privilege dropping.
+    Off,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl Choice for SandboxMode {
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        super::setting::parse_choice(s)
+    }
+}
+
+impl Choice for Approval {
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+choice_value!(SandboxMode, Approval);
+
+/// Resource bounds for one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Processes and threads at once (`pids.max`; `RLIMIT_NPROC` where no controller exists,
+    /// which counts all of the user's processes and does not bind root).
+    pub max_processes: Option<u64>,
+    /// Bytes of memory (`memory.max`; `RLIMIT_DATA`, per process, where no controller exists).
+    pub max_memory: Option<u64>,
+}
+
+/// The longest abstract socket name: `sun_path` (108 bytes) less the leading NUL.
+const ABSTRACT_NAME_MAX: usize = 107;
+
+/// A socket blocks may reach although it is outside the sandbox's folders: `[exec] allow_sockets`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedSocket {
+    /// A socket file, or a folder whose sockets (at any depth) are allowed. Absolute; links in it
+    /// are resolved when a block connects.
+    Path(PathBuf),
+    /// An abstract socket's name, written `@name`.
+    Abstract(Vec<u8>),
+}
+
+impl std::str::FromStr for AllowedSocket {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(name) = s.strip_prefix('@') {
+            if name.is_empty() {
+                return Err("an abstract socket needs a name after `@`".into());
+            }
+            if name.len() > ABSTRACT_NAME_MAX {
+                return Err("an abstract socket name has at most 107 bytes".into());
+            }
+            return Ok(Self::Abstract(name.as_bytes().to_vec()));
+        }
+        let path = Path::new(s);
+        if !path.is_absolute() {
+            return Err(
+                "expected an absolute path to a socket or a folder of sockets, or @name for an abstract socket"
+                    .into(),
+            );
+        }
+        Ok(Self::Path(path.to_owned()))
+    }
+}
+
+impl fmt::Display for AllowedSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Path(path) => write!(f, "{}", path.display()),
+            Self::Abstract(name) => write!(f, "@{}", String::from_utf8_lossy(name)),
+        }
+    }
+}
+
+/// `allow_sockets = ["/run/x.sock", "@name"]`; a refusal quotes the entry refused.
+impl Value for Vec<AllowedSocket> {
+    type File = Vec<String>;
+    fn from_file(raw: &Vec<String>, _: Bounds) -> Result<Self, Refusal> {
+        raw.iter()
+            .map(|entry| {
+                entry.parse::<AllowedSocket>().map_err(|expected| Refusal {
+                    expected,
+                    part: Some(format!("{entry:?}")),
+                })
+            })
+            .collect()
+    }
+    fn from_text(text: &str, bounds: Bounds) -> Result<Self, Refusal> {
+        Self::from_file(&Vec::<String>::from_text(text, bounds)?, bounds)
+    }
+    fn to_toml(&self) -> String {
+        let entries: Vec<String> = self.iter().map(ToString::to_string).collect();
+        toml_list(entries.iter().map(String::as_str))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Safety {
@@ -49,9 +173,9 @@ pub fn default_max_memory_mb() -> u64 {
 
 impl Safety {
     /// The resource limits of one block.
-    pub fn limits(&self) -> crate::exec::cgroup::Limits {
+    pub fn limits(&self) -> Limits {
         let nonzero = |n: u64| (n > 0).then_some(n);
-        crate::exec::cgroup::Limits {
+        Limits {
             max_processes: nonzero(self.max_processes.value),
             max_memory: nonzero(self.max_memory_mb.value).map(|mb| mb.saturating_mul(1 << 20)),
         }
@@ -74,89 +198,30 @@ impl Safety {
         if self.sandbox.value == SandboxMode::Off {
             return None;
         }
-        socket_guard::support().warning()
+        crate::exec::socket_guard::support().warning()
     }
 }
 
 /// Whether blocks are confined by the kernel in `mode` here.
 fn confines(mode: SandboxMode) -> bool {
-    mode != SandboxMode::Off && sandbox::supported()
+    mode != SandboxMode::Off && crate::exec::sandbox::supported()
 }
 
-pub(super) fn resolve(r: &Resolver<'_>, cfg: Option<&FileConfig>) -> Result<Safety, ConfigError> {
-    let sandbox = match r.pick_string(
-        r.overrides.sandbox.as_deref(),
-        "--sandbox",
-        "SEEK_SANDBOX",
-        cfg.and_then(|c| c.sandbox.as_ref()),
-    ) {
-        Some(s) => {
-            let mode = s
-                .value
-                .parse::<SandboxMode>()
-                .map_err(|expected| invalid(&s, "sandbox", &expected))?;
-            Sourced::new(mode, s.origin)
-        }
-        None => Sourced::new(SandboxMode::WorkspaceWrite, Origin::Default),
-    };
-    let approval = match r.pick_string(
-        r.overrides.approval.as_deref(),
-        "--approval",
-        "SEEK_APPROVAL",
-        cfg.and_then(|c| c.approval.as_ref()),
-    ) {
-        Some(s) => {
-            let approval = s
-                .value
-                .parse::<Approval>()
-                .map_err(|expected| invalid(&s, "approval", &expected))?;
-            Sourced::new(approval, s.origin)
-        }
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<Safety, ConfigError> {
+    let sandbox = r.setting(&SANDBOX)?;
+    let approval = match r.given(&APPROVAL)? {
+        Some(approval) => approval,
         // Unconfined blocks are shown before they run.
         None if confines(sandbox.value) => Sourced::new(Approval::Auto, Origin::Default),
         None => Sourced::new(Approval::Ask, Origin::Default),
     };
-    let safe_mode = r
-        .file_value(cfg.and_then(|c| c.safe_mode.as_ref()))
-        .unwrap_or_else(|| Sourced::new(false, Origin::Default));
-    let pass_env = r
-        .file_value(cfg.and_then(|c| c.exec.pass_env.as_ref()))
-        .unwrap_or_else(|| Sourced::new(Vec::new(), Origin::Default));
-    let max_processes = r.number(
-        cfg.and_then(|c| c.exec.max_processes.as_ref()),
-        "exec.max_processes",
-        0..=1_000_000,
-        DEFAULT_MAX_PROCESSES,
-    )?;
-    let max_memory_mb = r.number(
-        cfg.and_then(|c| c.exec.max_memory_mb.as_ref()),
-        "exec.max_memory_mb",
-        0..=(1 << 30),
-        default_max_memory_mb(),
-    )?;
-    let allow_sockets = match r.file_value(cfg.and_then(|c| c.exec.allow_sockets.as_ref())) {
-        Some(entries) => {
-            let parsed = entries
-                .value
-                .iter()
-                .map(|entry| {
-                    entry.parse::<AllowedSocket>().map_err(|expected| {
-                        let one = Sourced::new(entry.clone(), entries.origin.clone());
-                        invalid(&one, "exec.allow_sockets", &expected)
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Sourced::new(parsed, entries.origin)
-        }
-        None => Sourced::new(Vec::new(), Origin::Default),
-    };
     Ok(Safety {
         sandbox,
         approval,
-        safe_mode,
-        pass_env,
-        max_processes,
-        max_memory_mb,
-        allow_sockets,
+        safe_mode: r.setting(&SAFE_MODE)?,
+        pass_env: r.setting(&PASS_ENV)?,
+        max_processes: r.setting(&MAX_PROCESSES)?,
+        max_memory_mb: r.setting(&MAX_MEMORY_MB)?,
+        allow_sockets: r.setting(&ALLOW_SOCKETS)?,
     })
 }

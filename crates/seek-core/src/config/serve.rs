@@ -1,22 +1,11 @@
 //! The `[serve]` section: which web origins may call `seek serve` from a browser page
 //! (`allowed_origins`, default AgenticSeek's front end at `http://localhost:3000`).
 //!
-//! Owns the key, its default, its validation and its lines in `seek config`. It must not listen
+//! Owns the key's validation (the key is the settings table's). It must not listen
 //! on anything.
 
-use std::fmt::Write as _;
-
-use serde::Deserialize;
-
-use super::file::{FileConfig, FileValue};
+use super::settings::ALLOWED_ORIGINS;
 use super::{ConfigError, Origin, Resolver, Sourced, invalid};
-
-/// `[serve]` as read from the file.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServeFile {
-    pub allowed_origins: FileValue<Vec<String>>,
-}
 
 /// The origin of AgenticSeek's React front end (`npm start`).
 pub const DEFAULT_ALLOWED_ORIGIN: &str = "http://localhost:3000";
@@ -37,11 +26,8 @@ impl Default for ServeSettings {
     }
 }
 
-pub(super) fn resolve(
-    r: &Resolver<'_>,
-    cfg: Option<&FileConfig>,
-) -> Result<ServeSettings, ConfigError> {
-    let Some(given) = r.file_value(cfg.and_then(|c| c.serve.allowed_origins.as_ref())) else {
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<ServeSettings, ConfigError> {
+    let Some(given) = r.given(&ALLOWED_ORIGINS)? else {
         return Ok(ServeSettings::default());
     };
     let mut origins = Vec::with_capacity(given.value.len());
@@ -76,25 +62,6 @@ fn is_origin(text: &str) -> bool {
         && url.query().is_none()
         && url.fragment().is_none()
         && !text.contains('*')
-}
-
-/// The `[serve]` lines of `seek config`.
-pub(super) fn render(out: &mut String, serve: &ServeSettings) {
-    use super::show::{line, toml_str};
-    let _ = writeln!(out, "\n[serve]");
-    let origins: Vec<String> = serve
-        .allowed_origins
-        .value
-        .iter()
-        .map(|o| toml_str(o))
-        .collect();
-    line(
-        out,
-        "allowed_origins",
-        &format!("[{}]", origins.join(", ")),
-        &serve.allowed_origins.origin,
-        None,
-    );
 }
 
 #[cfg(test)]

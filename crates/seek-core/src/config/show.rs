@@ -1,11 +1,15 @@
 //! `seek config`: the effective configuration as TOML, each value commented with its origin.
 //!
-//! Owns the rendering and the redaction of secrets (API keys and MCP servers' env values are
+//! Owns the rendering (the lines come from the settings table, `settings.rs`, in its order; the
+//! special cases it names are the functions below) and the redaction of secrets (API keys and MCP servers' env values are
 //! never shown; credentials inside a URL are masked). It must not resolve anything itself.
 
 use std::fmt::Write as _;
 
-use super::{Config, ConfigFile, Env, Origin, Sourced};
+pub(super) use super::setting::line;
+use super::{Config, ConfigFile, Env, Wire};
+
+pub(super) use super::setting::toml_str;
 
 /// Renders `config` as a valid TOML document. `env` is consulted only to say whether the API key
 /// variable is set; its value is never printed.
@@ -23,40 +27,56 @@ pub fn render(config: &Config, env: &Env) -> String {
     };
     let _ = writeln!(out, "# seek: effective configuration\n{file_line}");
     let _ = writeln!(out, "# data dir: {}\n", config.data_dir.display());
+    for section in &super::settings::SECTIONS {
+        if let Some(header) = section.header {
+            let _ = writeln!(out, "\n[{header}]");
+        }
+        for row in section.rows {
+            row.render(config, env, &mut out);
+        }
+        if let Some(then) = section.then {
+            then(config, env, &mut out);
+        }
+    }
+    out
+}
 
-    let provider = Sourced::new(
-        config.provider.value.name.to_owned(),
-        config.provider.origin.clone(),
-    );
+// The special cases of `seek config`'s lines, named by the settings table.
+
+/// `provider`: the preset's name.
+pub(super) fn provider(config: &Config, _: &Env, out: &mut String) {
+    let provider = &config.provider;
     line(
-        &mut out,
+        out,
         "provider",
-        &toml_str(&provider.value),
+        &toml_str(provider.value.name),
         &provider.origin,
         None,
     );
-    if config.provider.value.wire == super::Wire::InProcess && config.base_url.value.is_empty() {
+}
+
+/// `base_url`, credentials masked; or that the built-in engine needs none.
+pub(super) fn base_url(config: &Config, _: &Env, out: &mut String) {
+    if config.provider.value.wire == Wire::InProcess && config.base_url.value.is_empty() {
         let _ = writeln!(
             out,
             "# base_url is not used: the built-in engine runs the model in this process"
         );
     } else {
         line(
-            &mut out,
+            out,
             "base_url",
             &toml_str(&redact_url(&config.base_url.value)),
             &config.base_url.origin,
             None,
         );
     }
+}
+
+/// `model`, or how to set it.
+pub(super) fn model(config: &Config, _: &Env, out: &mut String) {
     match &config.model.value {
-        Some(model) => line(
-            &mut out,
-            "model",
-            &toml_str(model),
-            &config.model.origin,
-            None,
-        ),
+        Some(model) => line(out, "model", &toml_str(model), &config.model.origin, None),
         None => {
             let _ = writeln!(
                 out,
@@ -64,6 +84,10 @@ pub fn render(config: &Config, env: &Env) -> String {
             );
         }
     }
+}
+
+/// `api_key_env`, and whether that variable is set (never its value).
+pub(super) fn api_key_env(config: &Config, env: &Env, out: &mut String) {
     match &config.api_key_env.value {
         Some(var) => {
             let state = if env.get(var).is_some() {
@@ -72,7 +96,7 @@ pub fn render(config: &Config, env: &Env) -> String {
                 format!("{var} is not set")
             };
             line(
-                &mut out,
+                out,
                 "api_key_env",
                 &toml_str(var),
                 &config.api_key_env.origin,
@@ -87,230 +111,74 @@ pub fn render(config: &Config, env: &Env) -> String {
             );
         }
     }
-    let work_dir = config.work_dir.value.display().to_string();
-    line(
-        &mut out,
-        "work_dir",
-        &toml_str(&work_dir),
-        &config.work_dir.origin,
-        None,
-    );
-    line(
-        &mut out,
-        "agent",
-        &toml_str(config.agent.value.as_str()),
-        &config.agent.origin,
-        None,
-    );
-    line(
-        &mut out,
-        "max_attempts",
-        &config.max_attempts.value.to_string(),
-        &config.max_attempts.origin,
-        None,
-    );
-
-    line(
-        &mut out,
-        "max_rounds",
-        &config.max_rounds.value.to_string(),
-        &config.max_rounds.origin,
-        None,
-    );
-    line(
-        &mut out,
-        "model_size",
-        &toml_str(config.model_size.value.as_str()),
-        &config.model_size.origin,
-        Some(&size_note(config)),
-    );
-    let m = &config.model_settings;
-    for (key, value) in [
-        ("context_window", &m.context_window),
-        ("max_tokens", &m.max_tokens),
-        ("stream_idle_timeout_secs", &m.stream_idle_timeout_secs),
-        ("connect_timeout_secs", &m.connect_timeout_secs),
-        ("reply_timeout_secs", &m.reply_timeout_secs),
-        ("stream_max_line_mib", &m.stream_max_line_mib),
-        ("max_retries", &m.max_retries),
-    ] {
-        line(&mut out, key, &value.value.to_string(), &value.origin, None);
-    }
-    let built_in = config.provider.value.wire == super::providers::Wire::InProcess;
-    for (key, value, engine_default) in [
-        (
-            "temperature",
-            &m.temperature,
-            crate::local::sampler::DEFAULT_TEMPERATURE,
-        ),
-        ("top_p", &m.top_p, crate::local::sampler::DEFAULT_TOP_P),
-    ] {
-        match value {
-            Some(v) => line(&mut out, key, &format!("{:?}", v.value), &v.origin, None),
-            // There is no server behind the built-in engine: say what it uses.
-            None if built_in => {
-                let _ = writeln!(
-                    out,
-                    "# {key} is not set: the built-in engine uses {engine_default} (llama.cpp's default)"
-                );
-            }
-            None => {
-                let _ = writeln!(out, "# {key} is not set: the server's default applies");
-            }
-        }
-    }
-    match &m.seed {
-        Some(v) => line(&mut out, "seed", &v.value.to_string(), &v.origin, None),
-        None => {
-            let _ = writeln!(out, "# seed is not set");
-        }
-    }
-
-    let safety = &config.safety;
-    let enforced = crate::exec::sandbox::describe_enforcement();
-    let note = match safety.sandbox.value {
-        crate::exec::sandbox::SandboxMode::Off => None,
-        _ => Some(enforced.as_str()),
-    };
-    line(
-        &mut out,
-        "sandbox",
-        &toml_str(safety.sandbox.value.as_str()),
-        &safety.sandbox.origin,
-        note,
-    );
-    line(
-        &mut out,
-        "approval",
-        &toml_str(safety.approval.value.as_str()),
-        &safety.approval.origin,
-        None,
-    );
-    line(
-        &mut out,
-        "safe_mode",
-        &safety.safe_mode.value.to_string(),
-        &safety.safe_mode.origin,
-        None,
-    );
-
-    let _ = writeln!(out, "\n[exec]");
-    let limit = &config.output_limit_bytes;
-    line(
-        &mut out,
-        "output_limit_bytes",
-        &limit.value.to_string(),
-        &limit.origin,
-        None,
-    );
-    let pass_env: Vec<String> = safety.pass_env.value.iter().map(|v| toml_str(v)).collect();
-    line(
-        &mut out,
-        "pass_env",
-        &format!("[{}]", pass_env.join(", ")),
-        &safety.pass_env.origin,
-        None,
-    );
-    let allow_sockets: Vec<String> = safety
-        .allow_sockets
-        .value
-        .iter()
-        .map(|entry| toml_str(&entry.to_string()))
-        .collect();
-    let socket_note = safety
-        .socket_warning()
-        .map(|_| "blocks' connections are not supervised here");
-    line(
-        &mut out,
-        "allow_sockets",
-        &format!("[{}]", allow_sockets.join(", ")),
-        &safety.allow_sockets.origin,
-        socket_note,
-    );
-    let _ = writeln!(
-        out,
-        "# blocks' processes: {}",
-        crate::exec::cgroup::describe()
-    );
-    for (key, value, unit) in [
-        (
-            "max_processes",
-            &safety.max_processes,
-            "processes and threads",
-        ),
-        ("max_memory_mb", &safety.max_memory_mb, "MiB"),
-    ] {
-        let note = if value.value == 0 {
-            "no limit".to_owned()
-        } else {
-            unit.to_owned()
-        };
-        line(
-            &mut out,
-            key,
-            &value.value.to_string(),
-            &value.origin,
-            Some(&note),
-        );
-    }
-
-    for tool in &config.tools {
-        let _ = writeln!(out, "\n[tools.{}]", tool.tag);
-        let numbers = [
-            ("timeout_secs", &tool.timeout_secs),
-            ("idle_timeout_secs", &tool.idle_timeout_secs),
-            ("compile_timeout_secs", &tool.compile_timeout_secs),
-            ("max_read_bytes", &tool.max_read_bytes),
-        ];
-        for (key, value) in numbers {
-            if let Some(v) = value {
-                line(&mut out, key, &v.value.to_string(), &v.origin, None);
-            }
-        }
-        for (key, value) in [("command", &tool.command), ("runtime", &tool.runtime)] {
-            if let Some(v) = value {
-                line(&mut out, key, &toml_str(&v.value), &v.origin, None);
-            }
-        }
-        if let Some(v) = &tool.allow_rerun {
-            line(
-                &mut out,
-                "allow_rerun",
-                &v.value.to_string(),
-                &v.origin,
-                None,
-            );
-        }
-        if let Some(v) = &tool.agents {
-            let names: Vec<String> = v.value.iter().map(|a| toml_str(a.as_str())).collect();
-            line(
-                &mut out,
-                "agents",
-                &format!("[{}]", names.join(", ")),
-                &v.origin,
-                None,
-            );
-        }
-    }
-    super::local::render(&mut out, &config.local);
-    super::tui::render(&mut out, &config.tui);
-    super::web::render(&mut out, &config.web);
-    super::serve::render(&mut out, &config.serve);
-    super::mcp::render(&mut out, &config.mcp, env);
-    out
 }
 
-pub(super) fn line(out: &mut String, key: &str, value: &str, origin: &Origin, note: Option<&str>) {
-    let assignment = format!("{key} = {value}");
-    let _ = match note {
-        Some(note) => writeln!(out, "{assignment:<44} # {origin}; {note}"),
-        None => writeln!(out, "{assignment:<44} # {origin}"),
-    };
+/// `agent`: the canonical name of the agent an alias named.
+pub(super) fn agent(config: &Config, _: &Env, out: &mut String) {
+    let agent = &config.agent;
+    line(
+        out,
+        "agent",
+        &toml_str(agent.value.as_str()),
+        &agent.origin,
+        None,
+    );
+}
+
+/// What applies when `temperature` is not set.
+pub(super) fn temperature_unset(config: &Config) -> String {
+    sampling_unset(
+        config,
+        "temperature",
+        crate::local::sampler::DEFAULT_TEMPERATURE,
+    )
+}
+
+/// What applies when `top_p` is not set.
+pub(super) fn top_p_unset(config: &Config) -> String {
+    sampling_unset(config, "top_p", crate::local::sampler::DEFAULT_TOP_P)
+}
+
+fn sampling_unset(config: &Config, key: &str, engine_default: f32) -> String {
+    // There is no server behind the built-in engine: say what it uses.
+    if config.provider.value.wire == Wire::InProcess {
+        format!("{key} is not set: the built-in engine uses {engine_default} (llama.cpp's default)")
+    } else {
+        format!("{key} is not set: the server's default applies")
+    }
+}
+
+/// The note on `sandbox`: what the kernel enforces here.
+pub(super) fn sandbox_note(config: &Config) -> Option<String> {
+    (config.safety.sandbox.value != super::SandboxMode::Off)
+        .then(crate::exec::sandbox::describe_enforcement)
+}
+
+/// The note on `allow_sockets` where blocks' connections are not supervised.
+pub(super) fn sockets_note(config: &Config) -> Option<String> {
+    config
+        .safety
+        .socket_warning()
+        .map(|_| "blocks' connections are not supervised here".to_owned())
+}
+
+/// The line before the resource limits: what confines blocks' processes here.
+pub(super) fn processes_line(_: &Config) -> String {
+    format!("blocks' processes: {}", crate::exec::cgroup::describe())
+}
+
+/// The note on a resource limit: its unit, or that 0 is none.
+pub(super) fn limit_note(value: u64, unit: &str) -> String {
+    if value == 0 {
+        "no limit".to_owned()
+    } else {
+        unit.to_owned()
+    }
 }
 
 /// What `model_size` decides now, and why; under `auto`, that the server is asked first (at the
 /// first task: `seek config` contacts no server).
-fn size_note(config: &Config) -> String {
+pub(super) fn size_note(config: &Config) -> Option<String> {
     let decision = config.size_decision();
     let verdict = if decision.small {
         "adapted to a small model"
@@ -318,22 +186,17 @@ fn size_note(config: &Config) -> String {
         "not treated as a small model"
     };
     if config.model_size.value != super::ModelSize::Auto {
-        return verdict.to_owned();
+        return Some(verdict.to_owned());
     }
-    let first = if config.provider.value.wire == super::Wire::InProcess {
+    let first = if config.provider.value.wire == Wire::InProcess {
         "the model file's parameter count"
     } else {
         "the parameter count the server reports"
     };
-    format!(
+    Some(format!(
         "{verdict} ({}); at the first task {first}, if known, decides first",
         decision.why()
-    )
-}
-
-/// A TOML basic string.
-pub(super) fn toml_str(value: &str) -> String {
-    toml::Value::String(value.to_owned()).to_string()
+    ))
 }
 
 /// Masks a password in the URL's user info and the values of key- or token-like query parameters.

@@ -427,6 +427,38 @@ impl Ctx<'_> {
     }
 }
 
+/// Special case in `seek config`: one `[tools.<tag>]` table per tool, with the keys it takes.
+pub(super) fn render(config: &super::Config, _: &super::Env, out: &mut String) {
+    use super::setting::{line, toml_list, toml_str};
+    use std::fmt::Write as _;
+    for tool in &config.tools {
+        let _ = writeln!(out, "\n[tools.{}]", tool.tag);
+        let numbers = [
+            ("timeout_secs", &tool.timeout_secs),
+            ("idle_timeout_secs", &tool.idle_timeout_secs),
+            ("compile_timeout_secs", &tool.compile_timeout_secs),
+            ("max_read_bytes", &tool.max_read_bytes),
+        ];
+        for (key, value) in numbers {
+            if let Some(v) = value {
+                line(out, key, &v.value.to_string(), &v.origin, None);
+            }
+        }
+        for (key, value) in [("command", &tool.command), ("runtime", &tool.runtime)] {
+            if let Some(v) = value {
+                line(out, key, &toml_str(&v.value), &v.origin, None);
+            }
+        }
+        if let Some(v) = &tool.allow_rerun {
+            line(out, "allow_rerun", &v.value.to_string(), &v.origin, None);
+        }
+        if let Some(v) = &tool.agents {
+            let names = toml_list(v.value.iter().map(|a| a.as_str()));
+            line(out, "agents", &names, &v.origin, None);
+        }
+    }
+}
+
 /// The agent `name` names, if the registry gives it the `mcp` tool (an agent without tools, or
 /// one that does not run blocks itself, cannot call one).
 fn agent_with_blocks(name: &str) -> Result<AgentName, String> {

@@ -3,28 +3,20 @@
 //! counts as long (`notify_after_secs`).
 //!
 //! Owns these keys, their defaults, their validation, the choice `auto` makes from the terminal
-//! the environment names, and their lines in `seek config`. It must not write to the terminal.
+//! the environment names, and the note on its `seek config` line (the keys are the settings
+//! table's). It must not write to the terminal.
 
 use std::fmt;
-use std::fmt::Write as _;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::file::{FileConfig, FileValue};
-use super::{ConfigError, Env, Origin, Resolver, Sourced, invalid};
-
-/// `[tui]` as read from the file.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TuiFile {
-    pub notify: FileValue<String>,
-    pub notify_after_secs: FileValue<i64>,
-}
+use super::setting::{Choice, choice_value};
+use super::settings::{NOTIFY, NOTIFY_AFTER_SECS};
+use super::{Config, ConfigError, Env, Origin, Resolver, Sourced};
 
 /// How the end of a long task is signalled while the terminal is not focused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Notify {
     /// OSC 9 in terminals known to show it, else the bell.
     Auto,
@@ -53,15 +45,17 @@ impl fmt::Display for Notify {
 impl FromStr for Notify {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Self::Auto),
-            "bell" => Ok(Self::Bell),
-            "osc9" => Ok(Self::Osc9),
-            "off" => Ok(Self::Off),
-            _ => Err("expected one of: auto, bell, osc9, off".into()),
-        }
+        super::setting::parse_choice(s)
     }
 }
+
+impl Choice for Notify {
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+choice_value!(Notify);
 
 /// What is actually sent (what `auto` became here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,56 +115,22 @@ fn osc9_terminal(env: &Env) -> bool {
         || env.get("KITTY_WINDOW_ID").is_some()
 }
 
-pub(super) fn resolve(
-    r: &Resolver<'_>,
-    cfg: Option<&FileConfig>,
-) -> Result<TuiSettings, ConfigError> {
-    let file = cfg.map(|c| &c.tui);
-    let notify = match r.file_value(file.and_then(|t| t.notify.as_ref())) {
-        Some(s) => {
-            let notify = s
-                .value
-                .parse::<Notify>()
-                .map_err(|expected| invalid(&s, "tui.notify", &expected))?;
-            Sourced::new(notify, s.origin)
-        }
-        None => Sourced::new(Notify::Auto, Origin::Default),
-    };
-    let notify_after_secs = r.number(
-        file.and_then(|t| t.notify_after_secs.as_ref()),
-        "tui.notify_after_secs",
-        0..=86_400,
-        DEFAULT_NOTIFY_AFTER_SECS,
-    )?;
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<TuiSettings, ConfigError> {
     Ok(TuiSettings {
-        notify,
-        notify_after_secs,
+        notify: r.setting(&NOTIFY)?,
+        notify_after_secs: r.setting(&NOTIFY_AFTER_SECS)?,
         osc9_terminal: osc9_terminal(r.env),
     })
 }
 
-/// The `[tui]` lines of `seek config`.
-pub(super) fn render(out: &mut String, tui: &TuiSettings) {
-    let _ = writeln!(out, "\n[tui]");
-    let note = match (tui.notify.value, tui.signal()) {
-        (Notify::Auto, Some(NotifySignal::Osc9)) => Some("OSC 9 in this terminal"),
-        (Notify::Auto, _) => Some("the bell in this terminal"),
+/// The note on `notify`'s line in `seek config`: what `auto` sends in this terminal.
+pub(super) fn notify_note(config: &Config) -> Option<String> {
+    let tui = &config.tui;
+    match (tui.notify.value, tui.signal()) {
+        (Notify::Auto, Some(NotifySignal::Osc9)) => Some("OSC 9 in this terminal".to_owned()),
+        (Notify::Auto, _) => Some("the bell in this terminal".to_owned()),
         _ => None,
-    };
-    super::show::line(
-        out,
-        "notify",
-        &super::show::toml_str(tui.notify.value.as_str()),
-        &tui.notify.origin,
-        note,
-    );
-    super::show::line(
-        out,
-        "notify_after_secs",
-        &tui.notify_after_secs.value.to_string(),
-        &tui.notify_after_secs.origin,
-        None,
-    );
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! (`settle_ms`), and where Chromium is (`chromium`; `chromedriver` is accepted and unused since
 //! Chromium is driven over a pipe).
 //!
-//! Owns these keys, their defaults, their validation and their lines in `seek config`. It must
+//! Owns the values these keys land in, their defaults, the special validation and the special
+//! cases of their lines in `seek config` (the keys themselves are the settings table's). It must
 //! not open a connection or start a browser.
 
 use std::fmt;
@@ -14,34 +15,23 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::file::{FileConfig, FileValue};
-use super::{ConfigError, Origin, Resolver, Sourced, invalid};
-
-/// `[web]` as read from the file.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WebFile {
-    pub searxng_url: FileValue<String>,
-    pub browser: FileValue<String>,
-    pub allow_private: FileValue<bool>,
-    pub max_steps: FileValue<i64>,
-    pub timeout_secs: FileValue<i64>,
-    pub max_page_bytes: FileValue<i64>,
-    pub settle_ms: FileValue<i64>,
-    pub chromium: FileValue<String>,
-    pub chromedriver: FileValue<String>,
-}
+use super::setting::{Choice, choice_value, line, toml_str};
+use super::settings::{
+    ALLOW_PRIVATE, BROWSER, CHROMEDRIVER, CHROMIUM, MAX_PAGE_BYTES, MAX_STEPS, SEARXNG_URL,
+    SETTLE_MS, TIMEOUT_SECS,
+};
+use super::{Config, ConfigError, Env, Origin, Resolver, Sourced, invalid};
 
 /// Which engine reads pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BrowserChoice {
     /// Chromium where it is installed and starts, else `http`; the agent says which.
     Auto,
     /// Plain HTTP requests: fast, no scripts run.
     Http,
     /// A real headless Chromium over the DevTools protocol: scripts run.
+    #[serde(alias = "chrome")]
     Chromium,
 }
 
@@ -64,14 +54,17 @@ impl fmt::Display for BrowserChoice {
 impl FromStr for BrowserChoice {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Self::Auto),
-            "http" => Ok(Self::Http),
-            "chromium" | "chrome" => Ok(Self::Chromium),
-            _ => Err("expected one of: auto, http, chromium".into()),
-        }
+        super::setting::parse_choice(s)
     }
 }
+
+impl Choice for BrowserChoice {
+    fn word(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+choice_value!(BrowserChoice);
 
 /// Default step cap of the web agent (AgenticSeek had none).
 pub const DEFAULT_WEB_MAX_STEPS: u64 = 15;
@@ -142,18 +135,8 @@ impl Default for WebSettings {
     }
 }
 
-pub(super) fn resolve(
-    r: &Resolver<'_>,
-    cfg: Option<&FileConfig>,
-) -> Result<WebSettings, ConfigError> {
-    let file = cfg.map(|c| &c.web);
-    let defaults = WebSettings::default();
-    let searxng_url = match r.pick_string(
-        None,
-        "",
-        "SEARXNG_BASE_URL",
-        file.and_then(|w| w.searxng_url.as_ref()),
-    ) {
+pub(super) fn resolve(r: &Resolver<'_>) -> Result<WebSettings, ConfigError> {
+    let searxng_url = match r.given(&SEARXNG_URL)? {
         Some(s) if s.value.trim().is_empty() => Sourced::new(None, s.origin),
         Some(s) => {
             let url = s.value.trim().trim_end_matches('/').to_owned();
@@ -170,61 +153,18 @@ pub(super) fn resolve(
             }
             Sourced::new(Some(url), s.origin)
         }
-        None => defaults.searxng_url,
+        None => Sourced::new(None, Origin::Default),
     };
-    let browser = match r.file_value(file.and_then(|w| w.browser.as_ref())) {
-        Some(s) => {
-            let choice = s
-                .value
-                .parse::<BrowserChoice>()
-                .map_err(|expected| invalid(&s, "web.browser", &expected))?;
-            Sourced::new(choice, s.origin)
-        }
-        None => defaults.browser,
-    };
-    let allow_private = r
-        .file_value(file.and_then(|w| w.allow_private.as_ref()))
-        .unwrap_or(defaults.allow_private);
-    let max_steps = r.number(
-        file.and_then(|w| w.max_steps.as_ref()),
-        "web.max_steps",
-        1..=200,
-        DEFAULT_WEB_MAX_STEPS,
-    )?;
-    let timeout_secs = r.number(
-        file.and_then(|w| w.timeout_secs.as_ref()),
-        "web.timeout_secs",
-        1..=600,
-        DEFAULT_WEB_TIMEOUT_SECS,
-    )?;
-    let max_page_bytes = r.number(
-        file.and_then(|w| w.max_page_bytes.as_ref()),
-        "web.max_page_bytes",
-        16 * 1024..=256 * 1024 * 1024,
-        DEFAULT_MAX_PAGE_BYTES,
-    )?;
-    let settle_ms = r.number(
-        file.and_then(|w| w.settle_ms.as_ref()),
-        "web.settle_ms",
-        0..=60_000,
-        DEFAULT_SETTLE_MS,
-    )?;
-    let chromium = binary(r, file.and_then(|w| w.chromium.as_ref()), "web.chromium")?;
-    let chromedriver = binary(
-        r,
-        file.and_then(|w| w.chromedriver.as_ref()),
-        "web.chromedriver",
-    )?;
     Ok(WebSettings {
         searxng_url,
-        browser,
-        allow_private,
-        max_steps,
-        timeout_secs,
-        max_page_bytes,
-        settle_ms,
-        chromium,
-        chromedriver,
+        browser: r.setting(&BROWSER)?,
+        allow_private: r.setting(&ALLOW_PRIVATE)?,
+        max_steps: r.setting(&MAX_STEPS)?,
+        timeout_secs: r.setting(&TIMEOUT_SECS)?,
+        max_page_bytes: r.setting(&MAX_PAGE_BYTES)?,
+        settle_ms: r.setting(&SETTLE_MS)?,
+        chromium: binary(r.raw(&CHROMIUM), CHROMIUM.name)?,
+        chromedriver: binary(r.raw(&CHROMEDRIVER), CHROMEDRIVER.name)?,
         screenshots: None,
     })
 }
@@ -232,11 +172,10 @@ pub(super) fn resolve(
 /// A binary's path as the file gives it (`~` expanded; a bare name is looked up on `PATH`
 /// when the browser starts).
 fn binary(
-    r: &Resolver<'_>,
-    value: Option<&toml::Spanned<String>>,
+    value: Option<Sourced<String>>,
     key: &str,
 ) -> Result<Sourced<Option<PathBuf>>, ConfigError> {
-    match r.file_value(value) {
+    match value {
         None => Ok(Sourced::new(None, Origin::Default)),
         Some(s) if s.value.trim().is_empty() || s.value.contains('\0') => {
             Err(invalid(&s, key, "expected a program's path or name"))
@@ -248,10 +187,9 @@ fn binary(
     }
 }
 
-/// The `[web]` lines of `seek config`.
-pub(super) fn render(out: &mut String, web: &WebSettings) {
-    use super::show::{line, toml_str};
-    let _ = writeln!(out, "\n[web]");
+/// Special case in `seek config`: the SearxNG URL, credentials masked, or how to set it.
+pub(super) fn render_searxng_url(config: &Config, _: &Env, out: &mut String) {
+    let web = &config.web;
     match &web.searxng_url.value {
         Some(url) => line(
             out,
@@ -267,49 +205,35 @@ pub(super) fn render(out: &mut String, web: &WebSettings) {
             );
         }
     }
-    line(
-        out,
-        "browser",
-        &toml_str(web.browser.value.as_str()),
-        &web.browser.origin,
-        None,
-    );
-    line(
-        out,
-        "allow_private",
-        &web.allow_private.value.to_string(),
-        &web.allow_private.origin,
-        None,
-    );
-    for (key, value) in [
-        ("max_steps", &web.max_steps),
-        ("timeout_secs", &web.timeout_secs),
-        ("max_page_bytes", &web.max_page_bytes),
-        ("settle_ms", &web.settle_ms),
-    ] {
-        line(out, key, &value.value.to_string(), &value.origin, None);
-    }
+}
+
+/// Special case in `seek config`: how the browser is confined here, then that `chromedriver`
+/// is unused when it is set.
+pub(super) fn render_chromedriver(config: &Config, _: &Env, out: &mut String) {
     let _ = writeln!(
         out,
         "# the browser: DevTools over a pipe (no port), every request through seek's proxy; {}",
         crate::exec::jail::describe()
     );
-    if web.chromedriver.value.is_some() {
+    if config.web.chromedriver.value.is_some() {
         let _ = writeln!(
             out,
             "# chromedriver: set but unused (Chromium is driven over a pipe, without a driver)"
         );
     }
-    for (key, value) in [("chromium", &web.chromium)] {
-        if let Some(path) = &value.value {
-            line(
-                out,
-                key,
-                &toml_str(&path.display().to_string()),
-                &value.origin,
-                None,
-            );
-        }
+}
+
+/// Special case in `seek config`: Chromium's path, only when set.
+pub(super) fn render_chromium(config: &Config, _: &Env, out: &mut String) {
+    let chromium = &config.web.chromium;
+    if let Some(path) = &chromium.value {
+        line(
+            out,
+            "chromium",
+            &toml_str(&path.display().to_string()),
+            &chromium.origin,
+            None,
+        );
     }
 }
 

@@ -10,7 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, ConfigError, Dirs, Origin, Resolver, Sourced, file, invalid};
+use super::settings::WORK_DIR;
+use super::{Config, ConfigError, Dirs, Origin, Resolver, Sourced, invalid};
 
 /// Where seek was started, when that folder was not used as the work dir (it is `/`, the home
 /// folder, or holds the home folder) and the scratch folder was used instead.
@@ -26,7 +27,6 @@ impl Resolver<'_> {
     /// The work dir and, when the current directory was passed over, where seek was started.
     pub(super) fn work_dir(
         &self,
-        cfg: Option<&file::FileConfig>,
         dirs: &Dirs,
     ) -> Result<(Sourced<PathBuf>, Option<RefusedStart>), ConfigError> {
         let home = directories::BaseDirs::new().map(|b| b.home_dir().to_owned());
@@ -39,19 +39,17 @@ impl Resolver<'_> {
             };
             base.join(path)
         };
+        // The flag's path is taken as given (not `~`-expanded, not as text).
         if let Some(dir) = &self.overrides.work_dir {
             let dir = Sourced::new(self.cwd.join(dir), Origin::Flag("--work-dir"));
             return Ok((dir, None));
         }
-        for var in ["SEEK_WORK_DIR", "WORK_DIR"] {
+        for var in WORK_DIR.env {
             if let Some(dir) = self.env.get(var) {
                 return Ok((Sourced::new(expand(dir, self.cwd), Origin::Env(var)), None));
             }
         }
-        if let (Some(s), Some(f)) = (
-            self.file_value(cfg.and_then(|c| c.work_dir.as_ref())),
-            self.file,
-        ) {
+        if let (Some(s), Some(f)) = (self.raw(&WORK_DIR), self.file) {
             if s.value.trim().is_empty() {
                 return Err(invalid(&s, "work_dir", "expected a directory path"));
             }
