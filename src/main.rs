@@ -9,6 +9,7 @@ use std::sync::Arc;
 use seek::cli::{Cli, Command, Exit, Resume, SessionsAction};
 use seek::config::{self, Config, ConfigError, Dirs, Env};
 use seek::llm::{self, LlmError};
+use seek::model_factory;
 use seek::secrets::Masker;
 use seek::session::{self, Sessions};
 use seek::terminal_safe::terminal_safe;
@@ -174,7 +175,7 @@ fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>, Ex
         eprintln!("seek: {err}");
         return Err(Exit::Usage);
     }
-    llm::connect(config, env).map_err(|err| {
+    model_factory::connect(config, env).map_err(|err| {
         eprintln!("seek: {err}");
         Exit::Usage
     })
@@ -248,7 +249,7 @@ fn interactive(
     initial_prompt: Option<String>,
 ) -> anyhow::Result<Exit> {
     // No model yet is fine here: the UI says so and `/model NAME` sets one.
-    let model = match llm::connect(&config, env) {
+    let model = match model_factory::connect(&config, env) {
         Ok(model) => model,
         Err(err) => {
             eprintln!("seek: {err}");
@@ -280,7 +281,7 @@ fn interactive(
 /// configured model server.
 fn masker(config: &Config, env: &Env) -> Arc<Masker> {
     Arc::new(Masker::for_environment(
-        env,
+        env.iter(),
         &config.credential_vars(),
         &config.base_url.value,
     ))
@@ -423,7 +424,7 @@ fn humane_age(age: std::time::Duration) -> String {
 }
 
 fn list_models(config: &Config, env: &Env) -> anyhow::Result<Exit> {
-    let model = match llm::connect(config, env) {
+    let model = match model_factory::connect(config, env) {
         Ok(model) => model,
         Err(err) => {
             eprintln!("seek: {err}");
