@@ -1,9 +1,11 @@
 //! Model providers: a chat request in, a stream of answer and reasoning deltas out.
 //!
-//! Owns the `ChatModel` abstraction, the message and delta types, and building a client from the
-//! configuration. It must not know about tools or the UI. Failures are `LlmError` values, never
+//! Owns the `ChatModel` abstraction, the message and delta types, and building an HTTP client
+//! from the configuration. It must not know about tools or the UI, nor the built-in engine's
+//! provider above it (`crate::model_factory` chooses between the two). Failures are `LlmError` values, never
 //! text pretending to be the model's answer.
 
+mod body;
 mod bounds;
 mod client;
 mod error;
@@ -13,6 +15,7 @@ mod outbox;
 mod repetition;
 mod retry;
 mod schema;
+mod settings;
 pub mod size;
 mod url;
 mod window;
@@ -268,24 +271,6 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
-/// Builds the configured provider: the built-in engine for `local`, an HTTP client otherwise.
-pub fn connect(config: &Config, env: &Env) -> Result<std::sync::Arc<dyn ChatModel>, LlmError> {
-    if config.provider.value.wire == crate::config::Wire::InProcess {
-        let model = config
-            .model
-            .value
-            .clone()
-            .unwrap_or_else(|| crate::config::providers::DEFAULT_LOCAL_MODEL.to_owned());
-        return Ok(std::sync::Arc::new(
-            crate::local::provider::LocalChatModel::new(
-                model,
-                crate::local::provider::LocalOptions::from_config(config),
-            ),
-        ));
-    }
-    Ok(std::sync::Arc::new(connect_http(config, env)?))
-}
-
 /// Builds the configured server's HTTP client. The API key is read from the environment now and is
 /// only ever sent as a bearer header to the configured base URL: whenever its variable is set,
 /// and required only when that URL is the preset's own cloud service (a local server behind a
@@ -307,7 +292,7 @@ pub fn connect_http(config: &Config, env: &Env) -> Result<HttpChatModel, LlmErro
         None => None,
     };
     let m = &config.model_settings;
-    Ok(HttpChatModel::new(client::Settings {
+    Ok(HttpChatModel::new(settings::Settings {
         provider: preset.name,
         wire: preset.wire,
         url,
