@@ -25,8 +25,8 @@ use super::schema::SchemaSupport;
 pub use super::settings::Settings;
 use super::wire::{WireEvent, WireFormat};
 use super::{
-    ChatModel, ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, Repetition,
-    RepetitionGuard, ServerUrl, Usage,
+    ChatModel, ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, ParametersUnknown,
+    Repetition, RepetitionGuard, ServerUrl, Usage,
 };
 use crate::config::Wire;
 use crate::protocol::{ThinkDelta, ThinkSplitter};
@@ -145,10 +145,17 @@ impl ChatModel for HttpChatModel {
         })
     }
 
-    fn parameters(&self) -> BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+    fn parameters(
+        &self,
+    ) -> BoxFuture<'_, Result<crate::config::model_size::Reported, ParametersUnknown>> {
         Box::pin(async {
-            let client = self.inner.client().map_err(|e| e.to_string())?;
-            super::size::parameters(client, &self.inner.settings).await
+            let client = self
+                .inner
+                .client()
+                .map_err(|e| ParametersUnknown::Failed(e.to_string()))?;
+            super::size::parameters(client, &self.inner.settings)
+                .await
+                .map_err(ParametersUnknown::Failed)
         })
     }
 

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use client::HttpChatModel;
-pub use error::LlmError;
+pub use error::{LlmError, ModelRefused, ParametersUnknown};
 pub use repetition::{Repetition, RepetitionGuard};
 pub use retry::RetryPolicy;
 pub use url::ServerUrl;
@@ -244,7 +244,7 @@ pub trait ChatModel: Send + Sync {
     /// Whether `model` can be used here, checked before switching to it (`/model NAME`): a
     /// name the provider cannot know of is an error message now rather than at the next task.
     /// Servers are asked nothing (they answer at the next task).
-    fn check_model(&self, model: &str) -> Result<(), String> {
+    fn check_model(&self, model: &str) -> Result<(), ModelRefused> {
         let _ = model;
         Ok(())
     }
@@ -259,8 +259,8 @@ pub trait ChatModel: Send + Sync {
     /// log). Best effort and unbounded in time: the caller bounds it.
     fn parameters(
         &self,
-    ) -> client::BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
-        Box::pin(async { Err("this provider does not report it".to_owned()) })
+    ) -> client::BoxFuture<'_, Result<crate::config::model_size::Reported, ParametersUnknown>> {
+        Box::pin(async { Err(ParametersUnknown::NotReported) })
     }
 
     /// Whether a request whose last message is the assistant's is continued: the reply is the
