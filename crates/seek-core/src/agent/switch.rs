@@ -104,7 +104,7 @@ impl super::Runtime {
             return;
         }
         if let Err(refused) = self.ctx.model.check_model(model) {
-            self.error(&refused.to_string());
+            self.error(refused.to_string());
             return;
         }
         if let Some(fetching) = self.fetching.take() {
