@@ -10,8 +10,8 @@ pub mod commands;
 pub mod headless;
 
 pub use seek_core::{
-    BoxFuture, agent, agents, config, exec, files, llm, local, log, mcp, secrets, session, tls,
-    tools, web,
+    BoxFuture, agent, agents, config, exec, files, llm, local, log, mcp, model_factory, secrets,
+    session, tls, tools, web,
 };
 pub use seek_serve as serve;
 pub use seek_tui as tui;

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use seek_core::config::{Config, Env};
-use seek_core::llm;
 use seek_core::session::Sessions;
 use seek_wire::wire::Exit;
 
@@ -19,7 +18,7 @@ pub fn run(
     initial_prompt: Option<String>,
 ) -> anyhow::Result<Exit> {
     // No model yet is fine here: the UI says so and `/model NAME` sets one.
-    let model = match llm::connect(&config, env) {
+    let model = match seek_core::model_factory::connect(&config, env) {
         Ok(model) => model,
         Err(err) => {
             eprintln!("seek: {err}");

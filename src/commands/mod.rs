@@ -67,7 +67,7 @@ pub fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>
         eprintln!("seek: {err}");
         return Err(Exit::Usage);
     }
-    llm::connect(config, env).map_err(|err| {
+    seek_core::model_factory::connect(config, env).map_err(|err| {
         eprintln!("seek: {err}");
         Exit::Usage
     })
@@ -77,7 +77,7 @@ pub fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>
 /// configured model server.
 pub fn masker(config: &Config, env: &Env) -> Arc<Masker> {
     Arc::new(Masker::for_environment(
-        env,
+        env.iter(),
         &config.credential_vars(),
         &config.base_url.value,
     ))

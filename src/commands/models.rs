@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use seek_core::config::{Config, Env};
-use seek_core::llm;
 use seek_wire::terminal_safe::terminal_safe;
 use seek_wire::wire::Exit;
 
@@ -12,7 +11,7 @@ use super::model_server_error;
 
 /// Lists the server's models.
 pub fn run(config: &Config, env: &Env) -> anyhow::Result<Exit> {
-    let model = match llm::connect(config, env) {
+    let model = match seek_core::model_factory::connect(config, env) {
         Ok(model) => model,
         Err(err) => {
             eprintln!("seek: {err}");

@@ -17,7 +17,7 @@ use seek::agent::{
     self, AgentHandle, AnswerFinish, BlockRecord, Command, Event, NotRun, Outcome, TurnUsage,
 };
 use seek::config::{Config, Env};
-use seek::llm;
+use seek::model_factory;
 use seek::secrets::Masker;
 use seek::session::Sessions;
 
@@ -32,7 +32,7 @@ fn start(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
 /// A runtime that keeps its sessions in `work`'s data dir.
 fn start_saving(server: &FakeModel, work: &std::path::Path) -> AgentHandle {
     let config = config(&server.url(), work);
-    let model = llm::connect(&config, &Env::default()).expect("model");
+    let model = model_factory::connect(&config, &Env::default()).expect("model");
     let masker = Arc::new(Masker::new(Vec::<String>::new()));
     let sessions = Sessions::for_config(&config, masker, "fake");
     agent::spawn_with(config, model, Some(sessions))
@@ -232,7 +232,7 @@ async fn the_model_list_is_the_servers_and_a_failure_is_its_error() {
     let url = format!("http://{}", closed.local_addr().expect("addr"));
     drop(closed);
     let config = config(&url, work.path());
-    let model = llm::connect(&config, &Env::default()).expect("model");
+    let model = model_factory::connect(&config, &Env::default()).expect("model");
     let mut handle = agent::spawn(config, model);
     send(&handle, Command::ListModels);
     let events = until(&mut handle, |e| matches!(e, Event::ModelList { .. })).await;

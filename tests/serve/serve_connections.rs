@@ -31,7 +31,7 @@ async fn start(limits: Limits) -> Running {
     std::fs::create_dir_all(&work).expect("work");
     let config = runtime::config(&model.url(), &work, &dirs.path().join("data"), Some("auto"));
     let model_client =
-        seek::llm::connect(&config, &seek::config::Env::default()).expect("model client");
+        seek::model_factory::connect(&config, &seek::config::Env::default()).expect("model client");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -30,7 +30,7 @@ async fn start(model: &FakeModel, dir: &std::path::Path) -> Server {
         &dir.join("data"),
         Some("auto"),
     );
-    let chat = seek::llm::connect(&config, &Env::default()).expect("model");
+    let chat = seek::model_factory::connect(&config, &Env::default()).expect("model");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use seek::agent::{self, AgentHandle, BlockRecord, Command, Event};
 use seek::config::{Config, Dirs, Env, Overrides};
-use seek::llm;
+use seek::model_factory;
 
 /// A configuration for the fake server at `server_url`: code runs in `work_dir`, sessions and
 /// the log go to `data_dir`; `approval` as the flag would give it.
@@ -41,7 +41,7 @@ pub fn config(
 
 /// A runtime (without sessions) for `config`.
 pub fn spawn(config: Arc<Config>) -> AgentHandle {
-    let model = llm::connect(&config, &Env::default()).expect("model");
+    let model = model_factory::connect(&config, &Env::default()).expect("model");
     agent::spawn(config, model)
 }
 

@@ -1,8 +1,9 @@
 //! Small file writes done off the caller's thread, in order: the terminal UI must never wait on
 //! a disk (prompt history, the log).
 //!
-//! Owns the one writer thread. A write that fails is reported in the log (a failing log write
-//! is dropped); it never stops anything.
+//! Owns the one writer thread. A write that fails is reported in the log (the log's own writes,
+//! queued with `in_background_unreported`, are dropped when they fail); it never stops anything.
+//! It must not know the log: it sits below it.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,7 +41,8 @@ impl FileWrite {
 }
 
 enum Job {
-    Write(FileWrite),
+    /// A write, and whether its failure is reported in the log.
+    Write(FileWrite, bool),
     /// Answered once every earlier write is done.
     Flush(Sender<()>),
 }
@@ -52,15 +54,15 @@ fn send(job: Job) {
         let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
             for job in rx {
-                let write = match job {
-                    Job::Write(write) => write,
+                let (write, reported) = match job {
+                    Job::Write(write, reported) => (write, reported),
                     Job::Flush(done) => {
                         let _ = done.send(());
                         continue;
                     }
                 };
                 if let Err(e) = write.perform()
-                    && !crate::log::is_log(write.path())
+                    && reported
                 {
                     tracing::warn!("cannot write {}: {e}", write.path().display());
                 }
@@ -75,7 +77,13 @@ fn send(job: Job) {
 
 /// Queues `write` for the writer thread (started on first use).
 pub fn in_background(write: FileWrite) {
-    send(Job::Write(write));
+    send(Job::Write(write, true));
+}
+
+/// Queues `write` like `in_background`, but a failure is dropped rather than reported in the
+/// log: for the log's own writes.
+pub fn in_background_unreported(write: FileWrite) {
+    send(Job::Write(write, false));
 }
 
 /// Waits (at most `bound`) until every queued write is done: before the process exits.

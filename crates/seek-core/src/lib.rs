@@ -2,12 +2,15 @@
 //! (seek-tui, seek-serve, the binary's headless mode and CLI).
 //!
 //! Owns the agent runtime (`agent`) and the agents (`agents`), the tools and how processes run
-//! (`tools`, `exec`), the model providers (`llm`, `local` over seek-engine), MCP (`mcp`), the web
-//! agent's search and readers (`web`), sessions, configuration, secrets and the log. It must not
-//! draw, serve HTTP or parse the command line: front ends consume its event stream.
+//! (`tools`, `exec`), the model providers (`llm`, `local` over seek-engine, `model_factory`
+//! choosing between them), MCP (`mcp`), the web agent's search and readers (`web`), sessions,
+//! configuration, secrets and the log. It must not draw, serve HTTP or parse the command line:
+//! front ends consume its event stream. Its modules keep to the floors of `scripts/ladder`
+//! (checked by `scripts/check-ladder`).
 
 pub mod agent;
 pub mod agents;
+pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod files;
@@ -15,6 +18,7 @@ pub mod llm;
 pub mod local;
 pub mod log;
 pub mod mcp;
+pub mod model_factory;
 pub mod secrets;
 pub mod session;
 pub mod tls;

@@ -249,7 +249,7 @@ impl App {
                                         self.agent = agent;
                                         self.transcript.notice(slash::agent_chosen(agent));
                                     }
-                                    Err(message) => self.transcript.error(message),
+                                    Err(unknown) => self.transcript.error(unknown.to_string()),
                                 }
                                 return Some(Vec::new());
                             }

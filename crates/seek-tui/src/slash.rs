@@ -190,7 +190,9 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "/help" | "/?" => no_argument(Slash::Help),
         "/agent" => match argument {
             None => Ok(Slash::Agent(None)),
-            Some(a) => crate::agents::parse(a).map(|a| Slash::Agent(Some(a))),
+            Some(a) => crate::agents::parse(a)
+                .map(|a| Slash::Agent(Some(a)))
+                .map_err(|unknown| unknown.to_string()),
         },
         "/model" => Ok(Slash::Model(argument.map(str::to_owned))),
         "/retry" => no_argument(Slash::Retry),

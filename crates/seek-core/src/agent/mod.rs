@@ -106,7 +106,7 @@ pub fn spawn_with(
     let masker = sessions.as_ref().map_or_else(
         || {
             Arc::new(Masker::for_environment(
-                &crate::config::Env::from_process(),
+                crate::config::Env::from_process().iter(),
                 &config.credential_vars(),
                 &config.base_url.value,
             ))

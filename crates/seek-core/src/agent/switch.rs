@@ -103,8 +103,8 @@ impl super::Runtime {
             self.error("which model? /model NAME (seek models lists them)");
             return;
         }
-        if let Err(message) = self.ctx.model.check_model(model) {
-            self.error(&message);
+        if let Err(refused) = self.ctx.model.check_model(model) {
+            self.error(refused.to_string());
             return;
         }
         if let Some(fetching) = self.fetching.take() {

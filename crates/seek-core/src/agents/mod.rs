@@ -42,9 +42,21 @@ pub fn find(name: &str) -> Option<AgentName> {
         .map(|spec| spec.name)
 }
 
+/// A name `find` does not know, with the names it does (the error a setting or a flag shows).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown agent {name:?}: expected one of {expected}")]
+pub struct UnknownAgent {
+    pub name: String,
+    /// `names()`.
+    pub expected: String,
+}
+
 /// `find`, with the error a setting or a flag shows.
-pub fn parse(name: &str) -> Result<AgentName, String> {
-    find(name).ok_or_else(|| format!("unknown agent {name:?}: expected one of {}", names()))
+pub fn parse(name: &str) -> Result<AgentName, UnknownAgent> {
+    find(name).ok_or_else(|| UnknownAgent {
+        name: name.to_owned(),
+        expected: names(),
+    })
 }
 
 /// The names `find` accepts, as a list for messages: `auto, coder, file, …`.
@@ -96,7 +108,12 @@ mod tests {
             assert_eq!(find(role), Some(agent), "{role}");
         }
         assert_eq!(find("wizard"), None);
-        assert!(parse("wizard").unwrap_err().contains("auto, coder, file"));
+        assert!(
+            parse("wizard")
+                .unwrap_err()
+                .to_string()
+                .contains("auto, coder, file")
+        );
     }
 
     #[test]

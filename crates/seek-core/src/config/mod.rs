@@ -430,7 +430,7 @@ impl Resolver<'_> {
         let model = self.given(&settings::MODEL)?;
         Ok(base_url.is_some()
             || self.env.get("OLLAMA_HOST").is_some()
-            || model.is_some_and(|m| !crate::local::catalog::runs_locally(&m.value)))
+            || model.is_some_and(|m| !crate::catalog::runs_locally(&m.value)))
     }
 
     /// The server's address: flag, env var, file, `OLLAMA_HOST` for an Ollama server, or the

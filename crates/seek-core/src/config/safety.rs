@@ -5,49 +5,20 @@
 //! Owns their keys, flags, variables and defaults. The default approval depends on whether
 //! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
-
 use super::setting::{Bounds, Choice, Refusal, Value, choice_value, toml_list};
 use super::settings::{
     ALLOW_SOCKETS, APPROVAL, MAX_MEMORY_MB, MAX_PROCESSES, PASS_ENV, SAFE_MODE, SANDBOX,
 };
 use super::{ConfigError, Origin, Resolver, Sourced};
 
+pub use crate::exec::cgroup::Limits;
+pub use crate::exec::sandbox::SandboxMode;
+pub use crate::exec::socket_guard::AllowedSocket;
 pub use crate::wire::Approval;
-
-/// What blocks may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Read everything, write the work dir, the private temp dir and seek's cache dir.
-    WorkspaceWrite,
-    /// Read everything, write only the private temp dir.
-    ReadOnly,
-    /// No confinement and no privilege dropping.
-    Off,
-}
-
-impl SandboxMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::WorkspaceWrite => "workspace-write",
-            Self::ReadOnly => "read-only",
-            Self::Off => "off",
-        }
-    }
-}
 
 impl Choice for SandboxMode {
     fn word(self) -> &'static str {
         self.as_str()
-    }
-}
-
-impl std::str::FromStr for SandboxMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        super::setting::parse_choice(s)
     }
 }
 
@@ -58,61 +29,6 @@ impl Choice for Approval {
 }
 
 choice_value!(SandboxMode, Approval);
-
-/// Resource bounds for one block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Limits {
-    /// Processes and threads at once (`pids.max`; `RLIMIT_NPROC` where no controller exists,
-    /// which counts all of the user's processes and does not bind root).
-    pub max_processes: Option<u64>,
-    /// Bytes of memory (`memory.max`; `RLIMIT_DATA`, per process, where no controller exists).
-    pub max_memory: Option<u64>,
-}
-
-/// The longest abstract socket name: `sun_path` (108 bytes) less the leading NUL.
-const ABSTRACT_NAME_MAX: usize = 107;
-
-/// A socket blocks may reach although it is outside the sandbox's folders: `[exec] allow_sockets`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AllowedSocket {
-    /// A socket file, or a folder whose sockets (at any depth) are allowed. Absolute; links in it
-    /// are resolved when a block connects.
-    Path(PathBuf),
-    /// An abstract socket's name, written `@name`.
-    Abstract(Vec<u8>),
-}
-
-impl std::str::FromStr for AllowedSocket {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        if let Some(name) = s.strip_prefix('@') {
-            if name.is_empty() {
-                return Err("an abstract socket needs a name after `@`".into());
-            }
-            if name.len() > ABSTRACT_NAME_MAX {
-                return Err("an abstract socket name has at most 107 bytes".into());
-            }
-            return Ok(Self::Abstract(name.as_bytes().to_vec()));
-        }
-        let path = Path::new(s);
-        if !path.is_absolute() {
-            return Err(
-                "expected an absolute path to a socket or a folder of sockets, or @name for an abstract socket"
-                    .into(),
-            );
-        }
-        Ok(Self::Path(path.to_owned()))
-    }
-}
-
-impl fmt::Display for AllowedSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Path(path) => write!(f, "{}", path.display()),
-            Self::Abstract(name) => write!(f, "@{}", String::from_utf8_lossy(name)),
-        }
-    }
-}
 
 /// `allow_sockets = ["/run/x.sock", "@name"]`; a refusal quotes the entry refused.
 impl Value for Vec<AllowedSocket> {

@@ -130,13 +130,13 @@ pub(super) fn temperature_unset(config: &Config) -> String {
     sampling_unset(
         config,
         "temperature",
-        crate::local::sampler::DEFAULT_TEMPERATURE,
+        seek_engine::sampler::DEFAULT_TEMPERATURE,
     )
 }
 
 /// What applies when `top_p` is not set.
 pub(super) fn top_p_unset(config: &Config) -> String {
-    sampling_unset(config, "top_p", crate::local::sampler::DEFAULT_TOP_P)
+    sampling_unset(config, "top_p", seek_engine::sampler::DEFAULT_TOP_P)
 }
 
 fn sampling_unset(config: &Config, key: &str, engine_default: f32) -> String {

@@ -18,8 +18,15 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Resource bounds for one block (built from settings, so it lives in config).
-pub use crate::config::Limits;
+/// Resource bounds for one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Processes and threads at once (`pids.max`; `RLIMIT_NPROC` where no controller exists,
+    /// which counts all of the user's processes and does not bind root).
+    pub max_processes: Option<u64>,
+    /// Bytes of memory (`memory.max`; `RLIMIT_DATA`, per process, where no controller exists).
+    pub max_memory: Option<u64>,
+}
 
 /// One hierarchy seek can make groups in: the folder of seek's own group there.
 #[derive(Debug, Clone)]

@@ -27,8 +27,39 @@ const FS_ABI: ABI = ABI::V5;
 /// The scopes seek requests (ABI 6: signals and abstract unix sockets stay inside the block).
 const SCOPE_ABI: ABI = ABI::V6;
 
-/// What blocks may write (a setting's value, so it lives in config).
-pub use crate::config::SandboxMode;
+/// What blocks may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read everything, write the work dir, the private temp dir and seek's cache dir.
+    WorkspaceWrite,
+    /// Read everything, write only the private temp dir.
+    ReadOnly,
+    /// No confinement and no privilege dropping.
+    Off,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "read-only" => Ok(Self::ReadOnly),
+            "off" => Ok(Self::Off),
+            _ => Err("expected one of: workspace-write, read-only, off".into()),
+        }
+    }
+}
 
 /// The Landlock ABI the kernel offers (0: none), asked once.
 pub fn landlock_abi() -> i32 {

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::BoxFuture;
 
+use super::body::read_body;
 use super::bounds::{MAX_BODY_BYTES, TokenMeter};
 use super::error::{is_context_exceeded, reported_context, server_message, shorten};
 use super::ollama::Ollama;
@@ -21,32 +22,14 @@ use super::openai::OpenAi;
 use super::outbox::Outbox;
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::schema::SchemaSupport;
+pub use super::settings::Settings;
 use super::wire::{WireEvent, WireFormat};
 use super::{
-    ChatModel, ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, Repetition,
-    RepetitionGuard, ServerUrl, Usage,
+    ChatModel, ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, ParametersUnknown,
+    Repetition, RepetitionGuard, ServerUrl, Usage,
 };
 use crate::config::Wire;
 use crate::protocol::{ThinkDelta, ThinkSplitter};
-
-/// Everything a client needs, resolved from the configuration.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub provider: &'static str,
-    pub wire: Wire,
-    pub url: ServerUrl,
-    pub model: Option<String>,
-    pub api_key: Option<String>,
-    pub connect_timeout: Duration,
-    /// The longest wait for content (keep-alive lines are not content).
-    pub idle_timeout: Duration,
-    /// The longest one reply may take, retries included.
-    pub reply_timeout: Duration,
-    /// The longest streamed line read.
-    pub max_line_bytes: usize,
-    pub retry: RetryPolicy,
-    pub context_window: u64,
-}
 
 /// A model behind an HTTP server (Ollama or OpenAI-compatible).
 #[derive(Clone)]
@@ -72,7 +55,7 @@ impl HttpChatModel {
             .map_err(|e| e.to_string());
         let wire: Box<dyn WireFormat> = match settings.wire {
             Wire::Ollama => Box::new(Ollama),
-            // `llm::connect` gives the in-process wire to the built-in engine, never to HTTP.
+            // `model_factory::connect` gives the in-process wire to the built-in engine, never to HTTP.
             Wire::OpenAi | Wire::InProcess => Box::new(OpenAi),
         };
         Self {
@@ -162,10 +145,17 @@ impl ChatModel for HttpChatModel {
         })
     }
 
-    fn parameters(&self) -> BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+    fn parameters(
+        &self,
+    ) -> BoxFuture<'_, Result<crate::config::model_size::Reported, ParametersUnknown>> {
         Box::pin(async {
-            let client = self.inner.client().map_err(|e| e.to_string())?;
-            super::size::parameters(client, &self.inner.settings).await
+            let client = self
+                .inner
+                .client()
+                .map_err(|e| ParametersUnknown::Failed(e.to_string()))?;
+            super::size::parameters(client, &self.inner.settings)
+                .await
+                .map_err(ParametersUnknown::Failed)
         })
     }
 
@@ -748,23 +738,6 @@ impl Inner {
 
 /// Bytes of an error body read: enough for any server's message and its JSON around it.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
-
-/// A response body as text, at most `max` bytes of it (a longer one is cut there, lossily at a
-/// character boundary): a server cannot make seek hold more than that.
-pub(super) async fn read_body(
-    mut response: reqwest::Response,
-    max: usize,
-) -> Result<String, reqwest::Error> {
-    let mut body = Vec::new();
-    while body.len() < max {
-        let Some(chunk) = response.chunk().await? else {
-            break;
-        };
-        let take = chunk.len().min(max - body.len());
-        body.extend_from_slice(&chunk[..take]);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
 
 /// The innermost cause of an error (`Connection refused (os error 111)`), which is what a user
 /// can act on.

@@ -3,6 +3,28 @@
 //! Owns the error type and the extraction of a server's own message from an error body. It must
 //! not retry or decide policy (`client` does).
 
+/// Why `ChatModel::check_model` refused a model before switching to it (`/model NAME`): the
+/// provider's own reason, shown to the user as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ModelRefused {
+    pub reason: String,
+}
+
+/// Why `ChatModel::parameters` has no parameter count (for the log).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParametersUnknown {
+    #[error("this provider does not report it")]
+    NotReported,
+    #[error("the model file is not downloaded yet")]
+    NotDownloaded,
+    #[error("the model file's tensors cannot be read")]
+    Unreadable,
+    /// The request or the reading failed: its own reason.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Why a model request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {

@@ -1,9 +1,11 @@
 //! Model providers: a chat request in, a stream of answer and reasoning deltas out.
 //!
-//! Owns the `ChatModel` abstraction, the message and delta types, and building a client from the
-//! configuration. It must not know about tools or the UI. Failures are `LlmError` values, never
+//! Owns the `ChatModel` abstraction, the message and delta types, and building an HTTP client
+//! from the configuration. It must not know about tools or the UI, nor the built-in engine's
+//! provider above it (`crate::model_factory` chooses between the two). Failures are `LlmError` values, never
 //! text pretending to be the model's answer.
 
+mod body;
 mod bounds;
 mod client;
 mod error;
@@ -13,6 +15,7 @@ mod outbox;
 mod repetition;
 mod retry;
 mod schema;
+mod settings;
 pub mod size;
 mod url;
 mod window;
@@ -25,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use client::HttpChatModel;
-pub use error::LlmError;
+pub use error::{LlmError, ModelRefused, ParametersUnknown};
 pub use repetition::{Repetition, RepetitionGuard};
 pub use retry::RetryPolicy;
 pub use url::ServerUrl;
@@ -241,7 +244,7 @@ pub trait ChatModel: Send + Sync {
     /// Whether `model` can be used here, checked before switching to it (`/model NAME`): a
     /// name the provider cannot know of is an error message now rather than at the next task.
     /// Servers are asked nothing (they answer at the next task).
-    fn check_model(&self, model: &str) -> Result<(), String> {
+    fn check_model(&self, model: &str) -> Result<(), ModelRefused> {
         let _ = model;
         Ok(())
     }
@@ -256,8 +259,8 @@ pub trait ChatModel: Send + Sync {
     /// log). Best effort and unbounded in time: the caller bounds it.
     fn parameters(
         &self,
-    ) -> client::BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
-        Box::pin(async { Err("this provider does not report it".to_owned()) })
+    ) -> client::BoxFuture<'_, Result<crate::config::model_size::Reported, ParametersUnknown>> {
+        Box::pin(async { Err(ParametersUnknown::NotReported) })
     }
 
     /// Whether a request whose last message is the assistant's is continued: the reply is the
@@ -266,24 +269,6 @@ pub trait ChatModel: Send + Sync {
     fn continues_answer(&self) -> bool {
         false
     }
-}
-
-/// Builds the configured provider: the built-in engine for `local`, an HTTP client otherwise.
-pub fn connect(config: &Config, env: &Env) -> Result<std::sync::Arc<dyn ChatModel>, LlmError> {
-    if config.provider.value.wire == crate::config::Wire::InProcess {
-        let model = config
-            .model
-            .value
-            .clone()
-            .unwrap_or_else(|| crate::config::providers::DEFAULT_LOCAL_MODEL.to_owned());
-        return Ok(std::sync::Arc::new(
-            crate::local::provider::LocalChatModel::new(
-                model,
-                crate::local::provider::LocalOptions::from_config(config),
-            ),
-        ));
-    }
-    Ok(std::sync::Arc::new(connect_http(config, env)?))
 }
 
 /// Builds the configured server's HTTP client. The API key is read from the environment now and is
@@ -307,7 +292,7 @@ pub fn connect_http(config: &Config, env: &Env) -> Result<HttpChatModel, LlmErro
         None => None,
     };
     let m = &config.model_settings;
-    Ok(HttpChatModel::new(client::Settings {
+    Ok(HttpChatModel::new(settings::Settings {
         provider: preset.name,
         wire: preset.wire,
         url,

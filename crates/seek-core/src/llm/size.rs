@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::client::Settings;
+use super::settings::Settings;
 use crate::config::Wire;
 use crate::config::model_size::{Reported, parse_parameters};
 
@@ -20,7 +20,7 @@ pub(super) async fn ask(request: reqwest::RequestBuilder) -> Result<Value, Strin
         return Err(format!("HTTP {}", status.as_u16()));
     }
     // A server cannot make seek hold more than a bounded body.
-    let body = super::client::read_body(response, super::bounds::MAX_BODY_BYTES)
+    let body = super::body::read_body(response, super::bounds::MAX_BODY_BYTES)
         .await
         .map_err(|e| e.to_string())?;
     serde_json::from_str(&body).map_err(|e| format!("not JSON: {e}"))

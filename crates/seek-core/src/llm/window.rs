@@ -3,7 +3,7 @@
 //!
 //! Owns those three requests; it must not decide which window to use.
 
-use super::client::Settings;
+use super::settings::Settings;
 use crate::config::Wire;
 
 /// Ollama: `/api/show`'s `<arch>.context_length`; llama.cpp: `/props`' `n_ctx`; vLLM:

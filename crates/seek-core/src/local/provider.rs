@@ -17,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 use super::LocalError;
 use super::engine::{Engine, ModelInfo, Stats};
 use crate::BoxFuture;
-use crate::llm::{ChatModel, ChatRequest, ChatStream, Delta, LlmError, Preparing};
+use crate::llm::{
+    ChatModel, ChatRequest, ChatStream, Delta, LlmError, ModelRefused, ParametersUnknown, Preparing,
+};
 
 /// Where models come from and how they run.
 #[derive(Debug, Clone)]
@@ -193,11 +195,13 @@ impl ChatModel for LocalChatModel {
 
     /// A catalog name or an existing `.gguf` file; what else was typed is refused with the
     /// catalog listed. Nothing is downloaded or loaded yet: that happens at the next task.
-    fn check_model(&self, model: &str) -> Result<(), String> {
+    fn check_model(&self, model: &str) -> Result<(), ModelRefused> {
         let cwd = std::env::current_dir().unwrap_or_default();
         super::catalog::resolve(model, &cwd)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| ModelRefused {
+                reason: e.to_string(),
+            })
     }
 
     /// The engine writes a last assistant message into the prompt unclosed (`ChatTemplate::prompt`).
@@ -206,14 +210,16 @@ impl ChatModel for LocalChatModel {
     }
 
     /// The elements of the file's tensors, when the file is here (no download, no load).
-    fn parameters(&self) -> BoxFuture<'_, Result<crate::config::model_size::Reported, String>> {
+    fn parameters(
+        &self,
+    ) -> BoxFuture<'_, Result<crate::config::model_size::Reported, ParametersUnknown>> {
         Box::pin(async move {
             let path = super::fetch::present_file(&self.model, &self.options.downloads)
-                .ok_or("the model file is not downloaded yet")?;
+                .ok_or(ParametersUnknown::NotDownloaded)?;
             let count = tokio::task::spawn_blocking(move || super::gguf::parameter_count(&path))
                 .await
-                .map_err(|e| e.to_string())?
-                .ok_or("the model file's tensors cannot be read")?;
+                .map_err(|e| ParametersUnknown::Failed(e.to_string()))?
+                .ok_or(ParametersUnknown::Unreadable)?;
             Ok(crate::config::model_size::Reported {
                 parameters: count as f64,
                 source: "the model file".to_owned(),

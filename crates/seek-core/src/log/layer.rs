@@ -17,7 +17,7 @@ use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::files::{FileWrite, in_background};
+use crate::files::{FileWrite, in_background_unreported};
 use crate::secrets::Masker;
 
 /// The field that marks a panic's report (`tracing::error!(panic = true, …)`): written as the
@@ -69,7 +69,8 @@ where
         } else {
             level_name(*event.metadata().level())
         };
-        in_background(FileWrite::Append {
+        // A failing log write is dropped: reporting it would log again.
+        in_background_unreported(FileWrite::Append {
             path: self.path.clone(),
             text: super::line(SystemTime::now(), level, &text.message, &self.masker),
         });

@@ -21,11 +21,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::files::FileWrite;
 use crate::secrets::Masker;
 
-struct Log {
-    path: PathBuf,
-}
-
-static LOG: OnceLock<Log> = OnceLock::new();
+/// The log's path, once `open` has installed the subscriber (the first call wins).
+static LOG: OnceLock<PathBuf> = OnceLock::new();
 
 /// The crates whose events go to the log (dependencies' own events, rmcp's or hyper's, do not).
 const SEEK_CRATES: [&str; 6] = [
@@ -46,12 +43,7 @@ pub fn open(path: &Path, masker: Arc<Masker>) -> std::io::Result<()> {
         text: String::new(),
     }
     .perform()?;
-    if LOG
-        .set(Log {
-            path: path.to_owned(),
-        })
-        .is_ok()
-    {
+    if LOG.set(path.to_owned()).is_ok() {
         let level = level_from(std::env::var("SEEK_LOG").ok().as_deref());
         let targets = tracing_subscriber::filter::Targets::new()
             .with_targets(SEEK_CRATES.map(|name| (name, level)));
@@ -78,11 +70,6 @@ fn level_from(setting: Option<&str>) -> tracing::level_filters::LevelFilter {
         Some("trace") => LevelFilter::TRACE,
         _ => LevelFilter::INFO,
     }
-}
-
-/// Whether `path` is the log (whose own failures are not logged).
-pub fn is_log(path: &Path) -> bool {
-    LOG.get().is_some_and(|log| log.path == path)
 }
 
 /// One log line: timestamp, level, the message masked and made terminal-safe.

@@ -10,7 +10,6 @@ use std::ops::Range;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::{names::is_credential_name, url};
-use crate::config::Env;
 
 /// Values shorter than this are not masked as values: `true`, `1234`, `admin` or `user` would
 /// blank ordinary words everywhere. URL passwords are masked at any length (the URL marks them).
@@ -69,9 +68,14 @@ impl Masker {
     /// The secrets of seek's environment and configuration: the value of every credential-like
     /// variable and of the `configured` credential variables (`Config::credential_vars`), the password of every URL held in any variable, and the
     /// password and secret query values of the model server's `base_url`.
-    pub fn for_environment(env: &Env, configured: &[&str], base_url: &str) -> Self {
+    /// `variables` are the environment's (name, value) pairs (`config::Env::iter`).
+    pub fn for_environment<'a>(
+        variables: impl IntoIterator<Item = (&'a str, &'a str)>,
+        configured: &[&str],
+        base_url: &str,
+    ) -> Self {
         let mut values = Vec::new();
-        for (name, value) in env.iter() {
+        for (name, value) in variables {
             if is_credential_name(name) || configured.contains(&name) {
                 values.push(value.to_owned());
             }
@@ -262,15 +266,15 @@ mod tests {
 
     #[test]
     fn the_environment_gives_credential_values_url_passwords_and_the_base_url() {
-        let env = Env::from_pairs([
+        let env = [
             ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG"),
             ("DATABASE_URL", "postgres://app:db-pass-77@db/app"),
             ("MY_LLM", "llm-key-0001"),
             ("HOME", "/home/someone"),
             ("XDG_SESSION_TYPE", "wayland"),
-        ]);
+        ];
         let masker = Masker::for_environment(
-            &env,
+            env,
             &["MY_LLM"],
             "bob:base-pw-99@gpu-box:8080/v1?api_key=query-key-1",
         );

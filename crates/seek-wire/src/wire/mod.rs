@@ -25,4 +25,4 @@ pub use plan::{PlanStep, Route, StepStatus};
 pub use records::{
     Attachment, BlockRecord, ModelEntry, NotRun, RoundUsage, SessionEntry, TurnUsage,
 };
-pub use web::{PageKind, WebField, WebHit, WebTrail};
+pub use web::{Form, FormField, PageKind, WebField, WebHit, WebTrail};

@@ -1,5 +1,6 @@
 //! What the web agent tells front ends: the searches it made, the pages it read, the forms it
-//! submitted and the notes it took, and the trail of a whole task.
+//! submitted and the notes it took, and the trail of a whole task; and the forms a page reader
+//! finds, which the readers (seek-core's `web`) and the web agent's prompts (`agents`) share.
 //!
 //! Plain serde data; it must not decide anything.
 
@@ -11,6 +12,34 @@ pub struct WebHit {
     pub title: String,
     pub snippet: String,
     pub link: String,
+}
+
+/// A field of a form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FormField {
+    /// The `name` attribute (fields without one are not listed).
+    pub name: String,
+    /// `text`, `password`, `email`, `hidden`, `checkbox`, `radio`, `select`, `textarea`,
+    /// `submit`, …
+    pub kind: String,
+    /// Its current or default value.
+    pub value: String,
+    /// A select's options (their values).
+    pub options: Vec<String>,
+    /// A checkbox's or radio's state.
+    pub checked: bool,
+    pub required: bool,
+}
+
+/// A form on a page as a reader found it: where it goes and its fields (the web agent lists
+/// them to the model).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Form {
+    /// The absolute URL it submits to (the page's own when it names none).
+    pub action: String,
+    /// `get` or `post`.
+    pub method: String,
+    pub fields: Vec<FormField>,
 }
 
 /// A form field the web agent filled: its name and the value typed.

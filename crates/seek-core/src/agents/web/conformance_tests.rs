@@ -1,11 +1,11 @@
 //! AgenticSeek's browser parsing tests (reference §5.4, `test_browser_agent_parsing.py`, 21
-//! cases) as conformance cases. Where seek fixes a flaw on purpose the case says so and asserts
+//! cases) as conformance cases; its three search-result parsing cases are beside the parser they
+//! test, in `web/search/mod.rs`. Where seek fixes a flaw on purpose the case says so and asserts
 //! seek's behaviour.
 
 use super::parse::{clean_links, extract_form, extract_links, parse_answer, select_link};
 use super::prompt::{PageView, form_filled, navigation_prompt, stringify_results, unvisited};
-use crate::web::{SearchHit, parse_hits};
-use crate::wire::PageKind;
+use crate::wire::{PageKind, WebHit as SearchHit};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -148,29 +148,6 @@ fn test_select_link_all_visited() {
 #[test]
 fn test_select_link_empty() {
     assert_eq!(select_link(&[], &[], Some("https://current.com")), None);
-}
-
-#[test]
-fn test_jsonify_search_results() {
-    let text = "Title: Result One\nSnippet: First result snippet\nLink: https://one.com\n\nTitle: Result Two\nSnippet: Second result snippet\nLink: https://two.com";
-    let hits = parse_hits(text);
-    assert_eq!(hits.len(), 2);
-    assert_eq!(hits[0].title.as_deref(), Some("Result One"));
-    assert_eq!(hits[0].snippet.as_deref(), Some("First result snippet"));
-    assert_eq!(hits[1].link, "https://two.com");
-}
-
-#[test]
-fn test_jsonify_search_results_empty() {
-    assert!(parse_hits("").is_empty());
-}
-
-#[test]
-fn test_jsonify_search_results_partial() {
-    let hits = parse_hits("Title: Partial Result\nLink: https://partial.com");
-    assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].snippet, None);
-    assert_eq!(hits[0].link, "https://partial.com");
 }
 
 #[test]

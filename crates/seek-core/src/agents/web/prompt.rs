@@ -6,8 +6,7 @@
 //! Pure text building: it must not open anything or decide what happens next.
 
 use super::parse::same_page;
-use crate::web::{Form, SearchHit};
-use crate::wire::PageKind;
+use crate::wire::{Form, PageKind, WebHit as SearchHit};
 
 /// Links listed on one page at most (the rest are left out, and the prompt says how many).
 pub const MAX_LINKS_LISTED: usize = 40;

@@ -7,6 +7,7 @@
 //! caller's memory.
 
 use std::ffi::CString;
+use std::fmt;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -19,9 +20,47 @@ const SUN_PATH_OFFSET: usize = 2;
 /// `sizeof(struct sockaddr_un)`.
 const SOCKADDR_UN_LEN: usize = SUN_PATH_OFFSET + 108;
 
-/// A socket blocks may reach although it is outside the sandbox's folders (a setting's value,
-/// `[exec] allow_sockets`, so it lives in config).
-pub use crate::config::AllowedSocket;
+/// A socket blocks may reach although it is outside the sandbox's folders: `[exec] allow_sockets`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedSocket {
+    /// A socket file, or a folder whose sockets (at any depth) are allowed. Absolute; links in it
+    /// are resolved when a block connects.
+    Path(PathBuf),
+    /// An abstract socket's name, written `@name`.
+    Abstract(Vec<u8>),
+}
+
+impl std::str::FromStr for AllowedSocket {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(name) = s.strip_prefix('@') {
+            if name.is_empty() {
+                return Err("an abstract socket needs a name after `@`".into());
+            }
+            if name.len() > SOCKADDR_UN_LEN - SUN_PATH_OFFSET - 1 {
+                return Err("an abstract socket name has at most 107 bytes".into());
+            }
+            return Ok(Self::Abstract(name.as_bytes().to_vec()));
+        }
+        let path = Path::new(s);
+        if !path.is_absolute() {
+            return Err(
+                "expected an absolute path to a socket or a folder of sockets, or @name for an abstract socket"
+                    .into(),
+            );
+        }
+        Ok(Self::Path(path.to_owned()))
+    }
+}
+
+impl fmt::Display for AllowedSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Path(path) => write!(f, "{}", path.display()),
+            Self::Abstract(name) => write!(f, "@{}", String::from_utf8_lossy(name)),
+        }
+    }
+}
 
 /// The rule for one block.
 #[derive(Debug, Clone)]

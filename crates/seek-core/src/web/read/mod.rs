@@ -22,6 +22,8 @@ use crate::wire::{PageKind, WebField};
 
 pub use chromium::{ChromiumReader, find_chromium, remove_stale_profiles};
 pub use http::HttpReader;
+// Plain data the web agent's prompts share, so it lives on the floor below (seek-wire).
+pub use crate::wire::{Form, FormField};
 
 /// Which engine reads pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,33 +46,6 @@ impl Engine {
 pub struct Link {
     pub text: String,
     pub url: String,
-}
-
-/// A field of a form.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FormField {
-    /// The `name` attribute (fields without one are not listed).
-    pub name: String,
-    /// `text`, `password`, `email`, `hidden`, `checkbox`, `radio`, `select`, `textarea`,
-    /// `submit`, …
-    pub kind: String,
-    /// Its current or default value.
-    pub value: String,
-    /// A select's options (their values).
-    pub options: Vec<String>,
-    /// A checkbox's or radio's state.
-    pub checked: bool,
-    pub required: bool,
-}
-
-/// A form: where it goes and its fields.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Form {
-    /// The absolute URL it submits to (the page's own when it names none).
-    pub action: String,
-    /// `get` or `post`.
-    pub method: String,
-    pub fields: Vec<FormField>,
 }
 
 /// A page as read.

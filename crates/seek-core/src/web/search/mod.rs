@@ -356,4 +356,29 @@ mod tests {
             }
         }
     }
+
+    // AgenticSeek's search-result parsing cases (`test_browser_agent_parsing.py`), beside the
+    // web agent's other conformance cases in agents/web/conformance_tests.rs.
+    #[test]
+    fn test_jsonify_search_results() {
+        let text = "Title: Result One\nSnippet: First result snippet\nLink: https://one.com\n\nTitle: Result Two\nSnippet: Second result snippet\nLink: https://two.com";
+        let hits = parse_hits(text);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].title.as_deref(), Some("Result One"));
+        assert_eq!(hits[0].snippet.as_deref(), Some("First result snippet"));
+        assert_eq!(hits[1].link, "https://two.com");
+    }
+
+    #[test]
+    fn test_jsonify_search_results_empty() {
+        assert!(parse_hits("").is_empty());
+    }
+
+    #[test]
+    fn test_jsonify_search_results_partial() {
+        let hits = parse_hits("Title: Partial Result\nLink: https://partial.com");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].snippet, None);
+        assert_eq!(hits[0].link, "https://partial.com");
+    }
 }
