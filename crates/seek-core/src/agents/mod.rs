@@ -100,6 +100,24 @@ mod tests {
     }
 
     #[test]
+    fn each_agent_gets_the_tools_of_its_classes_in_the_order_they_are_taught() {
+        use crate::tool_kind::ToolKind::{self, *};
+        let expected: [(AgentName, &[ToolKind]); 5] = [
+            (
+                AgentName::Coder,
+                &[Bash, Python, C, Go, Java, FileFinder, Mcp],
+            ),
+            (AgentName::File, &[FileFinder, Bash, Mcp]),
+            (AgentName::Casual, &[]),
+            (AgentName::Planner, &[]),
+            (AgentName::Web, &[WebSearch]),
+        ];
+        for (agent, tools) in expected {
+            assert_eq!(spec(agent).tools, tools, "{agent}");
+        }
+    }
+
+    #[test]
     fn no_alias_names_two_agents() {
         let mut seen = std::collections::HashSet::new();
         for spec in REGISTRY {

@@ -11,7 +11,7 @@ pub mod prompt;
 mod conformance_tests;
 
 use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
-use crate::tool_kind::ToolKind;
+use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -23,7 +23,7 @@ pub const SPEC: AgentSpec = AgentSpec {
         text: include_str!("../../../../../prompts/web.md"),
     },
     small_prompt: None,
-    tools: &[ToolKind::WebSearch],
+    tools: tools_of!(ToolClass::WebSearch),
     runs: Runs::Web,
     policy,
 };
