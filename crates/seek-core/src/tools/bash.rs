@@ -18,6 +18,7 @@ use crate::tool_kind::ToolKind;
 pub const TOOL: ToolSpec = ToolSpec {
     kind: ToolKind::Bash,
     class: ToolClass::Shell,
+    line_comment: Some("#"),
     build: |settings, _| Some(Box::new(Bash::new(settings))),
 };
 

@@ -84,6 +84,7 @@ impl Language {
 pub const C: ToolSpec = ToolSpec {
     kind: ToolKind::C,
     class: ToolClass::Program,
+    line_comment: None,
     build: |settings, _| Some(Box::new(Compiled::c(settings))),
 };
 
@@ -91,6 +92,7 @@ pub const C: ToolSpec = ToolSpec {
 pub const GO: ToolSpec = ToolSpec {
     kind: ToolKind::Go,
     class: ToolClass::Program,
+    line_comment: None,
     build: |settings, _| Some(Box::new(Compiled::go(settings))),
 };
 
@@ -98,6 +100,7 @@ pub const GO: ToolSpec = ToolSpec {
 pub const JAVA: ToolSpec = ToolSpec {
     kind: ToolKind::Java,
     class: ToolClass::Program,
+    line_comment: None,
     build: |settings, _| Some(Box::new(Compiled::java(settings))),
 };
 

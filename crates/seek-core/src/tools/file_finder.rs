@@ -229,6 +229,7 @@ fn find_files(
 pub const TOOL: ToolSpec = ToolSpec {
     kind: ToolKind::FileFinder,
     class: ToolClass::Files,
+    line_comment: None,
     build: |settings, _| Some(Box::new(FileFinder::new(settings))),
 };
 

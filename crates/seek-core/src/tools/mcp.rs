@@ -34,6 +34,7 @@ fn undeclared_note(undeclared: &[String]) -> String {
 pub const TOOL: ToolSpec = ToolSpec {
     kind: ToolKind::Mcp,
     class: ToolClass::Mcp,
+    line_comment: None,
     build: |_, _| None,
 };
 

@@ -56,6 +56,11 @@ pub use save::{SaveError, save_block};
 pub(crate) use spec::tools_of;
 pub use spec::{ToolClass, ToolSpec, count_of, of_classes};
 
+/// The declaration of the built-in tool `kind`.
+pub fn spec(kind: ToolKind) -> Option<&'static ToolSpec> {
+    spec::find(&REGISTRY, kind)
+}
+
 pub use crate::BoxFuture;
 
 /// Receives output text as it streams.

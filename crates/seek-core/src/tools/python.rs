@@ -24,6 +24,7 @@ const FILE_BOOTSTRAP: &str = "import sys\npath = sys.argv.pop(1)\nsys.argv[0] = 
 pub const TOOL: ToolSpec = ToolSpec {
     kind: ToolKind::Python,
     class: ToolClass::Program,
+    line_comment: Some("#"),
     build: |settings, _| Some(Box::new(Python::new(settings))),
 };
 

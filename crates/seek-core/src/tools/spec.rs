@@ -31,10 +31,18 @@ pub struct ToolSpec {
     /// Its identity: fence tag, aliases, lessons (seek-wire's `tool_kinds!` entry).
     pub kind: ToolKind,
     pub class: ToolClass,
+    /// How a line comment starts in its blocks, when a block of only comments and blank lines
+    /// is refused as nothing to run (`no_code`); `None`: such a block runs as it is.
+    pub line_comment: Option<&'static str>,
     /// The tool, configured with its settings (`[tools.<tag>]`) and the whole configuration;
     /// `None` when it is not built from the configuration alone (`mcp` needs the running
     /// servers: `Toolbox::with_mcp`).
     pub build: fn(ToolConfig, &Config) -> Option<Box<dyn Tool>>,
+}
+
+/// The declaration of `kind` in `registry` (every kind has one: a test holds it).
+pub fn find(registry: &'static [&'static ToolSpec], kind: ToolKind) -> Option<&'static ToolSpec> {
+    registry.iter().copied().find(|spec| spec.kind == kind)
 }
 
 /// How many of `registry`'s tools belong to one of `classes`.

@@ -24,6 +24,7 @@ pub const SEARCH_LIMIT: usize = 16;
 pub const TOOL: ToolSpec = ToolSpec {
     kind: ToolKind::WebSearch,
     class: ToolClass::WebSearch,
+    line_comment: None,
     build: |_, config| Some(Box::new(WebSearchTool::new(&config.web))),
 };
 
