@@ -1,6 +1,6 @@
 //! The casual agent: talks, answers from what the model knows, runs nothing.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -14,6 +14,10 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: &[],
     runs: Runs::Blocks,
+    routing: Routing {
+        because: "a question or a chat, no code needed",
+        cues: "words",
+    },
     policy,
 };
 

@@ -1,6 +1,6 @@
 //! The coder: writes and runs code in every language seek has a tool for.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs, common_rules};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
 use crate::tool_kind::ToolKind;
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
@@ -25,6 +25,10 @@ pub const SPEC: AgentSpec = AgentSpec {
         ToolClass::Mcp
     ),
     runs: Runs::Blocks,
+    routing: Routing {
+        because: "asks to write or run code",
+        cues: "words",
+    },
     policy,
 };
 

@@ -1,6 +1,6 @@
 //! The file agent: finds, reads and moves files, one command at a time.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs, common_rules};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
@@ -15,6 +15,10 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: tools_of!(ToolClass::Files, ToolClass::Shell, ToolClass::Mcp),
     runs: Runs::Blocks,
+    routing: Routing {
+        because: "asks about files",
+        cues: "words",
+    },
     policy,
 };
 

@@ -2,9 +2,11 @@
 //! tools and loop policy, and this list of them. Also the router (which agent for a prompt) and
 //! the planner's pure parts.
 //!
-//! Adding an agent: its file, its line in `REGISTRY`, and its name in `crate::wire::AgentName`
-//! (the wire's spelling, which other tools read). It must not know the terminal or run
-//! anything.
+//! Adding an agent: its file (name, aliases, description, prompt by `include_str!` of its
+//! `prompts/*.md`, tools by class, how it runs, routing words, loop policy), its line in
+//! `REGISTRY`, and its wire name's entry in seek-wire's `agent_names!`. The router picks it for
+//! `auto` once it has labelled examples (`router::data::LABELS`, `assets/router/*.tsv`). It must
+//! not know the terminal or run anything.
 
 mod casual;
 mod coder;
@@ -14,7 +16,9 @@ pub mod router;
 mod spec;
 pub mod web;
 
-pub use spec::{AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Runs, common_rules};
+pub use spec::{
+    AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Routing, Runs, common_rules,
+};
 
 use crate::wire::AgentName;
 

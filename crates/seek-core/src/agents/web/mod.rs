@@ -10,7 +10,7 @@ pub mod prompt;
 #[cfg(test)]
 mod conformance_tests;
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
@@ -25,6 +25,10 @@ pub const SPEC: AgentSpec = AgentSpec {
     small_prompt: None,
     tools: tools_of!(ToolClass::WebSearch),
     runs: Runs::Web,
+    routing: Routing {
+        because: "needs the web",
+        cues: "words",
+    },
     policy,
 };
 
