@@ -22,14 +22,29 @@ pub use spec::{
 
 use crate::wire::AgentName;
 
-/// Every agent, in the order they are listed.
-pub const REGISTRY: [&AgentSpec; 5] = [
+/// Every agent, in the order they are listed: one line per agent.
+const DECLARED: &[&AgentSpec] = &[
     &coder::SPEC,
     &file::SPEC,
     &casual::SPEC,
     &planner::SPEC,
     &web::SPEC,
 ];
+
+/// `DECLARED` as an array, whose length follows the list (an array is what callers iterate by
+/// value).
+pub const REGISTRY: [&AgentSpec; DECLARED.len()] = as_array(DECLARED);
+
+const fn as_array<const N: usize>(declared: &[&'static AgentSpec]) -> [&'static AgentSpec; N] {
+    // Every slot is overwritten: `N` is `declared.len()`.
+    let mut all = [&coder::SPEC; N];
+    let mut i = 0;
+    while i < N {
+        all[i] = declared[i];
+        i += 1;
+    }
+    all
+}
 
 /// What `auto` means, for listings.
 pub const AUTO_DESCRIPTION: &str = "picks the agent for each task (the router)";

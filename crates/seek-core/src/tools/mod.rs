@@ -23,7 +23,7 @@ mod web_search;
 /// Every built-in tool, in the order they are listed and taught (`ToolKind::ALL`'s). Adding a
 /// tool: its entry in seek-wire's `tool_kinds!`, its file here declaring its `ToolSpec`, and its
 /// line below.
-pub const REGISTRY: [&ToolSpec; 8] = [
+pub const REGISTRY: &[&ToolSpec] = &[
     &bash::TOOL,
     &python::TOOL,
     &compiled::C,
@@ -58,7 +58,7 @@ pub use spec::{ToolClass, ToolSpec, count_of, of_classes};
 
 /// The declaration of the built-in tool `kind`.
 pub fn spec(kind: ToolKind) -> Option<&'static ToolSpec> {
-    spec::find(&REGISTRY, kind)
+    spec::find(REGISTRY, kind)
 }
 
 pub use crate::BoxFuture;
@@ -255,7 +255,7 @@ impl Toolbox {
     fn built(config: &Config, timeout_cap: Option<u64>) -> Self {
         Self {
             tools: REGISTRY
-                .into_iter()
+                .iter()
                 .filter_map(|spec| {
                     let mut settings = ToolConfig::of(config, spec.kind).into_owned();
                     if let Some(secs) = timeout_cap {

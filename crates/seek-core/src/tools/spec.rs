@@ -97,8 +97,8 @@ macro_rules! tools_of {
     ($($class:expr),* $(,)?) => {{
         const CLASSES: &[$crate::tools::ToolClass] = &[$($class),*];
         const TOOLS: [$crate::tool_kind::ToolKind;
-            $crate::tools::count_of(&$crate::tools::REGISTRY, CLASSES)] =
-            $crate::tools::of_classes(&$crate::tools::REGISTRY, CLASSES);
+            $crate::tools::count_of($crate::tools::REGISTRY, CLASSES)] =
+            $crate::tools::of_classes($crate::tools::REGISTRY, CLASSES);
         &TOOLS
     }};
 }
@@ -118,9 +118,9 @@ mod tests {
     #[test]
     fn tools_are_selected_class_by_class_in_the_registrys_order() {
         let files_then_shell: [ToolKind; 2] =
-            of_classes(&REGISTRY, &[ToolClass::Files, ToolClass::Shell]);
+            of_classes(REGISTRY, &[ToolClass::Files, ToolClass::Shell]);
         assert_eq!(files_then_shell, [ToolKind::FileFinder, ToolKind::Bash]);
-        assert_eq!(count_of(&REGISTRY, &[ToolClass::Program]), 4);
+        assert_eq!(count_of(REGISTRY, &[ToolClass::Program]), 4);
         let programs: &[ToolKind] = crate::tools::tools_of!(ToolClass::Program);
         assert_eq!(
             programs,

@@ -36,7 +36,7 @@ use super::records::ApiJson;
 pub use health::API_VERSION;
 
 /// Every endpoint, in the order docs/api.md lists AgenticSeek's, then seek's own.
-pub const ENDPOINTS: [&Endpoint; 9] = [
+pub const ENDPOINTS: &[&Endpoint] = &[
     &health::ENDPOINT,
     &is_active::ENDPOINT,
     &query::ENDPOINT,
