@@ -20,20 +20,6 @@ mod shell;
 mod spec;
 mod web_search;
 
-/// Every built-in tool, in the order they are listed and taught (`ToolKind::ALL`'s). Adding a
-/// tool: its entry in seek-wire's `tool_kinds!`, its file here declaring its `ToolSpec`, and its
-/// line below.
-pub const REGISTRY: &[&ToolSpec] = &[
-    &bash::TOOL,
-    &python::TOOL,
-    &compiled::C,
-    &compiled::GO,
-    &compiled::JAVA,
-    &file_finder::TOOL,
-    &mcp::TOOL,
-    &web_search::TOOL,
-];
-
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -56,12 +42,26 @@ pub use save::{SaveError, save_block};
 pub(crate) use spec::tools_of;
 pub use spec::{ToolClass, ToolSpec, count_of, of_classes};
 
+pub use crate::BoxFuture;
+
+/// Every built-in tool, in the order they are listed and taught (`ToolKind::ALL`'s). Adding a
+/// tool: its entry in seek-wire's `tool_kinds!`, its file here declaring its `ToolSpec`, and its
+/// line below.
+pub const REGISTRY: &[&ToolSpec] = &[
+    &bash::TOOL,
+    &python::TOOL,
+    &compiled::C,
+    &compiled::GO,
+    &compiled::JAVA,
+    &file_finder::TOOL,
+    &mcp::TOOL,
+    &web_search::TOOL,
+];
+
 /// The declaration of the built-in tool `kind`.
 pub fn spec(kind: ToolKind) -> Option<&'static ToolSpec> {
     spec::find(REGISTRY, kind)
 }
-
-pub use crate::BoxFuture;
 
 /// Receives output text as it streams.
 pub type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);
