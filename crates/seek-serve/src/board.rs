@@ -250,7 +250,8 @@ impl TaskView {
         match event {
             Event::TurnStarted { agent, .. } => {
                 self.agent = agent.as_str().to_owned();
-                if *agent == crate::wire::AgentName::Planner {
+                // An agent that plans shows AgenticSeek's planning status from its start.
+                if crate::agents::spec(*agent).runs == crate::agents::Runs::Plan {
                     self.status = status::PLANNING;
                 }
             }

@@ -1,6 +1,6 @@
 //! The casual agent: talks, answers from what the model knows, runs nothing.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -15,6 +15,10 @@ pub const SPEC: AgentSpec = AgentSpec {
     tools: &[],
     runs: Runs::Blocks,
     done_by_running: false,
+    routing: Routing {
+        because: "a question or a chat, no code needed",
+        cues: "words",
+    },
     policy,
 };
 

@@ -1,7 +1,8 @@
 //! The coder: writes and runs code in every language seek has a tool for.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs, common_rules};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
 use crate::tool_kind::ToolKind;
+use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -16,18 +17,19 @@ pub const SPEC: AgentSpec = AgentSpec {
         file: "coder-small.md",
         text: include_str!("../../../../prompts/coder-small.md"),
     }),
-    // Every tool but web_search: searching is the web agent's (a planner step names it).
-    tools: &[
-        ToolKind::Bash,
-        ToolKind::Python,
-        ToolKind::C,
-        ToolKind::Go,
-        ToolKind::Java,
-        ToolKind::FileFinder,
-        ToolKind::Mcp,
-    ],
+    // Every class but web search: searching is the web agent's (a planner step names it).
+    tools: tools_of!(
+        ToolClass::Shell,
+        ToolClass::Program,
+        ToolClass::Files,
+        ToolClass::Mcp
+    ),
     runs: Runs::Blocks,
     done_by_running: true,
+    routing: Routing {
+        because: "asks to write or run code",
+        cues: "words",
+    },
     policy,
 };
 

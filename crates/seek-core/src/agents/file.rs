@@ -1,7 +1,7 @@
 //! The file agent: finds, reads and moves files, one command at a time.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs, common_rules};
-use crate::tool_kind::ToolKind;
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
+use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -13,9 +13,13 @@ pub const SPEC: AgentSpec = AgentSpec {
         text: include_str!("../../../../prompts/file.md"),
     },
     small_prompt: None,
-    tools: &[ToolKind::FileFinder, ToolKind::Bash, ToolKind::Mcp],
+    tools: tools_of!(ToolClass::Files, ToolClass::Shell, ToolClass::Mcp),
     runs: Runs::Blocks,
     done_by_running: false,
+    routing: Routing {
+        because: "asks about files",
+        cues: "words",
+    },
     policy,
 };
 
@@ -28,6 +32,7 @@ fn policy(report: &RoundReport) -> Decision {
 mod tests {
     use super::*;
     use crate::agents::spec::round;
+    use crate::tool_kind::ToolKind;
 
     #[test]
     fn file_agent_goes_on_after_each_success() {

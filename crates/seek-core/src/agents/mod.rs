@@ -2,9 +2,11 @@
 //! tools and loop policy, and this list of them. Also the router (which agent for a prompt) and
 //! the planner's pure parts.
 //!
-//! Adding an agent: its file, its line in `REGISTRY`, and its name in `crate::wire::AgentName`
-//! (the wire's spelling, which other tools read). It must not know the terminal or run
-//! anything.
+//! Adding an agent: its file (name, aliases, description, prompt by `include_str!` of its
+//! `prompts/*.md`, tools by class, how it runs, routing words, loop policy), its line in
+//! `REGISTRY`, and its wire name's entry in seek-wire's `agent_names!`. The router picks it for
+//! `auto` once it has labelled examples (`router::data::LABELS`, `assets/router/*.tsv`). It must
+//! not know the terminal or run anything.
 
 mod casual;
 mod coder;
@@ -14,18 +16,35 @@ pub mod router;
 mod spec;
 pub mod web;
 
-pub use spec::{AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Runs, common_rules};
+pub use spec::{
+    AgentSpec, CLARIFICATION, Decision, Prompt, RoundReport, Routing, Runs, common_rules,
+};
 
 use crate::wire::AgentName;
 
-/// Every agent, in the order they are listed.
-pub const REGISTRY: [&AgentSpec; 5] = [
+/// Every agent, in the order they are listed: one line per agent.
+const DECLARED: &[&AgentSpec] = &[
     &coder::SPEC,
     &file::SPEC,
     &casual::SPEC,
     &planner::SPEC,
     &web::SPEC,
 ];
+
+/// `DECLARED` as an array, whose length follows the list (an array is what callers iterate by
+/// value).
+pub const REGISTRY: [&AgentSpec; DECLARED.len()] = as_array(DECLARED);
+
+const fn as_array<const N: usize>(declared: &[&'static AgentSpec]) -> [&'static AgentSpec; N] {
+    // Every slot is overwritten: `N` is `declared.len()`.
+    let mut all = [&coder::SPEC; N];
+    let mut i = 0;
+    while i < N {
+        all[i] = declared[i];
+        i += 1;
+    }
+    all
+}
 
 /// What `auto` means, for listings.
 pub const AUTO_DESCRIPTION: &str = "picks the agent for each task (the router)";
@@ -114,6 +133,24 @@ mod tests {
                 .to_string()
                 .contains("auto, coder, file")
         );
+    }
+
+    #[test]
+    fn each_agent_gets_the_tools_of_its_classes_in_the_order_they_are_taught() {
+        use crate::tool_kind::ToolKind::{self, *};
+        let expected: [(AgentName, &[ToolKind]); 5] = [
+            (
+                AgentName::Coder,
+                &[Bash, Python, C, Go, Java, FileFinder, Mcp],
+            ),
+            (AgentName::File, &[FileFinder, Bash, Mcp]),
+            (AgentName::Casual, &[]),
+            (AgentName::Planner, &[]),
+            (AgentName::Web, &[WebSearch]),
+        ];
+        for (agent, tools) in expected {
+            assert_eq!(spec(agent).tools, tools, "{agent}");
+        }
     }
 
     #[test]

@@ -31,8 +31,20 @@ pub struct AgentSpec {
     /// write and run one (worked examples, an opened fence, a token budget, a nudge:
     /// `agent::profile`).
     pub done_by_running: bool,
+    /// Why the router picks it, as `auto` shows it.
+    pub routing: Routing,
     /// After a round whose reply was whole: done, ask again, or ask the user.
     pub policy: fn(&RoundReport) -> Decision,
+}
+
+/// How the router's choice of an agent is explained to the user.
+#[derive(Debug, Clone, Copy)]
+pub struct Routing {
+    /// What a prompt routed to it asks for, in plain words: "asks about files".
+    pub because: &'static str,
+    /// What the prompt's words that pushed towards it are called: "words", or the planner's
+    /// "several steps" (its cues are words like "then").
+    pub cues: &'static str,
 }
 
 /// A prompt template (`{work_dir}`, `{os}`, `{tools}` are filled in).

@@ -6,12 +6,21 @@
 //! beyond the exit status.
 
 use super::{
-    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolContext, ToolOutcome, rerun, run_process,
+    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolClass, ToolContext, ToolOutcome,
+    ToolSpec, rerun, run_process,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
 use crate::protocol::Block;
 use crate::tool_kind::ToolKind;
+
+/// bash's declaration: shell commands.
+pub const TOOL: ToolSpec = ToolSpec {
+    kind: ToolKind::Bash,
+    class: ToolClass::Shell,
+    line_comment: Some("#"),
+    build: |settings, _| Some(Box::new(Bash::new(settings))),
+};
 
 pub struct Bash {
     settings: ToolConfig,

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{
-    BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, run_process, source_in_temp_dir,
+    BoxFuture, OutputSink, Tool, ToolClass, ToolContext, ToolOutcome, ToolSpec, run_process,
+    source_in_temp_dir,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
@@ -78,6 +79,30 @@ impl Language {
         }
     }
 }
+
+/// c's declaration: a C program, compiled with gcc.
+pub const C: ToolSpec = ToolSpec {
+    kind: ToolKind::C,
+    class: ToolClass::Program,
+    line_comment: None,
+    build: |settings, _| Some(Box::new(Compiled::c(settings))),
+};
+
+/// go's declaration: a Go program.
+pub const GO: ToolSpec = ToolSpec {
+    kind: ToolKind::Go,
+    class: ToolClass::Program,
+    line_comment: None,
+    build: |settings, _| Some(Box::new(Compiled::go(settings))),
+};
+
+/// java's declaration: a Java class with `main`.
+pub const JAVA: ToolSpec = ToolSpec {
+    kind: ToolKind::Java,
+    class: ToolClass::Program,
+    line_comment: None,
+    build: |settings, _| Some(Box::new(Compiled::java(settings))),
+};
 
 /// The `c`, `go` and `java` tools.
 pub struct Compiled {

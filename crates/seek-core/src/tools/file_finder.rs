@@ -14,7 +14,7 @@ use std::path::Path;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, OutputSink, Tool, ToolContext, ToolOutcome, confined};
+use super::{BoxFuture, OutputSink, Tool, ToolClass, ToolContext, ToolOutcome, ToolSpec, confined};
 use crate::config::ToolConfig;
 use crate::exec::Ending;
 use crate::protocol::Block;
@@ -224,6 +224,14 @@ fn find_files(
     }
     Ok((all_ok, out))
 }
+
+/// file_finder's declaration: finds and reads files by name.
+pub const TOOL: ToolSpec = ToolSpec {
+    kind: ToolKind::FileFinder,
+    class: ToolClass::Files,
+    line_comment: None,
+    build: |settings, _| Some(Box::new(FileFinder::new(settings))),
+};
 
 pub struct FileFinder {
     settings: ToolConfig,

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{OutputSink, Tool, ToolContext, ToolOutcome};
+use super::{OutputSink, Tool, ToolClass, ToolContext, ToolOutcome, ToolSpec};
 use crate::BoxFuture;
 use crate::exec::Ending;
 use crate::mcp::{Hub, McpError, ServerState, call, check, render};
@@ -28,6 +28,15 @@ fn undeclared_note(undeclared: &[String]) -> String {
         undeclared.join("; ")
     )
 }
+
+/// mcp's declaration: calls a tool of a configured MCP server. It is not built from the
+/// configuration: it needs the running servers (`Toolbox::with_mcp`).
+pub const TOOL: ToolSpec = ToolSpec {
+    kind: ToolKind::Mcp,
+    class: ToolClass::Mcp,
+    line_comment: None,
+    build: |_, _| None,
+};
 
 /// Calls the tools of the running MCP servers.
 pub struct McpTool {

@@ -1,6 +1,7 @@
 //! Tools: one per fence tag, each turning a block into a run and a feedback.
 //!
-//! Owns the `Tool` trait, the built-in toolbox, the outcome shape and the save-after-success step
+//! Owns the `Tool` trait, the registry of built-in tools (`REGISTRY`: each tool's file declares
+//! its `ToolSpec`), the toolbox built from it, the outcome shape and the save-after-success step
 //! (`execute_block`). It must not know about the agent loop: it runs one block when asked.
 
 mod bash;
@@ -16,6 +17,7 @@ mod python;
 mod rerun;
 mod save;
 mod shell;
+mod spec;
 mod web_search;
 
 use std::path::PathBuf;
@@ -37,8 +39,29 @@ pub use python::Python;
 pub use web_search::{SEARCH_LIMIT, WebSearchTool, query_of};
 
 pub use save::{SaveError, save_block};
+pub(crate) use spec::tools_of;
+pub use spec::{ToolClass, ToolSpec, count_of, of_classes};
 
 pub use crate::BoxFuture;
+
+/// Every built-in tool, in the order they are listed and taught (`ToolKind::ALL`'s). Adding a
+/// tool: its entry in seek-wire's `tool_kinds!`, its file here declaring its `ToolSpec`, and its
+/// line below.
+pub const REGISTRY: &[&ToolSpec] = &[
+    &bash::TOOL,
+    &python::TOOL,
+    &compiled::C,
+    &compiled::GO,
+    &compiled::JAVA,
+    &file_finder::TOOL,
+    &mcp::TOOL,
+    &web_search::TOOL,
+];
+
+/// The declaration of the built-in tool `kind`.
+pub fn spec(kind: ToolKind) -> Option<&'static ToolSpec> {
+    spec::find(REGISTRY, kind)
+}
 
 /// Receives output text as it streams.
 pub type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);
@@ -231,14 +254,14 @@ impl Toolbox {
 
     fn built(config: &Config, timeout_cap: Option<u64>) -> Self {
         Self {
-            tools: ToolKind::ALL
-                .into_iter()
-                .filter_map(|kind| {
-                    let mut settings = ToolConfig::of(config, kind).into_owned();
+            tools: REGISTRY
+                .iter()
+                .filter_map(|spec| {
+                    let mut settings = ToolConfig::of(config, spec.kind).into_owned();
                     if let Some(secs) = timeout_cap {
                         settings.cap_default_timeout(secs);
                     }
-                    build(kind, settings, config)
+                    (spec.build)(settings, config)
                 })
                 .collect(),
         }
@@ -270,21 +293,6 @@ impl Toolbox {
     pub fn tags(&self) -> ToolTags {
         ToolTags::new(self.tools.iter().map(|t| t.kind().tag()))
     }
-}
-
-/// The tool of `kind`, configured with `settings`; `None` for the `mcp` tool, which needs the
-/// running servers (`Toolbox::with_mcp`).
-fn build(kind: ToolKind, settings: ToolConfig, config: &Config) -> Option<Box<dyn Tool>> {
-    Some(match kind {
-        ToolKind::Bash => Box::new(Bash::new(settings)),
-        ToolKind::Python => Box::new(Python::new(settings)),
-        ToolKind::C => Box::new(Compiled::c(settings)),
-        ToolKind::Go => Box::new(Compiled::go(settings)),
-        ToolKind::Java => Box::new(Compiled::java(settings)),
-        ToolKind::FileFinder => Box::new(FileFinder::new(settings)),
-        ToolKind::Mcp => return None,
-        ToolKind::WebSearch => Box::new(WebSearchTool::new(&config.web)),
-    })
 }
 
 /// Runs a block with its tool and, if it succeeded and has a `:path`, saves it in the work dir.

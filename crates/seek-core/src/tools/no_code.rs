@@ -1,4 +1,5 @@
-//! A block with nothing to run: only blank lines and `#` comments in a bash or python block.
+//! A block with nothing to run: only blank lines and line comments, in a block of a tool that
+//! declares its line comment (`ToolSpec::line_comment`: bash's and python's `#`).
 //! Run as it is, it "succeeds" with no output, and a small model that wrote `# delete junk.tmp`
 //! instead of `rm junk.tmp` would see its task end as done. seek answers it as a failure that
 //! says what is missing instead.
@@ -10,12 +11,10 @@ use crate::tool_kind::ToolKind;
 
 /// The failure told when `code` of `kind` has nothing to run, `None` when it has.
 pub fn refused(kind: ToolKind, tag: &str, code: &str) -> Option<String> {
-    if !matches!(kind, ToolKind::Bash | ToolKind::Python) {
-        return None;
-    }
+    let comment = super::spec(kind)?.line_comment?;
     let has_code = code.lines().any(|line| {
         let line = line.trim();
-        !line.is_empty() && !line.starts_with('#')
+        !line.is_empty() && !line.starts_with(comment)
     });
     (!has_code).then(|| {
         format!(

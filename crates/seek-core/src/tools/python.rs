@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{
-    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolContext, ToolOutcome, run_process,
+    BoxFuture, CodeSource, OutputSink, Refusal, Tool, ToolClass, ToolContext, ToolOutcome,
+    ToolSpec, run_process,
 };
 use crate::config::ToolConfig;
 use crate::exec::RunRequest;
@@ -18,6 +19,14 @@ use crate::tool_kind::ToolKind;
 
 /// Runs a file's code as `__main__` while keeping `-c` semantics (`sys.path[0]` is the cwd).
 const FILE_BOOTSTRAP: &str = "import sys\npath = sys.argv.pop(1)\nsys.argv[0] = '<block>'\nsource = open(path, encoding='utf-8').read()\ndel path\nexec(compile(source, '<block>', 'exec'))\n";
+
+/// python's declaration: a Python 3 program.
+pub const TOOL: ToolSpec = ToolSpec {
+    kind: ToolKind::Python,
+    class: ToolClass::Program,
+    line_comment: Some("#"),
+    build: |settings, _| Some(Box::new(Python::new(settings))),
+};
 
 pub struct Python {
     settings: ToolConfig,

@@ -14,10 +14,19 @@ use crate::protocol::Block;
 use crate::tool_kind::ToolKind;
 use crate::web::search::{self, SearchBackend, SearchError};
 
-use super::{OutputSink, Tool, ToolContext, ToolOutcome};
+use super::{OutputSink, Tool, ToolClass, ToolContext, ToolOutcome, ToolSpec};
 
 /// How many results a search returns (AgenticSeek's browser kept the first 16).
 pub const SEARCH_LIMIT: usize = 16;
+
+/// web_search's declaration: its settings are the `[web]` section's (the SearxNG URL, the
+/// timeout), not a `[tools.web_search]` table's.
+pub const TOOL: ToolSpec = ToolSpec {
+    kind: ToolKind::WebSearch,
+    class: ToolClass::WebSearch,
+    line_comment: None,
+    build: |_, config| Some(Box::new(WebSearchTool::new(&config.web))),
+};
 
 pub struct WebSearchTool {
     settings: WebSettings,

@@ -1,46 +1,48 @@
 //! The names the wire spells: agents and approval policies.
 //!
-//! Owns the canonical spellings only. Aliases (`talk`, `code`, …), descriptions and what an agent
-//! does belong to the agent registry (`crate::agents`); this must not know them.
+//! Owns the canonical spellings only (one `agent_names!` entry per agent). Aliases (`talk`,
+//! `code`, …), descriptions and what an agent does belong to the agent registry
+//! (`crate::agents`); this must not know them.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The agents a task can be given. On the wire and in settings it is the lowercase name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentName {
-    /// Let the router pick an agent for each task.
-    Auto,
-    Casual,
-    Coder,
-    File,
-    Planner,
-    Web,
+/// Declares the agents' wire names: one entry per agent, its variant and its lowercase name.
+/// The enum (serialized as that name), `AgentName::ALL` (in declaration order) and `as_str`
+/// come from it, so a name is written once.
+macro_rules! agent_names {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
+        /// The agents a task can be given. On the wire and in settings it is the lowercase name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum AgentName {
+            $($(#[$doc])* #[serde(rename = $name)] $variant,)+
+        }
+
+        impl AgentName {
+            pub const ALL: [AgentName; [$(AgentName::$variant),+].len()] =
+                [$(AgentName::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(AgentName::$variant => $name,)+
+                }
+            }
+        }
+    };
 }
 
-impl AgentName {
-    pub const ALL: [AgentName; 6] = [
-        Self::Auto,
-        Self::Casual,
-        Self::Coder,
-        Self::File,
-        Self::Planner,
-        Self::Web,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Casual => "casual",
-            Self::Coder => "coder",
-            Self::File => "file",
-            Self::Planner => "planner",
-            Self::Web => "web",
-        }
-    }
+// Adding an agent: its entry here (the wire's spelling), its file in seek-core's `agents/`
+// declaring its `AgentSpec`, and its line in `agents::REGISTRY` there.
+agent_names! {
+    /// Let the router pick an agent for each task.
+    Auto => "auto",
+    Casual => "casual",
+    Coder => "coder",
+    File => "file",
+    Planner => "planner",
+    Web => "web",
 }
 
 impl fmt::Display for AgentName {
@@ -102,6 +104,24 @@ impl FromStr for Approval {
             "ask" => Ok(Self::Ask),
             "never" => Ok(Self::Never),
             _ => Err("expected one of: auto, ask, never".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agents_wire_names_do_not_change() {
+        let names: Vec<&str> = AgentName::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(names, ["auto", "casual", "coder", "file", "planner", "web"]);
+        for agent in AgentName::ALL {
+            let json = serde_json::to_string(&agent).expect("serializes");
+            assert_eq!(json, format!("\"{agent}\""));
+            let back: AgentName = serde_json::from_str(&json).expect("deserializes");
+            assert_eq!(back, agent);
+            assert_eq!(agent.as_str().parse::<AgentName>(), Ok(agent));
         }
     }
 }

@@ -6,7 +6,7 @@
 pub mod parse;
 pub mod prompt;
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::wire::AgentName;
 
 pub use parse::{ParsedPlan, PlanError, parse_plan, plan_schema};
@@ -30,6 +30,10 @@ pub const SPEC: AgentSpec = AgentSpec {
     tools: &[],
     runs: Runs::Plan,
     done_by_running: false,
+    routing: Routing {
+        because: "several steps",
+        cues: "several steps",
+    },
     policy,
 };
 

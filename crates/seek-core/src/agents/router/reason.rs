@@ -11,15 +11,10 @@ use crate::wire::AgentName;
 /// How many words a reason names.
 const WORDS_NAMED: usize = 2;
 
-/// Why the router picks `agent`, in plain words for a user: what the prompt asks for.
+/// Why the router picks `agent`, in plain words for a user: what the prompt asks for (its
+/// declaration's; `auto`'s is the coder's).
 pub fn plain(agent: AgentName) -> &'static str {
-    match agent {
-        AgentName::Coder | AgentName::Auto => "asks to write or run code",
-        AgentName::File => "asks about files",
-        AgentName::Casual => "a question or a chat, no code needed",
-        AgentName::Web => "needs the web",
-        AgentName::Planner => "several steps",
-    }
+    crate::agents::spec(agent).routing.because
 }
 
 /// The reason `model` chose `label` (at `class` in `data::LABELS`) for a prompt with `features`.
@@ -38,14 +33,29 @@ pub fn explain(model: &Model, features: &Features, class: usize, label: AgentNam
         .take(WORDS_NAMED)
         .map(|(_, w)| w)
         .collect();
-    let kind = if label == AgentName::Planner {
-        "several steps"
-    } else {
-        "words"
-    };
+    let kind = crate::agents::spec(label).routing.cues;
     if words.is_empty() {
         "the phrasing as a whole".to_owned()
     } else {
         format!("{kind}: {}", words.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_agent_is_explained_in_its_own_words() {
+        for (agent, because) in [
+            (AgentName::Coder, "asks to write or run code"),
+            (AgentName::Auto, "asks to write or run code"),
+            (AgentName::File, "asks about files"),
+            (AgentName::Casual, "a question or a chat, no code needed"),
+            (AgentName::Web, "needs the web"),
+            (AgentName::Planner, "several steps"),
+        ] {
+            assert_eq!(plain(agent), because, "{agent}");
+        }
     }
 }

@@ -10,8 +10,8 @@ pub mod prompt;
 #[cfg(test)]
 mod conformance_tests;
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Runs};
-use crate::tool_kind::ToolKind;
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
+use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub const SPEC: AgentSpec = AgentSpec {
@@ -23,9 +23,13 @@ pub const SPEC: AgentSpec = AgentSpec {
         text: include_str!("../../../../../prompts/web.md"),
     },
     small_prompt: None,
-    tools: &[ToolKind::WebSearch],
+    tools: tools_of!(ToolClass::WebSearch),
     runs: Runs::Web,
     done_by_running: false,
+    routing: Routing {
+        because: "needs the web",
+        cues: "words",
+    },
     policy,
 };
 

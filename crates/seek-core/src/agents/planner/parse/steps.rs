@@ -230,7 +230,7 @@ fn read_agent(n: usize, value: Option<&Value>) -> Result<AgentName, PlanError> {
         )));
     };
     match crate::agents::find(name) {
-        Some(AgentName::Auto | AgentName::Planner) => Err(PlanError::Invalid(format!(
+        Some(agent) if !can_do_a_step(agent) => Err(PlanError::Invalid(format!(
             "step {n} names the agent {}, which cannot do a step: use one of {valid}",
             quote(name)
         ))),
@@ -242,12 +242,18 @@ fn read_agent(n: usize, value: Option<&Value>) -> Result<AgentName, PlanError> {
     }
 }
 
+/// Whether a step may be given to `agent`: `auto` is no agent, and an agent that plans does
+/// not run as a step of a plan.
+fn can_do_a_step(agent: AgentName) -> bool {
+    agent != AgentName::Auto && crate::agents::spec(agent).runs != crate::agents::Runs::Plan
+}
+
 /// The agents a step may name, for messages: `coder, file, casual, web`.
 fn step_agents() -> String {
     crate::agents::REGISTRY
         .iter()
         .map(|spec| spec.name)
-        .filter(|name| !matches!(name, AgentName::Auto | AgentName::Planner))
+        .filter(|&name| can_do_a_step(name))
         .map(AgentName::as_str)
         .collect::<Vec<_>>()
         .join(", ")
