@@ -16,7 +16,7 @@
 use std::path::Path;
 
 /// The model used when none is named.
-pub const DEFAULT_MODEL: &str = "smollm2-135m";
+pub(crate) const DEFAULT_MODEL: &str = "smollm2-135m";
 
 /// One model of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub fn names() -> String {
 
 /// Whether `model` names something the built-in engine runs: a catalog name or a `.gguf` file
 /// (which need not exist yet: this only reads the name).
-pub fn runs_locally(model: &str) -> bool {
+pub(crate) fn runs_locally(model: &str) -> bool {
     let m = model.trim();
     find(m).is_some()
         || Path::new(m)

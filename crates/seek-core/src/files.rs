@@ -82,7 +82,7 @@ pub fn in_background(write: FileWrite) {
 
 /// Queues `write` like `in_background`, but a failure is dropped rather than reported in the
 /// log: for the log's own writes.
-pub fn in_background_unreported(write: FileWrite) {
+pub(crate) fn in_background_unreported(write: FileWrite) {
     send(Job::Write(write, false));
 }
 

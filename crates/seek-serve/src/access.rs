@@ -136,7 +136,7 @@ impl Access {
     /// Whether a request that passed `check` authenticates its connection: it carries the token
     /// (on any endpoint, `/health` too), or, without a token, it passed the checks (anyone who
     /// passes them may use the whole API). A preflight carries no credentials.
-    pub fn authenticates(&self, headers: &HeaderMap, preflight: bool) -> bool {
+    pub(crate) fn authenticates(&self, headers: &HeaderMap, preflight: bool) -> bool {
         match &self.token {
             Some(_) => !preflight && self.check_token(headers).is_ok(),
             None => true,
@@ -174,7 +174,7 @@ impl Access {
 
 /// Compares two tokens in time that depends on neither: both are hashed first, so not even
 /// their lengths show.
-pub fn tokens_match(given: &str, expected: &str) -> bool {
+pub(crate) fn tokens_match(given: &str, expected: &str) -> bool {
     let given = Sha256::digest(given.as_bytes());
     let expected = Sha256::digest(expected.as_bytes());
     given.ct_eq(&expected).into()
@@ -182,7 +182,7 @@ pub fn tokens_match(given: &str, expected: &str) -> bool {
 
 /// A `Host` header naming this machine: `localhost`, an address in 127.0.0.0/8, or `[::1]`,
 /// with or without a port.
-pub fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     let host = host.trim();
     let name = if let Some(rest) = host.strip_prefix('[') {
         // `[::1]` or `[::1]:7777`.

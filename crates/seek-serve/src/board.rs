@@ -49,7 +49,7 @@ pub struct Ending {
 
 /// Where the running task is on its way to the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Begun on the board, not yet handed to the agent (its session may be being resumed).
     Begun,
     /// Begun, and a stop was asked before it reached the agent: the stop goes right after it.
@@ -77,12 +77,12 @@ impl Board {
     }
 
     /// The running task's number and stage.
-    pub fn running_task(&self) -> Option<(u64, Stage)> {
+    pub(crate) fn running_task(&self) -> Option<(u64, Stage)> {
         self.running
     }
 
     /// Moves the running task `ticket` to `stage` (nothing if another runs or none).
-    pub fn set_stage(&mut self, ticket: u64, stage: Stage) {
+    pub(crate) fn set_stage(&mut self, ticket: u64, stage: Stage) {
         if let Some((running, current)) = &mut self.running
             && *running == ticket
         {
@@ -95,12 +95,12 @@ impl Board {
     }
 
     /// A `/stop` begins waiting for the running task to end.
-    pub fn stop_waiting(&mut self) {
+    pub(crate) fn stop_waiting(&mut self) {
         self.stops_waiting += 1;
     }
 
     /// A `/stop` has its answer (its task ended, or its wait ran out).
-    pub fn stop_answered(&mut self) {
+    pub(crate) fn stop_answered(&mut self) {
         self.stops_waiting = self.stops_waiting.saturating_sub(1);
     }
 
@@ -124,7 +124,7 @@ impl Board {
     /// The running task could not be submitted after `begin` (its session could not be
     /// resumed), or will never end (the runtime is gone): the board is free again and says why.
     /// Returns the abandoned task's number (`None`: nothing ran, and nothing changes).
-    pub fn abandon(&mut self, why: &str) -> Option<u64> {
+    pub(crate) fn abandon(&mut self, why: &str) -> Option<u64> {
         // A task that ended keeps its ending.
         let (ticket, _) = self.running.take()?;
         if let Some(task) = &mut self.task {

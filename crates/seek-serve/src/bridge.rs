@@ -28,7 +28,7 @@ use crate::wire::{AgentName, Command, Event, event_json};
 const EVENT_BACKLOG: usize = 4096;
 
 /// How long `/stop` waits for the task to end (its stream closed, its processes killed).
-pub const STOP_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a session resume may take (reading its file).
 const RESUME_WAIT: Duration = Duration::from_secs(30);

@@ -27,13 +27,13 @@ use crate::wire::Exit;
 
 pub mod access;
 pub mod board;
-pub mod bridge;
+pub(crate) mod bridge;
 pub mod listen;
 pub mod records;
 pub mod routes;
 pub mod running;
 pub mod setup;
-pub mod slots;
+pub(crate) mod slots;
 
 pub use access::Access;
 pub use setup::{ServeArgs, TokenChoice};

@@ -28,10 +28,10 @@ use super::slots::Slots;
 pub const MAX_CONNECTIONS: usize = 512;
 /// How long a connection may take to send a request's headers, counted from when the server
 /// starts waiting for them (so also while a kept-alive connection sits idle).
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest request head (request line, headers and the blank line ending them) served;
 /// one byte more is answered `431` and the connection closed.
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// After a failed `accept` (out of file descriptors, …), the pause before the next try, so
 /// the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);

@@ -71,7 +71,7 @@ impl LatestAnswer {
     /// AgenticSeek's front end shows no server message when a request fails (only its own
     /// "Failed to process query."), but it shows each new `/latest_answer` answer as a message
     /// and its `status` under the chat: so the answer says what to do. No task's data is in it.
-    pub fn token_needed() -> Self {
+    pub(crate) fn token_needed() -> Self {
         Self {
             done: "true".into(),
             answer: TOKEN_NEEDED.into(),
@@ -89,12 +89,12 @@ impl LatestAnswer {
 }
 
 /// The message a page without a token is shown (`LatestAnswer::token_needed`).
-pub const TOKEN_NEEDED: &str = "This page sends no token, and this seek serve requires one, so every query is refused (401). To use this page, restart the server as `seek serve --no-token` (it then serves only pages and clients on this machine: loopback Host, an origin in [serve] allowed_origins).";
+pub(crate) const TOKEN_NEEDED: &str = "This page sends no token, and this seek serve requires one, so every query is refused (401). To use this page, restart the server as `seek serve --no-token` (it then serves only pages and clients on this machine: loopback Host, an origin in [serve] allowed_origins).";
 
 /// A JSON body written as `--json` writes its lines: every control character, DEL and the C1
 /// controls escaped, so a model's or a page's text cannot reach a terminal that prints the
 /// body as it is.
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<T: Serialize> IntoResponse for ApiJson<T> {
     fn into_response(self) -> Response {
@@ -112,14 +112,14 @@ impl<T: Serialize> IntoResponse for ApiJson<T> {
 }
 
 /// `True`/`False`, as Python's `str(bool)` writes it (AgenticSeek's `/query` `success`).
-pub fn python_bool(value: bool) -> String {
+pub(crate) fn python_bool(value: bool) -> String {
     if value { "True" } else { "False" }.to_owned()
 }
 
 /// `{"0": record, "1": record, …}`: each block as AgenticSeek's `executorResult.jsonify()`
 /// (`block`, `feedback`, `success`, `tool_type`) with seek's record fields beside them
 /// (`round`, `index`, `exit_code`, `output`, …).
-pub fn blocks_json(blocks: &[BlockRecord]) -> Map<String, Value> {
+pub(crate) fn blocks_json(blocks: &[BlockRecord]) -> Map<String, Value> {
     blocks
         .iter()
         .enumerate()
@@ -133,19 +133,19 @@ pub fn blocks_json(blocks: &[BlockRecord]) -> Map<String, Value> {
 
 /// The `status` words of AgenticSeek's agents (`get_status_message`).
 pub mod status {
-    pub const THINKING: &str = "Thinking...";
-    pub const EXECUTING: &str = "Executing code...";
-    pub const CORRECTING: &str = "Correcting code...";
-    pub const SEARCHING: &str = "Searching...";
-    pub const NAVIGATING: &str = "Navigating...";
-    pub const FILLING_FORM: &str = "Filling web form...";
-    pub const PLANNING: &str = "Making a plan...";
-    pub const STARTING_AGENTS: &str = "Starting agents...";
-    pub const UPDATING_PLAN: &str = "Updating plan...";
+    pub(crate) const THINKING: &str = "Thinking...";
+    pub(crate) const EXECUTING: &str = "Executing code...";
+    pub(crate) const CORRECTING: &str = "Correcting code...";
+    pub(crate) const SEARCHING: &str = "Searching...";
+    pub(crate) const NAVIGATING: &str = "Navigating...";
+    pub(crate) const FILLING_FORM: &str = "Filling web form...";
+    pub(crate) const PLANNING: &str = "Making a plan...";
+    pub(crate) const STARTING_AGENTS: &str = "Starting agents...";
+    pub(crate) const UPDATING_PLAN: &str = "Updating plan...";
     pub const READY: &str = "Ready";
-    pub const STOPPED: &str = "Stopped";
+    pub(crate) const STOPPED: &str = "Stopped";
     /// seek's own: a page without a token polls a server that wants one.
-    pub const TOKEN_REQUIRED: &str = "Token required";
+    pub(crate) const TOKEN_REQUIRED: &str = "Token required";
 }
 
 #[cfg(test)]

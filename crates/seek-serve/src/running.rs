@@ -14,11 +14,11 @@ use crate::wire::BlockRecord;
 
 /// Bytes of the running block's output kept (its tail): enough for a view, bounded however much
 /// a block prints.
-pub const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
+pub(crate) const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
 
 /// The running block: what it is and its output's tail so far.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunningBlock {
+pub(crate) struct RunningBlock {
     round: u32,
     index: usize,
     tool: String,

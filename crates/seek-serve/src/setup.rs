@@ -7,13 +7,13 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 /// The address `seek serve` binds when `--host` is not given.
-pub const DEFAULT_HOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+pub(crate) const DEFAULT_HOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 /// AgenticSeek's port, so its clients switch by changing nothing.
-pub const DEFAULT_PORT: u16 = 7777;
+pub(crate) const DEFAULT_PORT: u16 = 7777;
 /// Where the token comes from when it is not generated.
 pub const TOKEN_VAR: &str = "SEEK_API_TOKEN";
 /// Tokens shorter than this are refused: they can be guessed.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub(crate) const MIN_TOKEN_LEN: usize = 16;
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -118,7 +118,7 @@ pub fn plan(
 }
 
 /// A new token: 32 random bytes from the operating system, in hex.
-pub fn generate_token() -> std::io::Result<String> {
+pub(crate) fn generate_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())

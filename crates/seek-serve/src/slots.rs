@@ -33,7 +33,7 @@ const EVICTED: u8 = 3;
 /// One connection's standing, shared by the accept loop and the requests it carries (which find
 /// it in their extensions).
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// Its place in accept order (the oldest is evicted first).
     order: u64,
     /// `FRESH`, `ANSWERING`, `AUTHENTICATED` or `EVICTED`; changed only by compare-and-swap, so
@@ -45,7 +45,7 @@ pub struct Slot {
 
 impl Slot {
     /// A request head arrived on this connection.
-    pub fn request_started(&self) {
+    pub(crate) fn request_started(&self) {
         let _ = self
             .state
             .compare_exchange(FRESH, ANSWERING, Ordering::AcqRel, Ordering::Acquire);
@@ -85,7 +85,7 @@ impl Slot {
 
 /// The open connections, in accept order.
 #[derive(Debug, Default)]
-pub struct Slots {
+pub(crate) struct Slots {
     open: Mutex<BTreeMap<u64, Arc<Slot>>>,
     next: AtomicU64,
 }
@@ -110,13 +110,13 @@ impl Slots {
 
     /// Closes the oldest connection that is unauthenticated and has not sent a whole request
     /// head; whether there was one.
-    pub fn evict_oldest_fresh(&self) -> bool {
+    pub(crate) fn evict_oldest_fresh(&self) -> bool {
         self.lock().values().any(|slot| slot.evict())
     }
 
     /// Closes every connection that is unauthenticated and has not sent a whole request head
     /// (at shutdown: no answer is owed to them, so none is waited for).
-    pub fn evict_all_fresh(&self) {
+    pub(crate) fn evict_all_fresh(&self) {
         for slot in self.lock().values() {
             slot.evict();
         }

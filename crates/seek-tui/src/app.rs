@@ -167,7 +167,7 @@ impl App {
     }
 
     /// Whether the screen changes with time alone (spinners, clocks, a hint that will expire).
-    pub fn animating(&self, now: Instant) -> bool {
+    pub(crate) fn animating(&self, now: Instant) -> bool {
         self.running() || self.hint(now).is_some()
     }
 
@@ -290,7 +290,7 @@ impl App {
     }
 
     /// The terminal reported that it gained (`true`) or lost the focus.
-    pub fn focus_changed(&mut self, focused: bool) {
+    pub(crate) fn focus_changed(&mut self, focused: bool) {
         self.notifier.focus_changed(focused);
     }
 
@@ -371,7 +371,7 @@ impl App {
                 self.viewport.to_top()
             }
             KeyCode::End if ctrl || self.focus.is_some() || self.composer.is_empty() => {
-                self.viewport.to_end()
+                self.viewport.scroll_to_end()
             }
             _ if self.focus.is_some() => return self.focused_key(key, now),
             KeyCode::Enter if shift || alt => self.composer.insert("\n"),
@@ -510,7 +510,7 @@ impl App {
             self.say("a task is running: Esc stops it", now);
             return Vec::new();
         }
-        self.viewport.to_end();
+        self.viewport.scroll_to_end();
         vec![Effect::Send(Command::Retry)]
     }
 
@@ -544,7 +544,7 @@ impl App {
             return effects;
         }
         let mut effects = self.take_into_history();
-        self.viewport.to_end();
+        self.viewport.scroll_to_end();
         self.submitted = true;
         self.pastes.sent(&text, &typed);
         effects.push(Effect::Send(Command::Submit {
@@ -569,7 +569,7 @@ impl App {
     }
 
     fn slash(&mut self, command: Slash, now: Instant) -> Vec<Effect> {
-        self.viewport.to_end();
+        self.viewport.scroll_to_end();
         match command {
             Slash::Help => self.overlay = Some(Overlay::Help(HelpView::default())),
             Slash::Agent(Some(agent)) => {

@@ -28,12 +28,12 @@ impl App {
     }
 
     /// Effects that agent events asked for (a queued prompt to send), taken once.
-    pub fn take_effects(&mut self) -> Vec<Effect> {
+    pub(crate) fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.pending)
     }
 
     /// What the completion popup completes now, if it is open.
-    pub fn popup_spot(&self) -> Option<Spot> {
+    pub(crate) fn popup_spot(&self) -> Option<Spot> {
         if self.focus.is_some() || self.overlay.is_some() {
             return None;
         }
@@ -44,7 +44,7 @@ impl App {
     }
 
     /// The popup's candidates for `spot`, and a line saying why there are none yet.
-    pub fn popup_candidates(&self, spot: &Spot) -> (Vec<Candidate>, Option<String>) {
+    pub(crate) fn popup_candidates(&self, spot: &Spot) -> (Vec<Candidate>, Option<String>) {
         let sources = Sources {
             models: self.models.data.as_ref().map(|m| m.entries.as_slice()),
             sessions: self.sessions.data.as_deref(),
@@ -59,7 +59,7 @@ impl App {
     }
 
     /// The rows an open picker shows, and a line saying why there are none yet.
-    pub fn picker_rows(&self, picker: &Picker) -> (Vec<Row>, Option<String>) {
+    pub(crate) fn picker_rows(&self, picker: &Picker) -> (Vec<Row>, Option<String>) {
         match picker.kind {
             PickerKind::Model => (
                 self.models
@@ -238,7 +238,7 @@ impl App {
                     }
                     picker::Outcome::Close => Some(Vec::new()),
                     picker::Outcome::Chosen(value) => {
-                        self.viewport.to_end();
+                        self.viewport.scroll_to_end();
                         let command = match picker.kind {
                             PickerKind::Model => Command::SetModel { model: value },
                             PickerKind::Session => Command::Resume { id: Some(value) },
@@ -276,7 +276,7 @@ impl App {
             return Vec::new();
         }
         let mut effects = self.take_into_history();
-        self.viewport.to_end();
+        self.viewport.scroll_to_end();
         self.transcript.notice(you_ran(&command));
         // Until it starts, prompts typed meanwhile wait in the queue, as during a task.
         self.submitted = true;
@@ -396,7 +396,7 @@ impl App {
         if !self.queue.is_empty() {
             let prompt = self.queue.remove(0);
             self.submitted = true;
-            self.viewport.to_end();
+            self.viewport.scroll_to_end();
             self.pending.push(Effect::Send(Command::Submit {
                 prompt,
                 agent: Some(self.agent),

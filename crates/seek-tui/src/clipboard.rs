@@ -9,7 +9,7 @@
 use crate::transcript::Item;
 
 /// Bytes copied at most: terminals drop (or choke on) bigger OSC 52 payloads.
-pub const MOST: usize = 64 * 1024;
+pub(crate) const MOST: usize = 64 * 1024;
 
 /// What Ctrl+Y copies, and how the notice names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum Part {
 }
 
 /// The text of `item` to copy (`part` for panes), `None` when it has none.
-pub fn of_item(item: &Item, part: Part) -> Option<Copy> {
+pub(crate) fn of_item(item: &Item, part: Part) -> Option<Copy> {
     let (text, what) = match item {
         Item::Pane(pane) => {
             let tool = if pane.tool.is_empty() {
@@ -92,7 +92,7 @@ fn bounded(mut text: String, what: String) -> Copy {
 }
 
 /// The OSC 52 sequence that puts `text` on the clipboard: `ESC ] 52 ; c ; BASE64 BEL`.
-pub fn osc52(text: &str) -> String {
+pub(crate) fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{}\x07", base64(text.as_bytes()))
 }
 

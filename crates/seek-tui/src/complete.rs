@@ -26,7 +26,7 @@ pub enum Target {
 
 /// The part of the prompt a completion replaces, and what it completes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Spot {
+pub(crate) struct Spot {
     pub target: Target,
     /// Bytes of the prompt the chosen candidate replaces.
     pub range: Range<usize>,
@@ -59,7 +59,7 @@ pub struct Sources<'a> {
 const ARGUMENT_COMMANDS: [&str; 3] = ["/agent", "/model", "/resume"];
 
 /// What the prompt `text`, with the cursor at byte `cursor`, is completing, if anything.
-pub fn spot(text: &str, cursor: usize) -> Option<Spot> {
+pub(crate) fn spot(text: &str, cursor: usize) -> Option<Spot> {
     let before = text.get(..cursor)?;
     // Commands: the whole prompt is one line starting with `/`, the cursor at its end.
     if text.starts_with('/') && !text.contains('\n') && cursor == text.len() {
@@ -97,7 +97,7 @@ pub fn spot(text: &str, cursor: usize) -> Option<Spot> {
 }
 
 /// The candidates for `spot`, best first, at most `MOST`.
-pub fn candidates(spot: &Spot, sources: &Sources<'_>) -> Vec<Candidate> {
+pub(crate) fn candidates(spot: &Spot, sources: &Sources<'_>) -> Vec<Candidate> {
     let query = spot.query.to_lowercase();
     let mut found: Vec<Candidate> = match &spot.target {
         Target::Command => COMMANDS

@@ -65,7 +65,7 @@ impl Composer {
         self.insert(text);
     }
 
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         if let Some(prev) = self.prev_boundary() {
             self.text.drain(prev..self.cursor);
             self.cursor = prev;
@@ -79,7 +79,7 @@ impl Composer {
     }
 
     /// Deletes the word before the cursor (Ctrl+W).
-    pub fn delete_word(&mut self) {
+    pub(crate) fn delete_word(&mut self) {
         let before = &self.text[..self.cursor];
         if before.ends_with('\n') {
             self.backspace();
@@ -92,7 +92,7 @@ impl Composer {
     }
 
     /// Deletes from the start of the line to the cursor (Ctrl+U).
-    pub fn delete_to_line_start(&mut self) {
+    pub(crate) fn delete_to_line_start(&mut self) {
         let start = self.line_start();
         self.text.drain(start..self.cursor);
         self.cursor = start;
@@ -110,22 +110,22 @@ impl Composer {
         }
     }
 
-    pub fn line_home(&mut self) {
+    pub(crate) fn line_home(&mut self) {
         self.cursor = self.line_start();
     }
 
-    pub fn line_end(&mut self) {
+    pub(crate) fn line_end(&mut self) {
         self.cursor = self.text[self.cursor..]
             .find('\n')
             .map(|i| self.cursor + i)
             .unwrap_or(self.text.len());
     }
 
-    pub fn on_first_line(&self) -> bool {
+    pub(crate) fn on_first_line(&self) -> bool {
         !self.text[..self.cursor].contains('\n')
     }
 
-    pub fn on_last_line(&self) -> bool {
+    pub(crate) fn on_last_line(&self) -> bool {
         !self.text[self.cursor..].contains('\n')
     }
 
@@ -157,7 +157,7 @@ impl Composer {
 
     /// Rows the text takes at `width` columns (characters wrap, words do not), and the cursor's
     /// row and column among them.
-    pub fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
+    pub(crate) fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
         let width = width.max(1);
         let mut rows = vec![String::new()];
         let mut column = 0;

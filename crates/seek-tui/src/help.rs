@@ -24,7 +24,7 @@ pub struct HelpView {
 
 /// A scrollable overlay's keys (help, `/mcp`): arrows and pages move `top` (`page` rows a
 /// page), Esc/q/Enter close, other keys pass on to the input box.
-pub fn scroll_key(top: &mut usize, page: usize, code: crossterm::event::KeyCode) -> Outcome {
+pub(crate) fn scroll_key(top: &mut usize, page: usize, code: crossterm::event::KeyCode) -> Outcome {
     use crossterm::event::KeyCode;
     let page = page.max(1);
     match code {
@@ -43,7 +43,7 @@ pub fn scroll_key(top: &mut usize, page: usize, code: crossterm::event::KeyCode)
 /// A scrollable overlay's first row — `title`, the lines shown of `total`, the keys — drawn over
 /// `area` (at least 2 rows high) once `top` is clamped and `page` set to what fits below it.
 /// Returns the end of the lines shown (`top..end`).
-pub fn scrolled_header(
+pub(crate) fn scrolled_header(
     title: &str,
     top: &mut usize,
     page: &mut usize,

@@ -17,25 +17,25 @@ use seek_core::{
 pub mod app;
 pub mod clipboard;
 pub mod complete;
-pub mod composer;
+pub(crate) mod composer;
 pub mod editor;
 pub mod help;
 pub mod history;
 pub mod input;
-pub mod mcp_view;
+pub(crate) mod mcp_view;
 pub mod notify;
 pub mod overlay;
 pub mod paste;
 pub mod picker;
-pub mod plan_pane;
+pub(crate) mod plan_pane;
 pub mod popup;
 pub mod render;
 pub mod slash;
 pub mod status;
 pub mod terminal;
 pub mod transcript;
-pub mod web_pane;
-pub mod workfiles;
+pub(crate) mod web_pane;
+pub(crate) mod workfiles;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -54,9 +54,9 @@ use history::History;
 use render::screen;
 
 /// The shortest time between two frames (60 per second at most).
-pub const FRAME: Duration = Duration::from_micros(16_667);
+pub(crate) const FRAME: Duration = Duration::from_micros(16_667);
 /// How often the screen moves on its own while something animates.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 /// Agent events handled in one go before input gets a turn again.
 const EVENT_BATCH: usize = 4096;
 
@@ -354,7 +354,7 @@ async fn event_loop(
 }
 
 /// Printed after the transcript on exit when a session was saved.
-pub const CONTINUE_HINT: &str = "continue with: seek -c";
+pub(crate) const CONTINUE_HINT: &str = "continue with: seek -c";
 
 /// What the user reads if the agent task is gone (a bug).
 const AGENT_GONE: &str =

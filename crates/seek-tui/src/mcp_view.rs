@@ -70,7 +70,7 @@ impl McpView {
 
 /// Every server's rows at `columns`: its head line, then its error or its tools (long rows
 /// wrap, indented under their start).
-pub fn server_lines(servers: &[McpServerInfo], columns: usize) -> Vec<Line<'static>> {
+pub(crate) fn server_lines(servers: &[McpServerInfo], columns: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for server in servers {
         let (word, color) = state_look(server.state);
@@ -149,7 +149,7 @@ fn state_look(state: McpState) -> (&'static str, Color) {
 
 /// The notice for servers the runtime reported on its own: one line per failed or exited
 /// server (`MCP server `x` failed: …; /mcp for details`), `None` when all is well.
-pub fn failure_notice(servers: &[McpServerInfo]) -> Option<String> {
+pub(crate) fn failure_notice(servers: &[McpServerInfo]) -> Option<String> {
     let lines: Vec<String> = servers
         .iter()
         .filter(|s| matches!(s.state, McpState::Failed | McpState::Exited))

@@ -48,12 +48,12 @@ impl Notifier {
     }
 
     /// The terminal reported that it gained (`true`) or lost the focus.
-    pub fn focus_changed(&mut self, focused: bool) {
+    pub(crate) fn focus_changed(&mut self, focused: bool) {
         self.unfocused = !focused;
     }
 
     /// A task that took `took` ended with `outcome`.
-    pub fn task_ended(&mut self, took: Duration, outcome: Outcome) {
+    pub(crate) fn task_ended(&mut self, took: Duration, outcome: Outcome) {
         let Some(signal) = self.signal else { return };
         if !self.unfocused || took < self.after {
             return;

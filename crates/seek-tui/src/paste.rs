@@ -7,9 +7,9 @@
 //! It must not edit the prompt box or send anything: the app does, with what this returns.
 
 /// A paste of at least this many lines is shown as a label.
-pub const COLLAPSE_LINES: usize = 20;
+pub(crate) const COLLAPSE_LINES: usize = 20;
 /// A paste of at least this many bytes is shown as a label, however few its lines.
-pub const COLLAPSE_BYTES: usize = 8 * 1024;
+pub(crate) const COLLAPSE_BYTES: usize = 8 * 1024;
 /// Sent prompts remembered for the transcript (a prompt's task starts soon after it is sent).
 const REMEMBERED: usize = 16;
 
@@ -47,7 +47,7 @@ impl Pastes {
 
     /// `typed` with each held label (its first occurrence) replaced by the text it stands for.
     /// A label the user edited away stands for nothing.
-    pub fn expand(&self, typed: &str) -> String {
+    pub(crate) fn expand(&self, typed: &str) -> String {
         let mut full = typed.to_owned();
         for (label, text) in &self.held {
             if let Some(at) = full.find(label.as_str()) {
@@ -58,7 +58,7 @@ impl Pastes {
     }
 
     /// The prompt box was emptied: its labels stand for nothing any more.
-    pub fn forget_held(&mut self) {
+    pub(crate) fn forget_held(&mut self) {
         self.held.clear();
     }
 

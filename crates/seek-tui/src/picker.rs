@@ -37,7 +37,7 @@ impl<T> Default for Listed<T> {
 
 impl<T> Listed<T> {
     /// A line to show instead of rows, when there are none to show.
-    pub fn state_line(&self) -> Option<String> {
+    pub(crate) fn state_line(&self) -> Option<String> {
         if self.data.is_some() {
             return None;
         }
@@ -116,7 +116,7 @@ impl Picker {
     }
 
     /// The model rows matching the filter, the one in use marked.
-    pub fn model_rows(&self, models: &Models) -> Vec<Row> {
+    pub(crate) fn model_rows(&self, models: &Models) -> Vec<Row> {
         let filter = self.filter.to_lowercase();
         models
             .entries
@@ -132,7 +132,7 @@ impl Picker {
     }
 
     /// The agent rows matching the filter (`agents`: name and what it does), `current` marked.
-    pub fn agent_rows(&self, agents: &[(&str, &str)], current: &str) -> Vec<Row> {
+    pub(crate) fn agent_rows(&self, agents: &[(&str, &str)], current: &str) -> Vec<Row> {
         let filter = self.filter.to_lowercase();
         agents
             .iter()
@@ -147,7 +147,7 @@ impl Picker {
     }
 
     /// The session rows matching the filter: id, last activity (UTC) and first prompt.
-    pub fn session_rows(&self, sessions: &[SessionEntry]) -> Vec<Row> {
+    pub(crate) fn session_rows(&self, sessions: &[SessionEntry]) -> Vec<Row> {
         let filter = self.filter.to_lowercase();
         sessions
             .iter()
@@ -298,7 +298,12 @@ pub fn fit(text: &str, columns: usize) -> String {
 
 /// One row: a marker for the selection and the current entry, the label padded to
 /// `label_width`, the detail dimmed.
-pub fn row_line(row: &Row, label_width: usize, selected: bool, columns: usize) -> Line<'static> {
+pub(crate) fn row_line(
+    row: &Row,
+    label_width: usize,
+    selected: bool,
+    columns: usize,
+) -> Line<'static> {
     let marker = match (selected, row.current) {
         (true, _) => " › ",
         (false, true) => " ● ",

@@ -33,7 +33,7 @@ impl PlanPane {
     }
 
     /// Sets the status of step `id`; false when the plan has no such step.
-    pub fn set_status(&mut self, id: &str, status: StepStatus) -> bool {
+    pub(crate) fn set_status(&mut self, id: &str, status: StepStatus) -> bool {
         match self.steps.iter_mut().find(|s| s.id == id) {
             Some(step) => {
                 step.status = status;

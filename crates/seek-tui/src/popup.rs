@@ -15,7 +15,7 @@ use crate::render::clip;
 use crate::render::text::width;
 
 /// Rows of candidates shown at most (the list scrolls within them): every slash command fits.
-pub const ROWS: usize = 12;
+pub(crate) const ROWS: usize = 12;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Popup {

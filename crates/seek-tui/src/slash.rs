@@ -26,7 +26,7 @@ pub enum Slash {
 
 /// One slash command, for the completion popup and `/help`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandInfo {
+pub(crate) struct CommandInfo {
     /// With its slash: `/model`.
     pub name: &'static str,
     /// What its argument is, if it takes one (`/model NAME`).
@@ -36,7 +36,7 @@ pub struct CommandInfo {
 }
 
 /// Every command, in the order the popup lists them (`/exit` is `/quit`'s other name).
-pub const COMMANDS: &[CommandInfo] = &[
+pub(crate) const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "/help",
         argument: None,
@@ -96,7 +96,7 @@ pub const COMMANDS: &[CommandInfo] = &[
 
 /// The key and command reference shown by `/help` in a scrollable overlay. Every line fits 78
 /// columns, so nothing is cut at 80.
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 Commands
   /help               this help (arrows, PageUp/PageDown scroll; Esc closes)
   /model              pick a model from a list; /model NAME switches directly
@@ -147,7 +147,7 @@ Keys
 
 /// `/help`'s whole text: the keys and commands, then the agents of the registry by name (what
 /// each does is `/agent`'s to say: the help stays short enough to page through at 80x24).
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     let names: Vec<&str> = agents().into_iter().map(|(name, _)| name).collect();
     format!(
         "{HELP}\nAgents (/agent NAME picks one; /agent alone opens a picker of them)\n  {}",
@@ -167,7 +167,7 @@ pub fn agents() -> Vec<(&'static str, &'static str)> {
 }
 
 /// What `/agent NAME` says.
-pub fn agent_chosen(agent: AgentName) -> String {
+pub(crate) fn agent_chosen(agent: AgentName) -> String {
     if agent == AgentName::Auto {
         "agent: auto · the router picks the agent of each task, from the next one on".into()
     } else {

@@ -23,10 +23,10 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static UI_THREAD: OnceLock<ThreadId> = OnceLock::new();
 static HOOK: Once = Once::new();
 
-pub type Screen = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Screen = Terminal<CrosstermBackend<Stdout>>;
 
 /// Restores the terminal when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     _private: (),
 }
 
@@ -37,7 +37,7 @@ impl Drop for Guard {
 }
 
 /// Switches the terminal to the UI's modes. The guard gives it back.
-pub fn enter() -> std::io::Result<(Screen, Guard)> {
+pub(crate) fn enter() -> std::io::Result<(Screen, Guard)> {
     install_panic_hook();
     let _ = UI_THREAD.set(std::thread::current().id());
     terminal::enable_raw_mode()?;
@@ -82,7 +82,7 @@ pub fn resume(screen: &mut Screen) -> std::io::Result<()> {
 }
 
 /// Gives the terminal back (idempotent).
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }

@@ -74,7 +74,7 @@ pub enum Item {
 
 impl Item {
     /// Panes and reasoning panels can be folded and focused.
-    pub fn is_foldable(&self) -> bool {
+    pub(crate) fn is_foldable(&self) -> bool {
         matches!(
             self,
             Item::Pane(_) | Item::Reasoning(_) | Item::Plan(_) | Item::Web(_)
@@ -118,7 +118,7 @@ impl Transcript {
     }
 
     /// The stamp of item `index`: equal stamps mean an unchanged item.
-    pub fn stamp(&self, index: usize) -> u64 {
+    pub(crate) fn stamp(&self, index: usize) -> u64 {
         self.stamps.get(index).copied().unwrap_or(u64::MAX)
     }
 
@@ -128,7 +128,7 @@ impl Transcript {
     }
 
     /// Whether item `index` changes with time or with the stream (not worth caching).
-    pub fn is_live(&self, index: usize) -> bool {
+    pub(crate) fn is_live(&self, index: usize) -> bool {
         self.streaming_answer == Some(index)
             || match self.items.get(index) {
                 Some(Item::Reasoning(r)) => r.live,
@@ -381,7 +381,7 @@ impl Transcript {
 
     /// Moves everything on screen to the part printed on exit only (a resumed session takes
     /// the screen).
-    pub fn archive(&mut self, now: Instant) {
+    pub(crate) fn archive(&mut self, now: Instant) {
         self.end_round(now);
         self.cleared.append(&mut self.items);
         self.stamps.clear();
@@ -400,7 +400,7 @@ impl Transcript {
     }
 
     /// Unfolds or folds item `index` if it is foldable.
-    pub fn toggle(&mut self, index: usize) {
+    pub(crate) fn toggle(&mut self, index: usize) {
         match self.items.get_mut(index) {
             Some(Item::Pane(pane)) => pane.expanded = !pane.expanded,
             Some(Item::Reasoning(r)) => r.expanded = !r.expanded,
@@ -412,7 +412,7 @@ impl Transcript {
     }
 
     /// Folds or unfolds every reasoning panel (Ctrl+T).
-    pub fn toggle_all_reasoning(&mut self) {
+    pub(crate) fn toggle_all_reasoning(&mut self) {
         self.reasoning_expanded = !self.reasoning_expanded;
         let expanded = self.reasoning_expanded;
         self.set_expanded(expanded, |item| match item {
@@ -422,7 +422,7 @@ impl Transcript {
     }
 
     /// Collapses or expands every execution and web pane (Ctrl+O).
-    pub fn toggle_all_panes(&mut self) {
+    pub(crate) fn toggle_all_panes(&mut self) {
         self.panes_expanded = !self.panes_expanded;
         let expanded = self.panes_expanded;
         self.set_expanded(expanded, |item| match item {
@@ -492,7 +492,7 @@ impl Transcript {
 
     /// An id of the answer being streamed at `index`, new for every streamed answer: within
     /// one, the text only grows at its end.
-    pub fn streaming_answer_id(&self, index: usize) -> Option<u64> {
+    pub(crate) fn streaming_answer_id(&self, index: usize) -> Option<u64> {
         (self.streaming_answer == Some(index)).then_some(self.answer_generation)
     }
 

@@ -68,7 +68,7 @@ impl Pane {
     }
 
     /// Its block never ran (not run, declined, shown only, refused, cut, abandoned).
-    pub fn did_not_run(&self) -> bool {
+    pub(crate) fn did_not_run(&self) -> bool {
         match &self.state {
             PaneState::Finished(record) => rounds::did_not_run(record),
             PaneState::Abandoned(_) => true,

@@ -30,7 +30,7 @@ impl ReplyCut {
     }
 
     /// The words a pane of the cut reply shows.
-    pub fn pane_words(self) -> &'static str {
+    pub(crate) fn pane_words(self) -> &'static str {
         match self {
             Self::Repeated => "reply cut: it repeated itself",
             Self::MaxTokens => "reply cut: max_tokens reached",
@@ -84,7 +84,7 @@ pub struct Rounds {
 
 impl Rounds {
     /// Forgets the previous task.
-    pub fn start_task(&mut self) {
+    pub(crate) fn start_task(&mut self) {
         *self = Self::default();
     }
 
@@ -159,7 +159,7 @@ pub fn failure(record: &BlockRecord) -> Option<String> {
 }
 
 /// Whether a record is of a block that never ran (it is folded to one line).
-pub fn did_not_run(record: &BlockRecord) -> bool {
+pub(crate) fn did_not_run(record: &BlockRecord) -> bool {
     match record.not_run {
         Some(NotRun::Interrupted) => false,
         Some(_) => true,

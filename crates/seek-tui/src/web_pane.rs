@@ -77,16 +77,16 @@ impl WebPane {
     }
 
     /// Whether a note taken on `url` belongs here: a page asked for or landed on at `url`.
-    pub fn is_page_of(&self, url: &str) -> bool {
+    pub(crate) fn is_page_of(&self, url: &str) -> bool {
         matches!(&self.body, WebBody::Page(page) if page.url == url || page.final_url == url)
     }
 
-    pub fn is_search(&self) -> bool {
+    pub(crate) fn is_search(&self) -> bool {
         matches!(self.body, WebBody::Search { .. })
     }
 
     /// The pane's text for the clipboard (what the model was given), and how to name it.
-    pub fn copy_text(&self) -> (String, &'static str) {
+    pub(crate) fn copy_text(&self) -> (String, &'static str) {
         let mut text = match &self.body {
             WebBody::Search { results, error, .. } => match error {
                 Some(error) => error.clone(),
@@ -116,16 +116,16 @@ impl WebPane {
 }
 
 /// What a secret field's value shows as.
-pub const MASK: &str = "••••";
+pub(crate) const MASK: &str = "••••";
 
 /// Whether a form field holds a secret: its name says password (`pass`, `pwd`) or secret.
-pub fn is_secret_field(name: &str) -> bool {
+pub(crate) fn is_secret_field(name: &str) -> bool {
     let name = name.to_lowercase();
     ["pass", "pwd", "secret"].iter().any(|s| name.contains(s))
 }
 
 /// `name = value`, the value masked when the field holds a secret.
-pub fn shown_field(field: &WebField) -> String {
+pub(crate) fn shown_field(field: &WebField) -> String {
     let value = if is_secret_field(&field.name) {
         MASK
     } else {

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// Entries listed at most; the walk stops there (big trees stay fast to complete).
-pub const LIMIT: usize = 3_000;
+pub(crate) const LIMIT: usize = 3_000;
 /// Directories read at most, so a tree of empty folders cannot keep the walk going.
 const DIRS: usize = 1_000;
 /// Folders never walked into: build output and dependencies nobody attaches.

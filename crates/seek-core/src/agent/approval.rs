@@ -32,7 +32,7 @@ pub enum AnswerError {
 
 /// What happens to one block.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Run this code (the block's own or the user's edit).
     Run(String),
     /// Do not run it: `Declined` or `ShownOnly`.
@@ -58,7 +58,7 @@ struct Waiting {
 }
 
 /// Why a declined block did not run, for the model.
-pub const DECLINED: &str = "the user declined to run this block: do not run it again; ask the user or do the task another way";
+pub(crate) const DECLINED: &str = "the user declined to run this block: do not run it again; ask the user or do the task another way";
 /// Why blocks do not run under `never`.
 pub const SHOWN_ONLY: &str = "blocks are shown, not run (approval = never)";
 
@@ -104,7 +104,7 @@ impl ApprovalGate {
     }
 
     /// Decides `block`'s fate under the policy, asking the user (through `events`) if needed.
-    pub async fn verdict(
+    pub(crate) async fn verdict(
         &self,
         round: u32,
         block: &Block,

@@ -21,13 +21,13 @@ use crate::wire::Attachment;
 
 /// Bytes attached per task at most, over all its files (a quarter of the context budget when
 /// that is smaller, see `bound_bytes`).
-pub const MAX_ATTACHED_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_ATTACHED_BYTES: usize = 32 * 1024;
 /// Files attached per task at most: more mentions are left as typed, so a prompt of ten
 /// thousand `@` words costs no more than this many file checks.
-pub const MAX_FILES: usize = 16;
+pub(crate) const MAX_FILES: usize = 16;
 /// How long reading a prompt's files may hold up the task's start (a hung network mount):
 /// after it the task starts without them.
-pub const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Mentions looked at per prompt at most (each costs a `stat`).
 const MAX_MENTIONS: usize = 64;
 /// A file is binary when its first bytes hold a NUL.
@@ -49,14 +49,14 @@ pub struct Attached {
 
 /// Where relative and `~/` names lead.
 #[derive(Debug, Clone)]
-pub struct Roots<'a> {
+pub(crate) struct Roots<'a> {
     pub work_dir: &'a Path,
     pub home: Option<&'a Path>,
 }
 
 /// The attachment bound for a context window: `MAX_ATTACHED_BYTES`, or a quarter of the
 /// prompt budget (at the estimator's three bytes a token) when smaller.
-pub fn bound_bytes(prompt_budget_tokens: u64) -> usize {
+pub(crate) fn bound_bytes(prompt_budget_tokens: u64) -> usize {
     let quarter = prompt_budget_tokens.saturating_mul(3) / 4;
     usize::try_from(quarter)
         .unwrap_or(usize::MAX)

@@ -26,7 +26,7 @@ pub fn estimate(messages: &[Message]) -> u64 {
 }
 
 /// The same estimate for a piece of text (a reply, when the server does not count it).
-pub fn estimate_text(text: &str) -> u64 {
+pub(crate) fn estimate_text(text: &str) -> u64 {
     content_tokens(text.len())
 }
 
@@ -40,13 +40,13 @@ fn content_tokens(bytes: usize) -> u64 {
 
 /// Tokens a request may use: the window less room for the reply (a quarter of the window, or
 /// `max_tokens` if smaller).
-pub fn prompt_budget(window: u64, max_tokens: u64) -> u64 {
+pub(crate) fn prompt_budget(window: u64, max_tokens: u64) -> u64 {
     window.saturating_sub(max_tokens.min(window / 4))
 }
 
 /// The messages to send, and what was done to them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
+pub(crate) struct Fitted {
     pub messages: Vec<Message>,
     pub shortened: usize,
     pub dropped: usize,
@@ -64,7 +64,7 @@ impl Fitted {
 #[error(
     "the task does not fit the model's context window: about {tokens} tokens are needed and {budget} are available even with older messages left out; shorten the task, or raise context_window if the model allows more"
 )]
-pub struct TooBig {
+pub(crate) struct TooBig {
     pub tokens: u64,
     pub budget: u64,
 }

@@ -30,14 +30,14 @@ impl EventSink {
     }
 
     /// This sink for the sub-agent doing the plan's step `id`.
-    pub fn for_step(&self, id: &str) -> Self {
+    pub(crate) fn for_step(&self, id: &str) -> Self {
         Self {
             step: Some(Arc::from(id)),
             ..self.clone()
         }
     }
 
-    pub fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         let event = match &self.step {
             Some(step) => Event::Step {
                 step: step.to_string(),

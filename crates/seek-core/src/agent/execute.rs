@@ -14,7 +14,7 @@ use crate::wire::{BlockRecord, Event, NotRun, Status};
 /// Tool blocks of one reply that are run (or reported as not run) one by one, at most. A reply
 /// holding more is answered with one sentence for all the rest: without a bound, a reply of a
 /// hundred thousand tiny blocks costs a process, a record and an event each.
-pub const MAX_BLOCKS_PER_REPLY: usize = 16;
+pub(crate) const MAX_BLOCKS_PER_REPLY: usize = 16;
 
 /// Streamed output forwarded per block as events, at most; the block's final head-and-tail
 /// output still arrives whole in `BlockFinished`. Keeps memory bounded when a block prints
@@ -23,7 +23,7 @@ const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
 
 /// What running a reply's blocks produced.
 #[derive(Debug, Clone, Default)]
-pub struct Executed {
+pub(crate) struct Executed {
     pub records: Vec<BlockRecord>,
     /// The feedback message for the model.
     pub feedback: String,
@@ -96,7 +96,7 @@ impl Executed {
 
 /// What a task carries from round to round into running a reply's blocks.
 #[derive(Debug, Default)]
-pub struct RoundRules {
+pub(crate) struct RoundRules {
     /// The blocks that failed so far: the same code is not run again.
     pub failed: FailedBlocks,
     /// Code that already failed is refused instead of run (`Adaptations::refuse_repeats`).
@@ -138,7 +138,7 @@ impl Executed {
 
 /// Runs the blocks of `parsed` with `toolbox`, each once `gate` lets it.
 #[allow(clippy::too_many_arguments)]
-pub async fn execute_reply(
+pub(crate) async fn execute_reply(
     parsed: &Parsed,
     round: u32,
     toolbox: &Toolbox,
@@ -311,7 +311,7 @@ fn block_record(round: u32, block: &Block, outcome: ToolOutcome, skipped: bool) 
 }
 
 /// The feedback for a reply that was cut for repeating itself.
-pub fn repetition_feedback() -> String {
+pub(crate) fn repetition_feedback() -> String {
     protocol::feedback(
         false,
         "Your last reply was cut because it kept repeating the same text. Do not repeat yourself: write one short answer, with at most one code block.",

@@ -32,7 +32,7 @@ fn checked_tags() -> ToolTags {
 
 /// The blocks of `reply` for tools that `own` (the agent's tags) does not hold, `None` when
 /// there are none.
-pub fn foreign_blocks(reply: &str, own: &ToolTags) -> Option<Foreign> {
+pub(crate) fn foreign_blocks(reply: &str, own: &ToolTags) -> Option<Foreign> {
     let mut tools: Vec<String> = Vec::new();
     for block in protocol::parse(reply, &checked_tags()).blocks {
         if own.resolve(&block.tag).is_none() && !tools.contains(&block.tag) {
@@ -87,7 +87,7 @@ pub fn ending_message(agent: AgentName, foreign: &Foreign) -> String {
 }
 
 /// What the model is told, so that it uses a tool it has.
-pub fn for_model(agent: AgentName, foreign: &Foreign) -> String {
+pub(crate) fn for_model(agent: AgentName, foreign: &Foreign) -> String {
     let own: Vec<&str> = agents::spec(agent)
         .tools
         .iter()

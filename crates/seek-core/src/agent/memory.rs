@@ -44,7 +44,7 @@ impl Memory {
     }
 
     /// Journals every change from now on to `session`.
-    pub fn journal_to(&mut self, session: Arc<SessionFile>) {
+    pub(crate) fn journal_to(&mut self, session: Arc<SessionFile>) {
         self.journal = Some(session);
     }
 
@@ -55,7 +55,7 @@ impl Memory {
     }
 
     /// Replaces the system prompt (the agent changed).
-    pub fn set_system_prompt(&mut self, prompt: impl Into<String>) {
+    pub(crate) fn set_system_prompt(&mut self, prompt: impl Into<String>) {
         let message = Message::new(Role::System, prompt);
         match self.messages.first_mut() {
             Some(first) if first.role == Role::System => *first = message,
@@ -91,14 +91,14 @@ impl Memory {
 
     /// Adds a note for the model between tasks (a command the user ran and its output), as a
     /// user message the next task's request carries before its prompt.
-    pub fn push_note(&mut self, content: impl Into<String>) {
+    pub(crate) fn push_note(&mut self, content: impl Into<String>) {
         self.push(Role::User, content);
         self.trailing_notes += 1;
     }
 
     /// Drops everything the last task added, including its prompt, but not the notes added
     /// after it ended. Returns the prompt.
-    pub fn forget_last_turn(&mut self) -> Option<String> {
+    pub(crate) fn forget_last_turn(&mut self) -> Option<String> {
         if !std::mem::take(&mut self.retryable) {
             return None;
         }
@@ -133,7 +133,7 @@ impl Memory {
     }
 
     /// Where each task starts in `messages`.
-    pub fn turn_starts(&self) -> &[usize] {
+    pub(crate) fn turn_starts(&self) -> &[usize] {
         &self.turn_starts
     }
 }

@@ -54,7 +54,12 @@ pub(super) struct Profile {
 
 impl Profile {
     /// The profile for `task`, given to `agent`, whose blocks are parsed with `tags`.
-    pub fn for_task(adapt: Adaptations, agent: &AgentSpec, task: &str, tags: &ToolTags) -> Self {
+    pub(crate) fn for_task(
+        adapt: Adaptations,
+        agent: &AgentSpec,
+        task: &str,
+        tags: &ToolTags,
+    ) -> Self {
         let done_by_running = agent.done_by_running;
         let runs_blocks = !agent.tools.is_empty();
         let examples = if adapt.example_turns && done_by_running {
@@ -78,7 +83,7 @@ impl Profile {
 
     /// Before blocks run: how they run and are fed back (short feedback, refusing code that
     /// already failed, ending on a resend of code that worked).
-    pub fn block_rules(&self, rules: &mut RoundRules) {
+    pub(crate) fn block_rules(&self, rules: &mut RoundRules) {
         rules.short_feedback = self.adapt.short_feedback;
         rules.refuse_repeats = self.adapt.refuse_repeats;
         rules.end_on_rerun = self.adapt.end_on_rerun;
@@ -87,7 +92,7 @@ impl Profile {
 
     /// Before each request: its shape, or why the task ends now (the small model's token
     /// budget for a task is spent with no block that worked).
-    pub fn shape_request(&self, state: TaskState<'_>) -> Result<Shape<'_>, String> {
+    pub(crate) fn shape_request(&self, state: TaskState<'_>) -> Result<Shape<'_>, String> {
         let left = self.tokens_left(state);
         if left == Some(0) {
             return Err(self.budget_spent(state.last_error));
@@ -111,13 +116,13 @@ impl Profile {
     }
 
     /// The most tokens a reply was asked for, as the message about a cut reply says it.
-    pub fn asked_tokens(&self, max_tokens: u64) -> u64 {
+    pub(crate) fn asked_tokens(&self, max_tokens: u64) -> u64 {
         capped_tokens(max_tokens, self.adapt.reply_cap)
     }
 
     /// After a round: `stuck` is 1 when the reply was cut for repeating itself, else how many
     /// of its blocks resent code that had failed.
-    pub fn after_round(&mut self, stuck: u32) {
+    pub(crate) fn after_round(&mut self, stuck: u32) {
         self.stuck = self.stuck.saturating_add(stuck);
     }
 
@@ -125,7 +130,7 @@ impl Profile {
     /// instead, once a task — a small model's reply that would end a task done by running
     /// with nothing run and no block that worked before. Such models often answer in prose
     /// ("12 factorial is 12 * 11 factorial.") at first, or after a failed or looping reply.
-    pub fn on_done(&mut self, state: TaskState<'_>, report: &RoundReport) -> Option<String> {
+    pub(crate) fn on_done(&mut self, state: TaskState<'_>, report: &RoundReport) -> Option<String> {
         let nothing_done = !state.succeeded && !report.had_blocks && !report.clarification;
         if !self.adapt.nudge || !self.done_by_running || self.nudged || !nothing_done {
             return None;

@@ -55,7 +55,11 @@ impl PromptEnv {
     }
 
     /// `gather` with the search path and the overrides' folder given.
-    pub fn gather_from(config: &Config, path: Option<OsString>, prompts: Option<&Path>) -> Self {
+    pub(crate) fn gather_from(
+        config: &Config,
+        path: Option<OsString>,
+        prompts: Option<&Path>,
+    ) -> Self {
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let os = format!("{} {}", std::env::consts::OS, release.trim())
             .trim()
@@ -88,7 +92,7 @@ impl PromptEnv {
 
     /// This environment with the tools of `hub`'s ready servers, listed within a budget of an
     /// eighth of the context window (names only when the full list does not fit).
-    pub fn with_mcp_tools(&self, config: &Config, hub: &crate::mcp::Hub) -> Self {
+    pub(crate) fn with_mcp_tools(&self, config: &Config, hub: &crate::mcp::Hub) -> Self {
         let window = config.model_settings.context_window.value;
         let budget = usize::try_from(window / 2)
             .unwrap_or(usize::MAX)

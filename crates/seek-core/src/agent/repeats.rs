@@ -10,7 +10,7 @@ use crate::protocol::{self, Block};
 
 /// The failed blocks of one task.
 #[derive(Debug, Default)]
-pub struct FailedBlocks {
+pub(crate) struct FailedBlocks {
     failed: Vec<Failed>,
 }
 
@@ -57,7 +57,7 @@ impl FailedBlocks {
 
 /// The blocks that succeeded in one task, as compared (tool, save path and normalised code).
 #[derive(Debug, Default)]
-pub struct SucceededBlocks {
+pub(crate) struct SucceededBlocks {
     succeeded: Vec<(String, Option<String>, String)>,
 }
 
@@ -82,7 +82,7 @@ impl SucceededBlocks {
 }
 
 /// What the model is told instead of running `block` again.
-pub fn repeated_feedback(block: &Block, earlier: &Failed) -> String {
+pub(crate) fn repeated_feedback(block: &Block, earlier: &Failed) -> String {
     let error = if earlier.error.is_empty() {
         "(it printed nothing)".to_owned()
     } else {
@@ -109,7 +109,7 @@ fn normalized(code: &str) -> String {
 
 /// The last `count` non-blank lines of a block's feedback (its `[failure]` prefix left out), each
 /// cut to `ERROR_LINE_CHARS` characters.
-pub fn last_lines(feedback: &str, count: usize) -> String {
+pub(crate) fn last_lines(feedback: &str, count: usize) -> String {
     let body = feedback
         .strip_prefix(protocol::FAILURE_PREFIX)
         .or_else(|| feedback.strip_prefix(protocol::SUCCESS_PREFIX))

@@ -41,7 +41,7 @@ const MIN_PROMPT_LINE: usize = 24;
 
 /// What seek told the model in one task, for recognising it in the model's reply.
 #[derive(Debug, Clone, Copy)]
-pub struct SeekWords<'a> {
+pub(crate) struct SeekWords<'a> {
     /// The task as the user typed it: a small model's failure feedback restates it.
     pub task: &'a str,
     /// The agent whose built-in prompts the model was given.

@@ -22,10 +22,10 @@ use crate::wire::{BlockRecord, Event};
 /// The round the user's commands are shown in: no model round has this number.
 pub const USER_ROUND: u32 = 0;
 /// How every note begins: what tells a note from other user messages in a saved conversation.
-pub const NOTE_HEAD: &str =
+pub(crate) const NOTE_HEAD: &str =
     "The user ran a shell command in the work dir themselves (not one of your blocks):";
 /// Output of a command kept in the model's note at most (its head and tail).
-pub const NOTE_OUTPUT_LIMIT: usize = 8 * 1024;
+pub(crate) const NOTE_OUTPUT_LIMIT: usize = 8 * 1024;
 /// Streamed output forwarded as events at most (the record still has the bounded whole).
 const STREAMED_OUTPUT_LIMIT: usize = 256 * 1024;
 

@@ -36,7 +36,7 @@ pub fn nudge(task: &str) -> String {
 /// (`… with python` → "```python"), bash when it names none of the agent's. Left for the model:
 /// the rest of the fence line (so a `:path` save still works) and the code. A 135M model asked
 /// to "create hello.txt" otherwise answers in prose or prints the text with python.
-pub fn fence_opening(task: &str, tags: &ToolTags) -> String {
+pub(crate) fn fence_opening(task: &str, tags: &ToolTags) -> String {
     let tag = named_language(task)
         .and_then(|tag| tags.resolve(tag))
         .or_else(|| tags.resolve("bash"))
@@ -63,7 +63,7 @@ pub(super) fn named_language(task: &str) -> Option<&'static str> {
 /// How warm a small model samples once it was `stuck` that many times in the task (it resent
 /// failed code, or its reply looped): greedy decoding would answer the same way again, so each
 /// time warms it (0.5, 0.8, then 1.0).
-pub fn resample_temperature(stuck: u32) -> Option<f64> {
+pub(crate) fn resample_temperature(stuck: u32) -> Option<f64> {
     (stuck > 0).then(|| (0.2 + 0.3 * f64::from(stuck)).min(1.0))
 }
 
@@ -73,7 +73,7 @@ const TASK_BYTES: usize = 200;
 /// One block's feedback as a small model gets it: a failure's last lines, the task again (after
 /// an error a small model forgets it and writes about the error instead), and what to do; a
 /// success's output bounded. The wire prefixes stay.
-pub fn short_feedback(feedback: &str, task: &str) -> String {
+pub(crate) fn short_feedback(feedback: &str, task: &str) -> String {
     if feedback.starts_with(FAILURE_PREFIX) {
         let error = last_lines(feedback, FAILURE_LINES);
         let error = if error.is_empty() {

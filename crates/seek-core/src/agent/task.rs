@@ -34,7 +34,7 @@ impl Task {
     }
 
     /// The user's `words` and the `context` handed along as data, with nothing attached.
-    pub fn with_context(words: String, context: Option<&str>) -> Self {
+    pub(crate) fn with_context(words: String, context: Option<&str>) -> Self {
         let prompt = joined(&words, context);
         Self {
             message: prompt.clone(),

@@ -13,7 +13,7 @@ use crate::wire::{RoundUsage, TurnUsage};
 /// The time from a reply's first streamed token to its last. Only answer and reasoning text
 /// ticks it: neither the wait before the first token nor anything after the last counts.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct StreamClock {
+pub(crate) struct StreamClock {
     first: Option<Instant>,
     last: Option<Instant>,
 }
@@ -49,7 +49,7 @@ pub struct Sent<'a> {
 }
 
 /// A round's usage: each count the server reported, else the estimate (and then `estimated`).
-pub fn round_usage(
+pub(crate) fn round_usage(
     reported: Option<Usage>,
     sent: Sent<'_>,
     clock: &StreamClock,
@@ -85,7 +85,7 @@ pub fn add(total: Option<TurnUsage>, round: &RoundUsage) -> TurnUsage {
 
 /// `total` with a whole task's (a plan step's) tokens added: counts and streaming time summed,
 /// the context as of the later one.
-pub fn add_task(total: Option<TurnUsage>, more: &TurnUsage) -> TurnUsage {
+pub(crate) fn add_task(total: Option<TurnUsage>, more: &TurnUsage) -> TurnUsage {
     let total = total.unwrap_or_default();
     TurnUsage {
         prompt_tokens: total.prompt_tokens.saturating_add(more.prompt_tokens),

@@ -3,7 +3,7 @@
 use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::wire::AgentName;
 
-pub const SPEC: AgentSpec = AgentSpec {
+pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Casual,
     aliases: &["talk", "chat"],
     description: "talks and answers questions from what the model knows; runs nothing",

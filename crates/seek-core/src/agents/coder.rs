@@ -5,7 +5,7 @@ use crate::tool_kind::ToolKind;
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
-pub const SPEC: AgentSpec = AgentSpec {
+pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Coder,
     aliases: &["code", "coding"],
     description: "writes and runs code (bash, python, C, Go, Java) and fixes its own errors",

@@ -4,7 +4,7 @@ use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, commo
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
-pub const SPEC: AgentSpec = AgentSpec {
+pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::File,
     aliases: &["files"],
     description: "finds, reads, moves and organises files, one command at a time",

@@ -12,14 +12,14 @@ use toml::Spanned;
 use super::ConfigError;
 
 /// A value read from the file, with where it was.
-pub type FileValue<T> = Option<Spanned<T>>;
+pub(crate) type FileValue<T> = Option<Spanned<T>>;
 
 /// The top level and the sections of scalar keys are generated from the settings table.
 pub use super::settings::FileConfig;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolsFile {
+pub(crate) struct ToolsFile {
     #[serde(default)]
     pub bash: ToolFile,
     #[serde(default)]
@@ -42,7 +42,7 @@ pub struct ToolsFile {
 /// refused by `resolve` with the tool's name.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolFile {
+pub(crate) struct ToolFile {
     pub timeout_secs: FileValue<i64>,
     pub idle_timeout_secs: FileValue<i64>,
     pub compile_timeout_secs: FileValue<i64>,
@@ -56,7 +56,7 @@ pub struct ToolFile {
 
 /// A parsed config file and its text (kept to turn spans into line numbers).
 #[derive(Debug)]
-pub struct LoadedFile {
+pub(crate) struct LoadedFile {
     pub path: PathBuf,
     pub text: String,
     pub config: FileConfig,
@@ -64,7 +64,7 @@ pub struct LoadedFile {
 
 impl LoadedFile {
     /// The 1-based line of a byte offset.
-    pub fn line_of(&self, offset: usize) -> usize {
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
         self.text[..offset.min(self.text.len())]
             .bytes()
             .filter(|&b| b == b'\n')

@@ -38,7 +38,7 @@ impl LocalSettings {
     }
 
     /// The threads to compute with: the configured number, or every core.
-    pub fn thread_count(&self) -> usize {
+    pub(crate) fn thread_count(&self) -> usize {
         match &self.threads {
             Some(n) => usize::try_from(n.value).unwrap_or(1),
             None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),

@@ -21,16 +21,16 @@ use super::{ConfigError, Env, Origin, Resolver, Sourced, invalid, is_env_var_nam
 use crate::wire::AgentName;
 
 /// How long a server may take to start and list its tools, unless configured.
-pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 10;
+pub(crate) const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 10;
 /// How long one tool call may take, unless configured.
-pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
 
 /// The agents that get the `mcp` tool when `[tools.mcp] agents` is not set. The planner's steps
 /// run these agents, so they get it too.
-pub const DEFAULT_MCP_AGENTS: [AgentName; 2] = [AgentName::Coder, AgentName::File];
+pub(crate) const DEFAULT_MCP_AGENTS: [AgentName; 2] = [AgentName::Coder, AgentName::File];
 
 /// The longest server name: it prefixes every tool name a block writes.
-pub const MAX_SERVER_NAME: usize = 64;
+pub(crate) const MAX_SERVER_NAME: usize = 64;
 /// The range of `startup_timeout_secs`: a server that takes ten minutes to list its tools is
 /// broken, not slow.
 const STARTUP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=600;
@@ -63,7 +63,7 @@ pub struct McpServerOrigins {
 /// lists these.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct McpServerFile {
+pub(crate) struct McpServerFile {
     pub command: FileValue<String>,
     pub args: FileValue<Vec<String>>,
     pub env: FileValue<BTreeMap<Spanned<String>, String>>,
@@ -76,7 +76,7 @@ pub struct McpServerFile {
 }
 
 /// `[mcp_servers]`: each server's table by its name (with the name's place in the file).
-pub type McpServersFile = BTreeMap<Spanned<String>, McpServerFile>;
+pub(crate) type McpServersFile = BTreeMap<Spanned<String>, McpServerFile>;
 
 /// One `[mcp_servers.NAME]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +114,7 @@ pub enum McpTransport {
 impl McpServer {
     /// One line saying how the server is reached: `stdio: python3 -m mcp_server_time` or
     /// `http: http://127.0.0.1:8931/mcp`.
-    pub fn describe_transport(&self) -> String {
+    pub(crate) fn describe_transport(&self) -> String {
         match &self.transport {
             McpTransport::Stdio { command, args, .. } => {
                 let mut line = format!("stdio: {command}");

@@ -203,11 +203,11 @@ pub struct Config {
 }
 
 /// Default number of failed rounds before an agent gives up (AgenticSeek's 5).
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 /// Default cap on model calls per task, so endless successful loops end.
-pub const DEFAULT_MAX_ROUNDS: u32 = 12;
+pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 12;
 /// Default captured output per block: head and tail, in bytes.
-pub const DEFAULT_OUTPUT_LIMIT: u64 = 64 * 1024;
+pub(crate) const DEFAULT_OUTPUT_LIMIT: u64 = 64 * 1024;
 
 impl Config {
     /// Resolves the configuration from flags, environment, the config file and defaults.
@@ -256,7 +256,7 @@ impl Config {
 
     /// Whether seek adapts to a small model and why, from what is known now: the configuration,
     /// and what the server said once it was asked (`model_facts`).
-    pub fn size_decision(&self) -> model_size::Decision {
+    pub(crate) fn size_decision(&self) -> model_size::Decision {
         model_size::decide(
             self.model_size.value,
             &self.model_facts,
@@ -289,7 +289,7 @@ impl Config {
     /// seek's own files and folders, which no block may write (a folder covers what is in it):
     /// the config file read (or where it would be), the default config folder (the config and
     /// prompt overrides), the sessions, the prompt history and the log.
-    pub fn own_files(&self) -> Vec<(PathBuf, &'static str)> {
+    pub(crate) fn own_files(&self) -> Vec<(PathBuf, &'static str)> {
         let mut own = Vec::new();
         if let ConfigFile::Loaded(path) | ConfigFile::Absent(path) = &self.file {
             own.push((path.clone(), "config file"));
@@ -309,7 +309,7 @@ impl Config {
     }
 
     /// Where each running seek keeps the lock that says it is alive (see `exec::instance`).
-    pub fn run_dir(&self) -> PathBuf {
+    pub(crate) fn run_dir(&self) -> PathBuf {
         self.data_dir.join("run")
     }
 }

@@ -31,11 +31,11 @@ pub struct ModelSettings {
     pub max_retries: Sourced<u64>,
 }
 
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 8192;
-pub const DEFAULT_MAX_TOKENS: u64 = 4096;
-pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
-pub const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
-pub const DEFAULT_MAX_RETRIES: u64 = 3;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 4096;
+pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
+pub(crate) const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
+pub(crate) const DEFAULT_MAX_RETRIES: u64 = 3;
 /// An hour: a slow CPU-only model writes 4,096 tokens well within it, and a server that drips
 /// tokens for ever is still stopped.
 pub const DEFAULT_REPLY_TIMEOUT_SECS: u64 = 3600;

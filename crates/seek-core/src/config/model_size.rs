@@ -165,13 +165,14 @@ pub fn decide(size: ModelSize, facts: &ModelFacts, model: Option<&str>, window: 
 }
 
 /// Whether a model of this name and window is treated as small, nothing reported.
-pub fn is_small(size: ModelSize, model: Option<&str>, context_window: u64) -> bool {
+#[cfg(test)] // kept for the tests that pin its behaviour
+pub(crate) fn is_small(size: ModelSize, model: Option<&str>, context_window: u64) -> bool {
     decide(size, &ModelFacts::default(), model, context_window).small
 }
 
 /// A parameter count as servers write it: `135M`, `1.5B`, `7.6B`, `46.7B`, `500K`, `1T` (any
 /// case), or a plain number. `None` for anything else, zero, or a count that is not finite.
-pub fn parse_parameters(text: &str) -> Option<f64> {
+pub(crate) fn parse_parameters(text: &str) -> Option<f64> {
     let text = text.trim();
     let (number, unit) = match text.char_indices().last()? {
         (at, c) if c.is_ascii_alphabetic() => {
@@ -191,7 +192,7 @@ pub fn parse_parameters(text: &str) -> Option<f64> {
 }
 
 /// A parameter count in a few characters: `135M`, `5M`, `1.5B`, `8B`, `405B`.
-pub fn format_parameters(count: f64) -> String {
+pub(crate) fn format_parameters(count: f64) -> String {
     let (value, unit) = if count >= 1e9 {
         (count / 1e9, "B")
     } else if count >= 1e6 {
@@ -213,7 +214,7 @@ pub fn format_parameters(count: f64) -> String {
 /// 1.5e9, `llama3.1:8b-instruct-q4_K_M` → 8e9): the largest number directly followed by `m` or
 /// `b` and then a separator or the end. Version numbers (`qwen2.5`) are not followed by a unit;
 /// mixtures (`8x7b`) count the factor too.
-pub fn parameters_in_name(name: &str) -> Option<f64> {
+pub(crate) fn parameters_in_name(name: &str) -> Option<f64> {
     let lower = name.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     let mut best: Option<f64> = None;
@@ -315,18 +316,18 @@ pub struct Adaptations {
 }
 
 /// The longest reply of a small model, in tokens (`Adaptations::reply_cap`).
-pub const SMALL_REPLY_TOKENS: u64 = 256;
+pub(crate) const SMALL_REPLY_TOKENS: u64 = 256;
 
 /// The longest a small model's block runs, in seconds, unless its tool's timeout is configured
 /// (`Adaptations::block_secs`).
-pub const SMALL_BLOCK_SECS: u64 = 20;
+pub(crate) const SMALL_BLOCK_SECS: u64 = 20;
 
 /// The most a small model's coder task writes before a block of it works, in tokens
 /// (`Adaptations::task_tokens`): three replies at `SMALL_REPLY_TOKENS`.
-pub const SMALL_TASK_TOKENS: u64 = 3 * SMALL_REPLY_TOKENS;
+pub(crate) const SMALL_TASK_TOKENS: u64 = 3 * SMALL_REPLY_TOKENS;
 
 /// The names `SEEK_SMALL_MODEL_OFF` takes.
-pub const ADAPTATION_NAMES: [&str; 16] = [
+pub(crate) const ADAPTATION_NAMES: [&str; 16] = [
     "prompt",
     "examples",
     "nearest",

@@ -31,7 +31,7 @@ pub struct Preset {
 
 /// The model the built-in engine runs when none is named: small enough to download in
 /// seconds and to run on any laptop.
-pub const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m";
+pub(crate) const DEFAULT_LOCAL_MODEL: &str = "smollm2-135m";
 
 const fn preset(
     name: &'static str,
@@ -130,13 +130,13 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 }
 
 /// The built-in engine's preset, used when no provider is named and nothing points at a server.
-pub fn local_preset() -> &'static Preset {
+pub(crate) fn local_preset() -> &'static Preset {
     &PRESETS[0]
 }
 
 /// The preset used when no provider is named but a server is (a base URL, `OLLAMA_HOST`, or a
 /// model name no built-in catalog knows): Ollama, as before the built-in engine existed.
-pub fn server_preset() -> &'static Preset {
+pub(crate) fn server_preset() -> &'static Preset {
     &PRESETS[1]
 }
 

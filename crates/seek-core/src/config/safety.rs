@@ -69,9 +69,9 @@ pub struct Safety {
 }
 
 /// Default processes and threads per block: room for parallel builds and JVMs, not a fork bomb.
-pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
+pub(crate) const DEFAULT_MAX_PROCESSES: u64 = 1024;
 /// Default memory per block: 4 GiB, or half the machine's memory where that is less.
-pub fn default_max_memory_mb() -> u64 {
+pub(crate) fn default_max_memory_mb() -> u64 {
     // SAFETY: sysconf(3) with plain constants.
     let (pages, page_size) = unsafe {
         (

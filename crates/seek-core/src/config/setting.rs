@@ -17,7 +17,7 @@ use super::{Config, Env, Overrides, Sourced};
 
 /// The numbers a setting accepts.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Bounds {
+pub(crate) enum Bounds {
     Any,
     /// A whole number in this inclusive range.
     Whole(u64, u64),
@@ -244,7 +244,7 @@ impl Value for toml::Value {
 
 /// An enum setting: a serde enum whose variant names (`rename_all`, `alias`) are the words the
 /// file, the variables and the flags accept, in any case and with spaces around.
-pub trait Choice: DeserializeOwned + Copy + fmt::Debug + 'static {
+pub(crate) trait Choice: DeserializeOwned + Copy + fmt::Debug + 'static {
     /// The canonical word (what `seek config` shows).
     fn word(self) -> &'static str;
     /// What a refusal says is accepted: `expected one of: a, b, c` (serde's variant names,
@@ -266,7 +266,7 @@ fn read<E: DeserializeOwned>(word: &str) -> Result<E, Unknown> {
 }
 
 /// Parses `text` into a `Choice` through its serde names.
-pub fn parse_choice<E: Choice>(text: &str) -> Result<E, String> {
+pub(crate) fn parse_choice<E: Choice>(text: &str) -> Result<E, String> {
     read(&text.trim().to_ascii_lowercase()).map_err(|_| E::expected())
 }
 
@@ -328,7 +328,7 @@ pub(crate) use choice_value;
 
 /// How a key's value is found on the command line.
 #[derive(Clone, Copy)]
-pub struct Flag {
+pub(crate) struct Flag {
     pub name: &'static str,
     pub get: fn(&Overrides) -> Option<&str>,
 }
@@ -338,7 +338,7 @@ pub struct Flag {
     not(test),
     allow(dead_code, reason = "the table's descriptions are read by its tests")
 )]
-pub enum Fallback<T> {
+pub(crate) enum Fallback<T> {
     /// This value.
     Value(fn() -> T),
     /// No value (the key is optional); `seek config` says what applies instead.
@@ -348,7 +348,7 @@ pub enum Fallback<T> {
 }
 
 /// Where a key's resolved value lives in `Config` (`None`: not set).
-pub type Landing<T> = for<'a> fn(&'a Config) -> Option<&'a Sourced<T>>;
+pub(crate) type Landing<T> = for<'a> fn(&'a Config) -> Option<&'a Sourced<T>>;
 
 /// One setting: everything about it that is not code of its own.
 #[cfg_attr(
@@ -380,7 +380,7 @@ pub struct Key<T: Value> {
 
 impl<T: Value> Key<T> {
     /// A key with nothing but its name and doc; `section!` starts every key from it.
-    pub const BLANK: Self = Self {
+    pub(crate) const BLANK: Self = Self {
         name: "",
         doc: "",
         env: &[],
@@ -483,12 +483,12 @@ pub(super) fn line(
 }
 
 /// A TOML basic string.
-pub fn toml_str(value: &str) -> String {
+pub(crate) fn toml_str(value: &str) -> String {
     toml::Value::String(value.to_owned()).to_string()
 }
 
 /// A TOML array of strings.
-pub fn toml_list<'a>(values: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn toml_list<'a>(values: impl Iterator<Item = &'a str>) -> String {
     let items: Vec<String> = values.map(toml_str).collect();
     format!("[{}]", items.join(", "))
 }

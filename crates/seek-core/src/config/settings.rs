@@ -341,7 +341,7 @@ pub struct Section {
 }
 
 /// Every key, by section, in `seek config`'s order.
-pub static SECTIONS: [Section; 6] = [
+pub(crate) static SECTIONS: [Section; 6] = [
     Section {
         header: None,
         rows: &[

@@ -25,7 +25,7 @@ pub const TOOL_TAGS: [&str; 7] = {
 };
 
 /// A block that prints nothing and uses no CPU for this long is ended as stuck (0: never).
-pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
 
 /// What a tool accepts and its defaults; `None` means the key does not apply to the tool.
 struct Spec {
@@ -154,7 +154,7 @@ pub struct ToolConfig {
 impl ToolConfig {
     /// The run timeout lowered to at most `secs` where the config file did not set it (a small
     /// model's blocks: `Adaptations::block_secs`). A timeout the user chose is kept.
-    pub fn cap_default_timeout(&mut self, secs: u64) {
+    pub(crate) fn cap_default_timeout(&mut self, secs: u64) {
         if let Some(timeout) = self.timeout_secs.as_mut()
             && timeout.origin == Origin::Default
         {
@@ -177,7 +177,7 @@ impl ToolConfig {
     }
 
     /// The compile timeout (zero for interpreted tools).
-    pub fn compile_timeout(&self) -> Duration {
+    pub(crate) fn compile_timeout(&self) -> Duration {
         Duration::from_secs(self.compile_timeout_secs.as_ref().map_or(0, |s| s.value))
     }
 
@@ -195,7 +195,7 @@ impl ToolConfig {
         self.allow_rerun.as_ref().is_some_and(|s| s.value)
     }
 
-    pub fn max_read_bytes(&self) -> u64 {
+    pub(crate) fn max_read_bytes(&self) -> u64 {
         self.max_read_bytes.as_ref().map_or(0, |s| s.value)
     }
 

@@ -72,7 +72,7 @@ pub const DEFAULT_WEB_MAX_STEPS: u64 = 15;
 pub const DEFAULT_WEB_TIMEOUT_SECS: u64 = 20;
 /// Default cap, in milliseconds, on waiting after a load for the network to go idle and the
 /// text to stop changing.
-pub const DEFAULT_SETTLE_MS: u64 = 2000;
+pub(crate) const DEFAULT_SETTLE_MS: u64 = 2000;
 /// Default cap on the bytes of one page read.
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -109,7 +109,7 @@ impl WebSettings {
         Duration::from_secs(self.timeout_secs.value)
     }
 
-    pub fn settle(&self) -> Duration {
+    pub(crate) fn settle(&self) -> Duration {
         Duration::from_millis(self.settle_ms.value)
     }
 

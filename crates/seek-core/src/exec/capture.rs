@@ -12,7 +12,7 @@ use super::{Ending, RunResult};
 
 /// Keeps the first and last bytes of a stream, `limit` bytes in all, and counts the rest.
 #[derive(Debug, Clone)]
-pub struct HeadTail {
+pub(crate) struct HeadTail {
     head_limit: usize,
     tail_limit: usize,
     head: Vec<u8>,
@@ -57,7 +57,7 @@ impl HeadTail {
     }
 
     /// Whether the last byte kept is a line end (false when nothing was pushed).
-    pub fn ends_with_newline(&self) -> bool {
+    pub(crate) fn ends_with_newline(&self) -> bool {
         self.tail.back().or(self.head.last()) == Some(&b'\n')
     }
 
@@ -111,7 +111,7 @@ fn cut_before_first_newline(bytes: &[u8]) -> &[u8] {
 /// Decodes a byte stream into text chunk by chunk, holding back an incomplete character at a
 /// chunk's end; invalid bytes become U+FFFD.
 #[derive(Debug, Default, Clone)]
-pub struct Utf8Stream {
+pub(crate) struct Utf8Stream {
     pending: Vec<u8>,
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// One writable place: an open handle on it (taken without following links, so the rule is on the
 /// very folder or file that was checked).
 #[derive(Debug)]
-pub struct Grant {
+pub(crate) struct Grant {
     pub handle: OwnedFd,
     /// Folders get every right; files only the rights that apply to files.
     pub is_dir: bool,
@@ -25,7 +25,10 @@ pub struct Grant {
 
 /// The places to grant write access beneath, given the writable `roots` and the `protected`
 /// paths. Paths that do not exist are skipped. Comparisons use canonical paths.
-pub fn writable_beneath(roots: &[PathBuf], protected: &[PathBuf]) -> std::io::Result<Vec<Grant>> {
+pub(crate) fn writable_beneath(
+    roots: &[PathBuf],
+    protected: &[PathBuf],
+) -> std::io::Result<Vec<Grant>> {
     let protected: Vec<PathBuf> = protected
         .iter()
         .filter_map(|p| canonical_or_parent(p))

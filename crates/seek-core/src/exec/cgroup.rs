@@ -195,7 +195,7 @@ pub fn describe() -> String {
 static INSTANCE: OnceLock<String> = OnceLock::new();
 
 /// Names this seek process; later groups are `seek-<instance>-<n>`.
-pub fn set_instance(name: &str) {
+pub(crate) fn set_instance(name: &str) {
     let _ = INSTANCE.set(name.to_owned());
 }
 
@@ -344,7 +344,7 @@ impl BlockGroup {
     }
 
     /// The block's v2 group folder, where its `cpu.stat` is.
-    pub fn v2_dir(&self) -> Option<&Path> {
+    pub(crate) fn v2_dir(&self) -> Option<&Path> {
         self.dirs
             .iter()
             .find(|(_, v2)| *v2)
@@ -401,7 +401,7 @@ fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Removes the groups a seek instance left behind (it was killed before it could).
-pub fn remove_stale(instance: &str) {
+pub(crate) fn remove_stale(instance: &str) {
     let prefix = format!("seek-{instance}-");
     for hierarchy in &hierarchies().list {
         let Ok(entries) = std::fs::read_dir(&hierarchy.dir) else {

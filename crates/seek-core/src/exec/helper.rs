@@ -104,7 +104,7 @@ impl HelperGroup {
     }
 
     /// Live processes of the group; zombies re-parented to seek are reaped on the way.
-    pub fn live_members(&self) -> Vec<i32> {
+    pub(crate) fn live_members(&self) -> Vec<i32> {
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let mut alive = Vec::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {

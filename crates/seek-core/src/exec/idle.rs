@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Where a block's CPU use is read.
 #[derive(Debug, Clone)]
-pub enum CpuSource {
+pub(crate) enum CpuSource {
     /// The block's v2 cgroup folder: `cpu.stat`'s `usage_usec` counts every process that was
     /// ever in the group, however it detached.
     Cgroup(PathBuf),
@@ -80,7 +80,7 @@ fn stat_ticks(stat: &str) -> Option<(i32, i32, u64)> {
 
 /// The quiet time of one running block.
 #[derive(Debug)]
-pub struct IdleWatch {
+pub(crate) struct IdleWatch {
     limit: Duration,
     source: CpuSource,
     last_cpu: Option<u64>,
@@ -103,12 +103,12 @@ impl IdleWatch {
 
     /// How often the CPU is sampled: a quarter of the limit, between 50 ms and 1 s, so the block
     /// is ended within a quarter of the limit after it, at little cost.
-    pub fn period(&self) -> Duration {
+    pub(crate) fn period(&self) -> Duration {
         (self.limit / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
     }
 
     /// The block printed something.
-    pub fn output_seen(&mut self) {
+    pub(crate) fn output_seen(&mut self) {
         self.quiet_since = Instant::now();
     }
 

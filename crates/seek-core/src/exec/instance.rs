@@ -125,7 +125,7 @@ fn try_flock(file: &File) -> bool {
 /// Removes what dead instances left: for each lock in `run_dir` no live process holds, its temp
 /// dir (only a private folder named like seek's in a temp dir) and its blocks' control groups,
 /// killing what still runs in them. Returns how many instances were cleaned.
-pub fn clean_stale(run_dir: &Path) -> usize {
+pub(crate) fn clean_stale(run_dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(run_dir) else {
         return 0;
     };

@@ -24,7 +24,7 @@ const SCOPE_ABI: ABI = ABI::V6;
 
 /// What a helper may touch.
 #[derive(Debug, Clone, Default)]
-pub struct JailRules {
+pub(crate) struct JailRules {
     /// Folders it may write beneath (created if missing).
     pub writable: Vec<PathBuf>,
     /// TCP ports it may connect to (on any address); none may be listened on.
@@ -33,7 +33,7 @@ pub struct JailRules {
 
 /// A jail built in seek, applied in the helper's child before `exec`.
 #[derive(Debug)]
-pub struct Jail {
+pub(crate) struct Jail {
     ruleset: Option<OwnedFd>,
 }
 

@@ -27,12 +27,11 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use capture::Output;
-pub use capture::{HeadTail, Utf8Stream};
 pub use helper::{HelperGroup, die_with_parent, group_alive};
 pub use reaper::{TOKEN_VAR, hold_group_apart, release_group};
 
 /// How long processes get between SIGTERM and SIGKILL.
-pub const KILL_GRACE: Duration = Duration::from_millis(300);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(300);
 /// How long to keep draining the pipe after every process of the block is gone.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 const READ_SIZE: usize = 64 * 1024;

@@ -56,7 +56,7 @@ pub fn registry() -> MutexGuard<'static, Vec<i32>> {
 }
 
 /// Makes seek a child subreaper (Linux), once per process.
-pub fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         #[cfg(target_os = "linux")]
@@ -105,7 +105,7 @@ fn has_token(pid: i32, token: &str) -> bool {
 
 /// A running block's identity, for sweeps.
 #[derive(Debug, Clone)]
-pub struct BlockTree {
+pub(crate) struct BlockTree {
     /// The main child's pid, which is also its process group and session id.
     pub leader: i32,
     pub token: String,
@@ -172,7 +172,7 @@ impl BlockTree {
 
     /// Kills every process of the block: SIGTERM, then SIGKILL after `grace`, until none is left.
     /// The leader itself is left to its owner (tokio reaps it); it is signalled like the rest.
-    pub fn kill_all(&self, grace: Duration) {
+    pub(crate) fn kill_all(&self, grace: Duration) {
         let mut signalled: HashSet<i32> = HashSet::new();
         let deadline = Instant::now() + grace;
         // Signal the group first: that reaches everything that did not leave it in one call.

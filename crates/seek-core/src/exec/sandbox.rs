@@ -62,7 +62,7 @@ impl std::str::FromStr for SandboxMode {
 }
 
 /// The Landlock ABI the kernel offers (0: none), asked once.
-pub fn landlock_abi() -> i32 {
+pub(crate) fn landlock_abi() -> i32 {
     static ABI_SEEN: OnceLock<i32> = OnceLock::new();
     *ABI_SEEN.get_or_init(|| {
         // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the VERSION flag
@@ -90,7 +90,7 @@ pub fn scoped() -> bool {
 }
 
 /// What the kernel enforces here, in words (for `seek config` and the docs).
-pub fn describe_enforcement() -> String {
+pub(crate) fn describe_enforcement() -> String {
     match landlock_abi() {
         0 => "Landlock unavailable: blocks run without privileges but unconfined".to_owned(),
         abi if abi < 6 => format!(
@@ -135,7 +135,7 @@ impl Sandbox {
     }
 
     /// Variables that point blocks' temp files and toolchain caches at writable places.
-    pub fn child_env(&self) -> Vec<(OsString, OsString)> {
+    pub(crate) fn child_env(&self) -> Vec<(OsString, OsString)> {
         let cache = |sub: &str| self.cache_dir.join(sub).into_os_string();
         vec![
             ("TMPDIR".into(), self.temp_dir.clone().into_os_string()),

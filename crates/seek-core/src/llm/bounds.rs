@@ -9,21 +9,21 @@
 /// Servers count tokens their own way (a template's end token, a last piece sent after the
 /// limit), so an honest server may overshoot a little; a server that ignores the limit does not
 /// stop at all.
-pub const TOKEN_MARGIN_PERCENT: u64 = 25;
+pub(crate) const TOKEN_MARGIN_PERCENT: u64 = 25;
 /// …and at least this many tokens, for small `max_tokens`.
-pub const MIN_TOKEN_MARGIN: u64 = 256;
+pub(crate) const MIN_TOKEN_MARGIN: u64 = 256;
 /// The most bytes a token may average before a reply counts as past `max_tokens` by its size.
 /// Real tokenizers average three to five bytes per token over a reply (code with deep indentation
 /// a little more, CJK text less); the bound catches servers that send many tokens per streamed
 /// piece, which the piece count alone would not, and it is what bounds a reply's size: at most
 /// `(max_tokens + margin) × 8` bytes, 40 KiB at the default `max_tokens`.
-pub const MAX_BYTES_PER_TOKEN: u64 = 8;
+pub(crate) const MAX_BYTES_PER_TOKEN: u64 = 8;
 /// The most bytes of an error body (or a model list, or a server's properties) read into memory.
-pub const MAX_BODY_BYTES: usize = 4 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 4 << 20;
 
 /// Counts a reply's streamed text against `max_tokens`.
 #[derive(Debug, Clone)]
-pub struct TokenMeter {
+pub(crate) struct TokenMeter {
     max_tokens: u64,
     allowed: u64,
     pieces: u64,
@@ -32,7 +32,7 @@ pub struct TokenMeter {
 
 /// A reply that went past `max_tokens` and its margin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overrun {
+pub(crate) struct Overrun {
     pub max_tokens: u64,
     /// Pieces of text received (each at least one token on every server seek knows).
     pub pieces: u64,

@@ -93,7 +93,7 @@ pub enum LlmError {
 
 /// The server's own message from an error body: `{"error": "…"}`, `{"error": {"message": "…"}}`,
 /// `{"message": "…"}`, or the body itself, shortened.
-pub fn server_message(body: &str) -> String {
+pub(crate) fn server_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let from_json = parsed.as_ref().and_then(|v| {
         let error = v.get("error").unwrap_or(v);
@@ -107,7 +107,7 @@ pub fn server_message(body: &str) -> String {
 }
 
 /// At most `max` characters, with an ellipsis when cut.
-pub fn shorten(text: &str, max: usize) -> String {
+pub(crate) fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
@@ -115,14 +115,14 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// The context size a server reports in an error body (llama.cpp's `n_ctx`), if any.
-pub fn reported_context(body: &str) -> Option<u64> {
+pub(crate) fn reported_context(body: &str) -> Option<u64> {
     let v: serde_json::Value = serde_json::from_str(body).ok()?;
     let error = v.get("error").unwrap_or(&v);
     error.get("n_ctx").and_then(serde_json::Value::as_u64)
 }
 
 /// Whether an error message says the prompt is larger than the context window.
-pub fn is_context_exceeded(message: &str) -> bool {
+pub(crate) fn is_context_exceeded(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("context")
         && (m.contains("exceed")

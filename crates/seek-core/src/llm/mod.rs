@@ -72,7 +72,7 @@ pub struct GenerationOptions {
 }
 
 impl GenerationOptions {
-    pub fn from_config(config: &Config) -> Self {
+    pub(crate) fn from_config(config: &Config) -> Self {
         let m = &config.model_settings;
         Self {
             max_tokens: m.max_tokens.value,
@@ -275,7 +275,7 @@ pub trait ChatModel: Send + Sync {
 /// only ever sent as a bearer header to the configured base URL: whenever its variable is set,
 /// and required only when that URL is the preset's own cloud service (a local server behind a
 /// cloud preset's wire, such as an OpenAI-compatible one on loopback, needs none).
-pub fn connect_http(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
+pub(crate) fn connect_http(config: &Config, env: &Env) -> Result<HttpChatModel, LlmError> {
     let preset = config.provider.value;
     let url = ServerUrl::normalise(&config.base_url.value, preset.wire);
     let api_key = match &config.api_key_env.value {
@@ -314,7 +314,7 @@ fn needs_key(preset: &crate::config::Preset, url: &ServerUrl) -> bool {
 }
 
 /// How a reply ended (`None`: the stream just ended), as the wire says it.
-pub fn answer_finish(reason: Option<&FinishReason>) -> crate::wire::AnswerFinish {
+pub(crate) fn answer_finish(reason: Option<&FinishReason>) -> crate::wire::AnswerFinish {
     match reason {
         None | Some(FinishReason::Stop) => crate::wire::AnswerFinish::Stop,
         Some(FinishReason::Length) => crate::wire::AnswerFinish::Length,

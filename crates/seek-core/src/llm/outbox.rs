@@ -7,7 +7,7 @@ use super::{Delta, LlmError};
 
 /// Deltas decoded from one network chunk, adjacent text merged, sent together.
 #[derive(Default)]
-pub struct Outbox {
+pub(crate) struct Outbox {
     deltas: Vec<Delta>,
 }
 

@@ -52,7 +52,10 @@ fn random_unit() -> f64 {
 /// machine (a loopback address or `localhost`) is not: nothing listens on that port, and nothing
 /// will a second later, so the user hears it at once. Other failures (timeouts, resets, DNS,
 /// remote hosts, whose balancers refuse while they restart) keep their retries.
-pub fn connect_failure_is_retryable(url: &str, error: &(dyn std::error::Error + 'static)) -> bool {
+pub(crate) fn connect_failure_is_retryable(
+    url: &str,
+    error: &(dyn std::error::Error + 'static),
+) -> bool {
     !(is_connection_refused(error) && is_loopback(url))
 }
 
@@ -92,7 +95,7 @@ fn is_loopback(url: &str) -> bool {
 }
 
 /// Parses a `Retry-After` header given in seconds (the HTTP-date form is treated as absent).
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     value
         .trim()
         .parse::<f64>()

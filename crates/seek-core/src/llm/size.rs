@@ -79,7 +79,7 @@ pub(super) async fn parameters(
 
 /// llama-server's `/v1/models`: `data[].meta.n_params` of the entry whose `id` is the model, or
 /// of the only entry (llama-server answers to any model name with the one it serves).
-pub fn from_llama_server_models(body: &Value, model: &str) -> Option<f64> {
+pub(crate) fn from_llama_server_models(body: &Value, model: &str) -> Option<f64> {
     let data = body.get("data")?.as_array()?;
     let entry = data
         .iter()
@@ -93,7 +93,7 @@ pub fn from_llama_server_models(body: &Value, model: &str) -> Option<f64> {
 
 /// Ollama's `/api/show`: `model_info."general.parameter_count"` (exact), else
 /// `details.parameter_size` (`"7.6B"`).
-pub fn from_ollama_show(body: &Value) -> Option<f64> {
+pub(crate) fn from_ollama_show(body: &Value) -> Option<f64> {
     body.get("model_info")
         .and_then(|info| info.get("general.parameter_count"))
         .and_then(positive)
@@ -106,7 +106,7 @@ pub fn from_ollama_show(body: &Value) -> Option<f64> {
 
 /// LM Studio's `/api/v1/models`: `models[].params_string` (`"7B"`) of the model whose `key`, or
 /// one of whose `loaded_instances[].id`, is the model.
-pub fn from_lm_studio_models(body: &Value, model: &str) -> Option<f64> {
+pub(crate) fn from_lm_studio_models(body: &Value, model: &str) -> Option<f64> {
     let named = |m: &&Value| {
         m.get("key").and_then(Value::as_str) == Some(model)
             || m.get("loaded_instances")

@@ -5,7 +5,7 @@ use super::{ChatRequest, Usage};
 
 /// One thing a streamed line said.
 #[derive(Debug, Clone, PartialEq)]
-pub enum WireEvent {
+pub(crate) enum WireEvent {
     Content(String),
     Reasoning(String),
     /// The reply's end record (finish reason and token counts); more lines may follow (usage).
@@ -20,7 +20,7 @@ pub enum WireEvent {
 }
 
 /// A wire format.
-pub trait WireFormat: Send + Sync {
+pub(crate) trait WireFormat: Send + Sync {
     /// Path of the chat endpoint below the base URL.
     fn chat_path(&self) -> &'static str;
     /// Path of the model list below the base URL.
@@ -38,13 +38,13 @@ pub trait WireFormat: Send + Sync {
 }
 
 /// Turns complete lines of a response body into events.
-pub trait LineDecoder: Send {
+pub(crate) trait LineDecoder: Send {
     /// Decodes one line (without its line ending). `Err` carries the reason a line is unreadable.
     fn line(&mut self, line: &str) -> Result<Vec<WireEvent>, String>;
 }
 
 /// Inserts the sampling options that are set into `target`, under the names the wire uses.
-pub fn put_options(
+pub(crate) fn put_options(
     target: &mut serde_json::Map<String, serde_json::Value>,
     request: &ChatRequest,
     max_tokens_key: &str,

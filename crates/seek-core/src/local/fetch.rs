@@ -16,7 +16,7 @@ use crate::llm::Preparing;
 pub type Settings = DownloadSettings;
 
 /// Progress reports, as the provider forwards them.
-pub type Report = Box<dyn Fn(Preparing) + Send + Sync>;
+pub(crate) type Report = Box<dyn Fn(Preparing) + Send + Sync>;
 
 /// The file for `model`, downloaded first when it is a catalog name not yet here. `None` when
 /// `cancel` stopped it.
@@ -52,7 +52,7 @@ pub async fn model_file(
 }
 
 /// The file for `model` if it is already on disk.
-pub fn present_file(model: &str, settings: &Settings) -> Option<PathBuf> {
+pub(crate) fn present_file(model: &str, settings: &Settings) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
     match catalog::resolve(model, &cwd).ok()? {
         ModelRef::File(path) => Some(path),
@@ -64,6 +64,6 @@ pub fn present_file(model: &str, settings: &Settings) -> Option<PathBuf> {
 }
 
 /// Names `list_models` offers.
-pub fn known_models(_settings: &Settings) -> Vec<String> {
+pub(crate) fn known_models(_settings: &Settings) -> Vec<String> {
     CATALOG.iter().map(|e| e.name.to_owned()).collect()
 }

@@ -15,7 +15,7 @@ use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::LocalError;
-use super::engine::{Engine, ModelInfo, Stats};
+use super::engine::Engine;
 use crate::BoxFuture;
 use crate::llm::{
     ChatModel, ChatRequest, ChatStream, Delta, LlmError, ModelRefused, ParametersUnknown, Preparing,
@@ -23,7 +23,7 @@ use crate::llm::{
 
 /// Where models come from and how they run.
 #[derive(Debug, Clone)]
-pub struct LocalOptions {
+pub(crate) struct LocalOptions {
     /// Compute threads.
     pub threads: usize,
     /// What `super::download` needs to find and fetch catalog models.
@@ -31,7 +31,7 @@ pub struct LocalOptions {
 }
 
 impl LocalOptions {
-    pub fn from_config(config: &crate::config::Config) -> Self {
+    pub(crate) fn from_config(config: &crate::config::Config) -> Self {
         Self {
             threads: config.local.thread_count(),
             downloads: super::fetch::Settings::from(&config.local),
@@ -47,7 +47,7 @@ struct Loaded {
 
 /// A model of the built-in engine, named as the user typed it (catalog name or `.gguf` path).
 #[derive(Clone)]
-pub struct LocalChatModel {
+pub(crate) struct LocalChatModel {
     model: String,
     options: Arc<LocalOptions>,
     /// Shared by every handle: one model in memory at a time.
@@ -61,14 +61,6 @@ impl LocalChatModel {
             options: Arc::new(options),
             loaded: Arc::new(Mutex::new(None)),
         }
-    }
-
-    /// The loaded engine's counters (`None` before the first reply).
-    pub async fn stats(&self) -> Option<(ModelInfo, Stats)> {
-        let loaded = self.loaded.lock().await;
-        loaded
-            .as_ref()
-            .map(|l| (l.engine.info().clone(), l.engine.stats()))
     }
 
     /// The engine for this handle's model: the loaded one, or this model made ready now.

@@ -25,7 +25,7 @@ use crate::secrets::Masker;
 pub const PANIC_FIELD: &str = "panic";
 
 /// Writes each event it is given to the log file.
-pub struct FileLayer {
+pub(crate) struct FileLayer {
     pub path: PathBuf,
     pub masker: Arc<Masker>,
 }

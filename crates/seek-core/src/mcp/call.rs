@@ -41,14 +41,14 @@ pub struct CallRequest {
 /// Why a block is not a call; the text is what the model is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct CallParseError(pub String);
+pub(crate) struct CallParseError(pub String);
 
 fn error(text: impl Into<String>) -> CallParseError {
     CallParseError(text.into())
 }
 
 /// Reads `code` (the block's body) as a call.
-pub fn parse_call(code: &str) -> Result<CallRequest, CallParseError> {
+pub(crate) fn parse_call(code: &str) -> Result<CallRequest, CallParseError> {
     let body = code.trim_start_matches('\u{feff}').trim();
     if body.is_empty() {
         return Err(error(format!("The block is empty. {FORMS}")));

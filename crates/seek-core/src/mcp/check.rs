@@ -59,7 +59,8 @@ const WRAPPER_KEYS: [&str; 6] = [
 /// (`a, b`) → split at commas, a single number or boolean → a one-item array; an enum value
 /// written in another case → the enum's spelling. For all arguments an integer written as
 /// `3.0` becomes `3`.
-pub fn check_arguments(
+#[cfg(test)] // kept for the tests that pin its behaviour
+pub(crate) fn check_arguments(
     schema: &Map<String, Value>,
     arguments: &mut Map<String, Value>,
     from_lines: bool,
@@ -71,7 +72,7 @@ pub fn check_arguments(
 /// one line each (`` `tz` is not one of the tool's arguments — did you mean `timezone`? ``), so
 /// the caller can tell the model they were sent as given. On failure they are among the
 /// problems.
-pub fn check_arguments_noting(
+pub(crate) fn check_arguments_noting(
     schema: &Map<String, Value>,
     arguments: &mut Map<String, Value>,
     from_lines: bool,

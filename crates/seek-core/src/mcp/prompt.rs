@@ -44,7 +44,7 @@ enum Detail {
 /// convert_time`), as many with arguments as leave room for every other name; else as many names
 /// as fit and `… and N more (ask for one by name)`; else nothing. The example is added to the
 /// last three when it fits.
-pub fn tools_section(tools: &[ToolInfo], budget: usize) -> String {
+pub(crate) fn tools_section(tools: &[ToolInfo], budget: usize) -> String {
     let Some(first) = tools.first() else {
         return String::new();
     };

@@ -58,7 +58,7 @@ pub fn tool(server: &str, name: &str, schema: Value) -> ToolInfo {
 }
 
 /// The schema of `server.name` in `tools`.
-pub fn schema_of<'a>(tools: &'a [ToolInfo], name: &str) -> &'a Map<String, Value> {
+pub(crate) fn schema_of<'a>(tools: &'a [ToolInfo], name: &str) -> &'a Map<String, Value> {
     &tools
         .iter()
         .find(|tool| tool.name == name)

@@ -56,7 +56,12 @@ pub const SESSION_HANDLES: &[&str] = &[
 /// the `configured` credential variables (`api_key_env`, the MCP servers'
 /// `bearer_token_env_var`s: `Config::credential_vars`), its value holds a URL with a password, or
 /// it is a session handle. `pass_env` (`[exec] pass_env`, exact names) lets any variable through.
-pub fn is_withheld(name: &str, value: &str, configured: &[&str], pass_env: &[String]) -> bool {
+pub(crate) fn is_withheld(
+    name: &str,
+    value: &str,
+    configured: &[&str],
+    pass_env: &[String],
+) -> bool {
     !pass_env.iter().any(|p| p == name)
         && (SESSION_HANDLES.contains(&name)
             || is_credential_name(name)

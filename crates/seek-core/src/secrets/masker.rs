@@ -86,7 +86,7 @@ impl Masker {
     }
 
     /// `text` with every secret value and URL password masked (borrowed when there is none).
-    pub fn mask<'a>(&self, text: &'a str) -> Cow<'a, str> {
+    pub(crate) fn mask<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut spans: Vec<(Range<usize>, &str)> = url::password_ranges(text)
             .into_iter()
             .map(|r| (r, URL_MASK))
@@ -131,7 +131,7 @@ impl Masker {
     }
 
     /// Masks every string inside `value` (object keys are seek's field names and stay).
-    pub fn mask_json(&self, value: &mut serde_json::Value) {
+    pub(crate) fn mask_json(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
                 if let Cow::Owned(masked) = self.mask(s) {

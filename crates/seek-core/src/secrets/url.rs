@@ -19,7 +19,7 @@ static USERINFO: LazyLock<regex::Regex> = LazyLock::new(|| {
 });
 
 /// The byte ranges of every URL password in `text`.
-pub fn password_ranges(text: &str) -> Vec<Range<usize>> {
+pub(crate) fn password_ranges(text: &str) -> Vec<Range<usize>> {
     if !text.contains("://") {
         return Vec::new();
     }
@@ -47,7 +47,7 @@ pub fn passwords(text: &str) -> Vec<String> {
 }
 
 /// Whether `text` holds a URL with a password.
-pub fn has_password(text: &str) -> bool {
+pub(crate) fn has_password(text: &str) -> bool {
     !password_ranges(text).is_empty()
 }
 

@@ -12,7 +12,7 @@ use std::os::unix::fs::MetadataExt;
 
 /// Why a session file could not be locked.
 #[derive(Debug)]
-pub enum LockError {
+pub(crate) enum LockError {
     /// Another open file holds the lock; the holder's pid when the kernel says.
     Held {
         pid: Option<u32>,
@@ -23,7 +23,7 @@ pub enum LockError {
 /// Takes the exclusive lock on `file` or says who holds it. A filesystem without `flock`
 /// (some network mounts) leaves the file unlocked, with a line in the log: refusing to save the
 /// session there would be worse than the race the lock prevents.
-pub fn lock_exclusive(file: &File) -> Result<(), LockError> {
+pub(crate) fn lock_exclusive(file: &File) -> Result<(), LockError> {
     loop {
         // SAFETY: flock reads only the descriptor number, which `file` keeps open for the call.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };

@@ -18,7 +18,6 @@ mod writer;
 use std::path::PathBuf;
 
 pub use load::{Loaded, load};
-pub use peek::{HeaderInfo, NotASession};
 pub use record::{MemoryOp, Record, VERSION, now_ms, worth_keeping};
 pub use remove::{Pruned, prune, remove};
 pub use store::{Listing, Skipped, Summary, dir, find, latest, list, new_id, path_of, summarise};
@@ -147,7 +146,7 @@ impl Sessions {
     /// Opens session `id` (`None`: the most recently active) to continue it, locked for this
     /// process before anything is read. `current` is the session this process has open, if any:
     /// continuing that one again shares its lock instead of finding it busy.
-    pub fn reopen(
+    pub(crate) fn reopen(
         &self,
         id: Option<&str>,
         current: Option<&SessionFile>,

@@ -28,7 +28,7 @@ const TURN_FINISHED: &[u8] = b"\"type\":\"turn_finished\"";
 
 /// Why a file in the sessions folder is not a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotASession {
+pub(crate) enum NotASession {
     Empty,
     /// The first line is not a session header (or does not end within 64 KiB).
     NoHeader,
@@ -57,14 +57,14 @@ pub struct Latest {
 
 /// What a session's header says that a listing needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeaderInfo {
+pub(crate) struct HeaderInfo {
     pub agent: AgentName,
     /// The work dir; `None` in files older than that field.
     pub work_dir: Option<String>,
 }
 
 /// A session file opened for peeking.
-pub struct Peek {
+pub(crate) struct Peek {
     file: File,
     len: u64,
     read: u64,
@@ -78,7 +78,7 @@ impl Peek {
     }
 
     /// As `open`, but a symbolic link is an error instead of being followed (for removing).
-    pub fn open_no_follow(path: &Path) -> std::io::Result<Self> {
+    pub(crate) fn open_no_follow(path: &Path) -> std::io::Result<Self> {
         Self::open_with(path, libc::O_NOFOLLOW)
     }
 
@@ -103,11 +103,11 @@ impl Peek {
 
     /// Bytes read so far (bounded by the windows, whatever the file's size).
     #[cfg(test)]
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.read
     }
 
-    pub fn modified_ms(&self) -> u64 {
+    pub(crate) fn modified_ms(&self) -> u64 {
         self.file
             .metadata()
             .and_then(|m| m.modified())

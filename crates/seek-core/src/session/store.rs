@@ -85,7 +85,7 @@ impl Summary {
     }
 
     /// Whether the session ran in `work_dir` (as `Sessions::work_dir` writes it).
-    pub fn is_in(&self, work_dir: &str) -> bool {
+    pub(crate) fn is_in(&self, work_dir: &str) -> bool {
         self.work_dir.as_deref() == Some(work_dir)
     }
 

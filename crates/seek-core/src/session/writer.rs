@@ -116,7 +116,7 @@ impl SessionFile {
 
     /// Opens an existing session to append to it, locked. Nothing is read or written: call
     /// `end_torn_line` once the session is loaded.
-    pub fn reopen(path: &Path, id: &str, masker: Arc<Masker>) -> Result<Self, LockError> {
+    pub(crate) fn reopen(path: &Path, id: &str, masker: Arc<Masker>) -> Result<Self, LockError> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
@@ -128,7 +128,7 @@ impl SessionFile {
 
     /// Gives a torn last line (a kill while writing) a line end, so the next record starts on a
     /// line of its own.
-    pub fn end_torn_line(&self) -> std::io::Result<()> {
+    pub(crate) fn end_torn_line(&self) -> std::io::Result<()> {
         self.wait_written();
         let mut guard = self.handle()?;
         let file = on_disk(&mut guard)?;
@@ -144,7 +144,7 @@ impl SessionFile {
     }
 
     /// Whether this is the file at `path` (the same inode, whatever the name).
-    pub fn is_at(&self, path: &Path) -> bool {
+    pub(crate) fn is_at(&self, path: &Path) -> bool {
         let (Ok(mut guard), Ok(there)) = (self.handle(), std::fs::metadata(path)) else {
             return false;
         };
@@ -287,7 +287,7 @@ impl SessionFile {
     }
 
     /// The first failure, once.
-    pub fn take_failure(&self) -> Option<String> {
+    pub(crate) fn take_failure(&self) -> Option<String> {
         self.failure.take()
     }
 }

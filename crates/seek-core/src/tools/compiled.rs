@@ -89,7 +89,7 @@ pub const C: ToolSpec = ToolSpec {
 };
 
 /// go's declaration: a Go program.
-pub const GO: ToolSpec = ToolSpec {
+pub(crate) const GO: ToolSpec = ToolSpec {
     kind: ToolKind::Go,
     class: ToolClass::Program,
     line_comment: None,
@@ -97,7 +97,7 @@ pub const GO: ToolSpec = ToolSpec {
 };
 
 /// java's declaration: a Java class with `main`.
-pub const JAVA: ToolSpec = ToolSpec {
+pub(crate) const JAVA: ToolSpec = ToolSpec {
     kind: ToolKind::Java,
     class: ToolClass::Program,
     line_comment: None,
@@ -200,7 +200,7 @@ impl Tool for Compiled {
 
 /// Which file a Java source must be saved as and which class to run.
 #[derive(Debug, PartialEq, Eq)]
-pub struct JavaMain {
+pub(crate) struct JavaMain {
     /// The public top-level class (the file must be named after it), or the main class.
     pub file_stem: String,
     /// The class to run, with its package.
@@ -208,7 +208,7 @@ pub struct JavaMain {
 }
 
 /// Finds the class to run: the class declaring `main`, else the public class, else `Main`.
-pub fn java_main_class(code: &str) -> JavaMain {
+pub(crate) fn java_main_class(code: &str) -> JavaMain {
     static PACKAGE: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"(?m)^\s*package\s+([\w.]+)\s*;").ok());
     static CLASS: LazyLock<Option<Regex>> = LazyLock::new(|| {

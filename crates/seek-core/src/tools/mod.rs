@@ -34,7 +34,7 @@ pub use bash::Bash;
 pub use compiled::Compiled;
 pub use file_finder::FileFinder;
 pub use mcp::McpTool;
-pub use own_files::{OwnFile, OwnFiles};
+pub(crate) use own_files::OwnFiles;
 pub use python::Python;
 pub use web_search::{SEARCH_LIMIT, WebSearchTool, query_of};
 
@@ -64,7 +64,7 @@ pub fn spec(kind: ToolKind) -> Option<&'static ToolSpec> {
 }
 
 /// Receives output text as it streams.
-pub type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+pub(crate) type OutputSink<'a> = &'a mut (dyn FnMut(&str) + Send);
 
 /// What a tool needs from the turn it runs in.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ impl ToolContext {
     }
 
     /// Whether blocks run in the read-only sandbox, where nothing is written in the work dir.
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.sandbox
             .as_deref()
             .is_some_and(|s| s.mode == crate::exec::sandbox::SandboxMode::ReadOnly)
@@ -145,12 +145,12 @@ pub enum Refusal {
 
 impl ToolOutcome {
     /// A successful outcome with no process behind it.
-    pub fn ok_without_process(output: String) -> Self {
+    pub(crate) fn ok_without_process(output: String) -> Self {
         Self::without_process(true, output)
     }
 
     /// A failed outcome with no process behind it; `reason` tells the model what to do.
-    pub fn failed_without_process(reason: String) -> Self {
+    pub(crate) fn failed_without_process(reason: String) -> Self {
         Self::without_process(false, reason)
     }
 
@@ -175,7 +175,7 @@ impl ToolOutcome {
     }
 
     /// The outcome of a process run: success is exit status 0, nothing else.
-    pub fn from_run(result: RunResult, failure_context: Option<&str>) -> Self {
+    pub(crate) fn from_run(result: RunResult, failure_context: Option<&str>) -> Self {
         let success = result.success();
         let body = if result.output.is_empty() {
             "(no output)\n".to_owned()
@@ -248,7 +248,7 @@ impl Toolbox {
     /// The built-in tools as they run a model's blocks: for a small model, each run timeout the
     /// config file does not set is at most `Adaptations::block_secs`. The user's own commands
     /// (`builtin`) are never cut short so.
-    pub fn for_model_blocks(config: &Config) -> Self {
+    pub(crate) fn for_model_blocks(config: &Config) -> Self {
         Self::built(config, config.adaptations().block_secs)
     }
 
@@ -268,7 +268,7 @@ impl Toolbox {
     }
 
     /// These tools and the `mcp` tool, calling `hub`'s servers.
-    pub fn with_mcp(mut self, hub: std::sync::Arc<crate::mcp::Hub>) -> Self {
+    pub(crate) fn with_mcp(mut self, hub: std::sync::Arc<crate::mcp::Hub>) -> Self {
         self.tools.push(Box::new(McpTool::new(hub)));
         self
     }
@@ -321,7 +321,7 @@ pub async fn execute_block(
 }
 
 /// What the model and the user are told when a fence's `:` suffix is not a path.
-pub fn ignored_suffix_note(tag: &str, suffix: &str) -> String {
+pub(crate) fn ignored_suffix_note(tag: &str, suffix: &str) -> String {
     format!(
         "(note: `{suffix}` after `{tag}:` is not a file name, so the block was read as {tag} code and nothing was saved; to save a block, write a path such as `{tag}:hello.{ext}`)",
         ext = ToolKind::from_tag(tag).map_or("txt", ToolKind::file_extension)

@@ -91,7 +91,7 @@ impl Tool for Python {
 }
 
 /// The interactive feature `code` uses, if any (AgenticSeek §2.1).
-pub fn interactive_feature(code: &str) -> Option<&'static str> {
+pub(crate) fn interactive_feature(code: &str) -> Option<&'static str> {
     static CURSES: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"(?m)^\s*(?:import|from)\s+[^\n]*\bcurses\b").ok());
     if CURSES.as_ref().is_some_and(|re| re.is_match(code)) {

@@ -12,7 +12,7 @@ const RUNNERS: &[&str] = &[
 ];
 
 /// If every command of `script` re-runs a file saved earlier in this reply, the commands that do.
-pub fn only_reruns(script: &str, saved: &[String]) -> Option<Vec<String>> {
+pub(crate) fn only_reruns(script: &str, saved: &[String]) -> Option<Vec<String>> {
     if saved.is_empty() {
         return None;
     }

@@ -123,7 +123,7 @@ impl UrlPolicy {
     /// (`localhost`, one label such as `nas`) or its first resolution held a private address: a
     /// typed name first seen public stays public for the rest of the task, so its DNS cannot
     /// later rebind it onto an internal service.
-    pub fn allowed_addresses(&self, host: &str, found: &[IpAddr]) -> Vec<IpAddr> {
+    pub(crate) fn allowed_addresses(&self, host: &str, found: &[IpAddr]) -> Vec<IpAddr> {
         let private_ok =
             self.allow_private || (self.trusts(host) && self.name_may_be_private(host, found));
         found

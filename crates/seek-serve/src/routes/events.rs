@@ -17,7 +17,7 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use super::{AppState, Endpoint};
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/events",
     methods: || get(events),
 };

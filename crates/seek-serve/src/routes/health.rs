@@ -12,7 +12,7 @@ use crate::records::ApiJson;
 /// AgenticSeek's version string, which its `/health` reports and clients may check.
 pub const API_VERSION: &str = "0.1.0";
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/health",
     methods: || get(health),
 };

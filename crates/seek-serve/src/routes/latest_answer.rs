@@ -11,7 +11,7 @@ use axum::routing::get;
 use super::{AppState, Endpoint, error};
 use crate::records::ApiJson;
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/latest_answer",
     methods: || get(latest_answer),
 };

@@ -36,7 +36,7 @@ use super::records::ApiJson;
 pub use health::API_VERSION;
 
 /// Every endpoint, in the order docs/api.md lists AgenticSeek's, then seek's own.
-pub const ENDPOINTS: &[&Endpoint] = &[
+pub(crate) const ENDPOINTS: &[&Endpoint] = &[
     &health::ENDPOINT,
     &is_active::ENDPOINT,
     &query::ENDPOINT,
@@ -49,16 +49,16 @@ pub const ENDPOINTS: &[&Endpoint] = &[
 ];
 
 /// One endpoint: its path (axum's syntax) and its methods with their handlers.
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub path: &'static str,
     pub methods: fn() -> MethodRouter<AppState>,
 }
 
 /// The largest request body read (a `/query` with a very long prompt is still far below it).
-pub const BODY_LIMIT: usize = 1024 * 1024;
+pub(crate) const BODY_LIMIT: usize = 1024 * 1024;
 
 /// How long a request body may take to arrive once its headers have.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What every handler shares.
 #[derive(Clone)]

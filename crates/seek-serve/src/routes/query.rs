@@ -16,7 +16,7 @@ use super::{AppState, BODY_LIMIT, BODY_READ_TIMEOUT, Endpoint, error};
 use crate::bridge::{Query, StartError};
 use crate::records::{ApiJson, QueryResponse};
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/query",
     methods: || post(query),
 };

@@ -11,12 +11,12 @@ use axum::routing::get;
 
 use super::{AppState, Endpoint, error};
 
-pub const SCREENSHOT: Endpoint = Endpoint {
+pub(crate) const SCREENSHOT: Endpoint = Endpoint {
     path: "/screenshot",
     methods: || get(screenshot),
 };
 
-pub const SCREENSHOTS: Endpoint = Endpoint {
+pub(crate) const SCREENSHOTS: Endpoint = Endpoint {
     path: "/screenshots/{*path}",
     methods: || get(screenshots),
 };

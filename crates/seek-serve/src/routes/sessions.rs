@@ -13,7 +13,7 @@ use serde_json::json;
 use super::{AppState, Endpoint, error};
 use crate::records::ApiJson;
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/sessions",
     methods: || get(sessions),
 };

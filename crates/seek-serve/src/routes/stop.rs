@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{AppState, Endpoint};
 use crate::records::ApiJson;
 
-pub const ENDPOINT: Endpoint = Endpoint {
+pub(crate) const ENDPOINT: Endpoint = Endpoint {
     path: "/stop",
     methods: || get(stop).post(stop),
 };

@@ -19,9 +19,9 @@ use crate::agent::{BlockRecord, NotRun};
 use crate::transcript::{Abandoned, Item, Pane, PaneState, Reasoning, ReplyCut};
 
 /// Output lines a running pane shows (its live tail).
-pub const RUNNING_TAIL: usize = 8;
+pub(crate) const RUNNING_TAIL: usize = 8;
 /// Output lines a folded finished pane shows under its header.
-pub const FOLDED_TAIL: usize = 3;
+pub(crate) const FOLDED_TAIL: usize = 3;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -30,12 +30,12 @@ fn dim() -> Style {
 }
 
 /// The spinner frame for a moment: it turns ten times a second.
-pub fn spinner(elapsed: Duration) -> &'static str {
+pub(crate) fn spinner(elapsed: Duration) -> &'static str {
     SPINNER[(elapsed.as_millis() / 100 % SPINNER.len() as u128) as usize]
 }
 
 /// `0.04 s`, `12.4 s`, `2 min 05 s`.
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
     if secs < 1.0 {
         format!("{secs:.2} s")

@@ -22,7 +22,7 @@ pub fn line(buf: &mut Buffer, area: Rect, row: usize, line: &Line<'_>) {
 }
 
 /// Draws `line` from column `column` of row `row` of `area`, cut at the area's right edge.
-pub fn line_at(buf: &mut Buffer, area: Rect, column: usize, row: usize, line: &Line<'_>) {
+pub(crate) fn line_at(buf: &mut Buffer, area: Rect, column: usize, row: usize, line: &Line<'_>) {
     let Some((x, y, room)) = cell(buf, area, column, row) else {
         return;
     };

@@ -75,7 +75,7 @@ fn dim() -> Style {
 
 /// `path` in at most `max` columns: its first component, an ellipsis and as many of its last
 /// components as fit (`~/src/…/deep/project`), else the end of its last one.
-pub fn shorten_path(path: &str, max: usize) -> String {
+pub(crate) fn shorten_path(path: &str, max: usize) -> String {
     if width(path) <= max {
         return path.to_owned();
     }

@@ -73,7 +73,7 @@ fn find_syntax(language: &str) -> Option<&'static SyntaxReference> {
 
 /// Splits `code` into lines of coloured spans. Unknown languages, huge blocks and lines a
 /// highlighter could choke on come back plain.
-pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
+pub(crate) fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
     let plain = || {
         code.lines()
             .map(|l| vec![Span::raw(l.to_owned())])

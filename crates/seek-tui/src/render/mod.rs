@@ -5,10 +5,10 @@
 //! Pure functions of state and time; nothing here reads input or does I/O (the syntax set
 //! loads from memory).
 
-pub mod cells;
+pub(crate) mod cells;
 pub mod clip;
 pub mod header;
-pub mod highlight;
+pub(crate) mod highlight;
 pub mod markdown;
 pub mod plan;
 pub mod screen;

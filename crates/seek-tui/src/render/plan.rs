@@ -17,7 +17,7 @@ use crate::terminal_safe::terminal_safe;
 use crate::wire::{PlanStep, Route, StepStatus};
 
 /// Steps listed at most: a damaged session file cannot make the pane endless.
-pub const MOST_STEPS: usize = 40;
+pub(crate) const MOST_STEPS: usize = 40;
 /// Notes listed at most.
 const MOST_NOTES: usize = 8;
 
@@ -151,7 +151,7 @@ fn dim_row(text: &str, width: usize) -> Line<'static> {
 
 /// `── ✓ step 2 · coder: write the script ──…` across the width: where a step's section
 /// begins.
-pub fn step_header(header: &StepHeader, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn step_header(header: &StepHeader, width: usize) -> Vec<Line<'static>> {
     let (mark, style) = mark(header.status);
     let agent = header.agent.map_or("agent", |a| a.as_str());
     let mut text = format!("step {} · {agent}", one_line(&header.id));

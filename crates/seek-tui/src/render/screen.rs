@@ -38,7 +38,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant, color: bool) {
 
 /// Draws the app into `buf` (the whole screen) and says where the cursor goes, if it shows.
 /// Every part is clipped to the buffer: no size, 1×1 included, draws outside it.
-pub fn draw_into(buf: &mut Buffer, app: &mut App, now: Instant, color: bool) -> Option<Position> {
+pub(crate) fn draw_into(
+    buf: &mut Buffer,
+    app: &mut App,
+    now: Instant,
+    color: bool,
+) -> Option<Position> {
     let area = buf.area;
     let input_width = usize::from(area.width)
         .saturating_sub(PROMPT_WIDTH + 1)
@@ -246,7 +251,7 @@ fn strip_colours(buf: &mut Buffer) {
 
 /// The transcript as plain text at `columns`, as it looks on screen (folds included), for the
 /// normal screen after the UI closes.
-pub fn plain_transcript(app: &App, columns: u16, now: Instant) -> String {
+pub(crate) fn plain_transcript(app: &App, columns: u16, now: Instant) -> String {
     let mut out = String::new();
     let items = app
         .transcript

@@ -16,7 +16,7 @@ const TAB_STOP: usize = 4;
 /// cursor moves, titles), carriage-return overwrites (keeping what a terminal would show last, so
 /// progress bars show their final state) and other control characters (shown as `�`). Tabs become
 /// spaces. Newlines stay.
-pub fn sanitize(text: &str) -> Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     let clean = !text
         .bytes()
         .any(|b| (b < 0x20 && b != b'\n') || b == 0x7f || b == 0xc2);
@@ -98,7 +98,7 @@ pub fn width(text: &str) -> usize {
 /// Wraps one logical line of styled spans to `width` columns, at spaces where it can and inside
 /// a word where it must. Each row starts with `first` (the first row) or `rest` (the others).
 /// An empty line gives one row holding the prefix.
-pub fn wrap(
+pub(crate) fn wrap(
     spans: &[Span<'_>],
     width: usize,
     first: &[Span<'static>],

@@ -301,13 +301,13 @@ impl Viewport {
     }
 
     /// Whether the first row of `index` was on screen in the last frame.
-    pub fn shows_start_of(&self, index: usize) -> bool {
+    pub(crate) fn shows_start_of(&self, index: usize) -> bool {
         let (top_item, top_row) = self.shown_top;
         self.shown_items.contains(&index) && !(index == top_item && top_row > 0)
     }
 
     /// Scrolls so that item `index` starts at the top (or the end shows, if it is near it).
-    pub fn reveal(&mut self, index: usize) {
+    pub(crate) fn reveal(&mut self, index: usize) {
         if !self.shows_start_of(index) {
             self.scroll = Scroll::At {
                 item: index,
@@ -366,7 +366,7 @@ impl Viewport {
         self.scroll = Scroll::At { item: 0, row: 0 };
     }
 
-    pub fn to_end(&mut self) {
+    pub(crate) fn scroll_to_end(&mut self) {
         self.scroll = Scroll::Follow;
     }
 

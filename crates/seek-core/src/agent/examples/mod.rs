@@ -120,7 +120,7 @@ const PHRASES: &[(&str, &str)] = &[
 
 /// The exchanges for a coder task, in order, as messages: the nearest bank entry last when
 /// `nearest`, with all the task's values put in when `fill_values`, else only its file names.
-pub fn example_turns(task: &str, nearest: bool, fill_values: bool) -> Vec<Message> {
+pub(crate) fn example_turns(task: &str, nearest: bool, fill_values: bool) -> Vec<Message> {
     let (user, assistant) = nearest
         .then(|| nearest_example(task, fill_values))
         .flatten()

@@ -48,7 +48,7 @@ impl PlanState {
     }
 
     /// Adds a step's (or a planner call's) tokens to the task's.
-    pub fn add_usage(&mut self, more: Option<TurnUsage>) {
+    pub(crate) fn add_usage(&mut self, more: Option<TurnUsage>) {
         if let Some(more) = more {
             self.usage = Some(super::super::usage::add_task(self.usage, &more));
         }
@@ -63,7 +63,7 @@ impl PlanState {
     }
 
     /// Every step not yet run will not be: the task was stopped or gave up.
-    pub fn skip_pending(&mut self) {
+    pub(crate) fn skip_pending(&mut self) {
         for step in &mut self.steps {
             if matches!(step.status, StepStatus::Pending | StepStatus::Running) {
                 step.status = StepStatus::Skipped;
@@ -102,7 +102,7 @@ impl PlanState {
     }
 
     /// A line per step: its id, agent, status and task (or nothing when no plan was made).
-    pub fn steps_summary(&self) -> String {
+    pub(crate) fn steps_summary(&self) -> String {
         self.steps
             .iter()
             .map(|s| {
@@ -120,7 +120,7 @@ impl PlanState {
     /// The assistant message the planner's memory keeps for the task: the plan it made and what
     /// each step did, bounded, so that a follow-up task knows what was done. `why` says how the
     /// task ended when it did not finish.
-    pub fn memory_note(&self, why: Option<&str>) -> String {
+    pub(crate) fn memory_note(&self, why: Option<&str>) -> String {
         let mut note = match &self.plan_reply {
             Some(reply) => bounded(reply.trim(), PLAN_REPLY_LIMIT),
             None => "No plan was made.".to_owned(),

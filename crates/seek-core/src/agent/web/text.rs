@@ -13,7 +13,7 @@ const PROMPT_OVERHEAD_TOKENS: u64 = 700;
 
 /// The bytes of page text a step may carry: the window's prompt budget less the system prompt,
 /// the request, the notes and the wording.
-pub fn page_budget(window: u64, max_tokens: u64, fixed_parts: &[&str]) -> usize {
+pub(crate) fn page_budget(window: u64, max_tokens: u64, fixed_parts: &[&str]) -> usize {
     let fixed: u64 = fixed_parts.iter().map(|p| budget::estimate_text(p)).sum();
     let left = budget::prompt_budget(window, max_tokens)
         .saturating_sub(fixed)
@@ -25,7 +25,7 @@ pub fn page_budget(window: u64, max_tokens: u64, fixed_parts: &[&str]) -> usize 
 }
 
 /// `text` cut to at most `limit` bytes, keeping its start; `true` when cut.
-pub fn cut_to(text: &str, limit: usize) -> (String, bool) {
+pub(crate) fn cut_to(text: &str, limit: usize) -> (String, bool) {
     if text.len() <= limit {
         return (text.to_owned(), false);
     }

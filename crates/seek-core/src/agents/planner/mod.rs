@@ -18,7 +18,7 @@ pub const MAX_STEPS: usize = 12;
 /// Times the steps after a failed one may be rewritten within one task.
 pub const MAX_REPLANS: u32 = 2;
 
-pub const SPEC: AgentSpec = AgentSpec {
+pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Planner,
     aliases: &["planification", "plan"],
     description: "splits a bigger task into steps and hands each to the right agent",

@@ -7,11 +7,11 @@
 use crate::wire::{BlockRecord, PlanStep, StepStatus};
 
 /// AgenticSeek's text when no plan parsed (the reason is appended).
-pub const RETRY: &str = "Failed to parse the tasks. Please write down your task followed by a json plan within ```json. Do not ask for clarification.\n";
+pub(crate) const RETRY: &str = "Failed to parse the tasks. Please write down your task followed by a json plan within ```json. Do not ask for clarification.\n";
 
 /// The most bytes of a step's result kept for the steps that need it: a few results fit a small
 /// model's context next to its own prompt.
-pub const STEP_RESULT_BYTES: usize = 4096;
+pub(crate) const STEP_RESULT_BYTES: usize = 4096;
 /// A block's part of a result never shrinks below this; blocks past it are left out, oldest
 /// first (the last blocks hold the step's final state).
 const MIN_BLOCK_BYTES: usize = 256;
@@ -24,7 +24,7 @@ const FAILED: &str = "Agent failed with task (Error detected).";
 
 /// The prompt a step's agent gets: the results of the steps it needs (id, result), then its
 /// task. AgenticSeek's shape.
-pub fn step_prompt(task: &str, needed: &[(String, String)]) -> String {
+pub(crate) fn step_prompt(task: &str, needed: &[(String, String)]) -> String {
     let mut infos = String::new();
     for (id, result) in needed {
         infos.push_str(&format!("\t- According to agent {id}:\n{result}\n\n"));
@@ -37,7 +37,7 @@ pub fn step_prompt(task: &str, needed: &[(String, String)]) -> String {
 
 /// A step's whole result, at most `STEP_RESULT_BYTES`: the agent's answer, each block's tool and
 /// feedback (head and tail kept when long), then AgenticSeek's verdict line.
-pub fn step_result(answer: &str, blocks: &[BlockRecord], success: bool) -> String {
+pub(crate) fn step_result(answer: &str, blocks: &[BlockRecord], success: bool) -> String {
     let verdict = if success { SUCCEEDED } else { FAILED };
     let budget = STEP_RESULT_BYTES - verdict.len() - 1;
     let answer = answer.trim();
@@ -103,7 +103,13 @@ fn head_and_tail(text: &str, max: usize) -> String {
 
 /// The request to rewrite the steps after `failed`, which produced `result`; the done steps are
 /// listed with their tasks only. `replan_prompt_with_results` also quotes their results.
-pub fn replan_prompt(goal: &str, plan: &[PlanStep], failed: &PlanStep, result: &str) -> String {
+#[cfg(test)] // kept for the tests that pin its behaviour
+pub(crate) fn replan_prompt(
+    goal: &str,
+    plan: &[PlanStep],
+    failed: &PlanStep,
+    result: &str,
+) -> String {
     replan_prompt_with_results(goal, plan, failed, result, &[])
 }
 
@@ -111,7 +117,7 @@ pub fn replan_prompt(goal: &str, plan: &[PlanStep], failed: &PlanStep, result: &
 /// to it are listed with their status (and the first line of their result, from `results` by
 /// id), the steps that were left are shown as the old plan, and the new steps are to be numbered
 /// on from the failed one.
-pub fn replan_prompt_with_results(
+pub(crate) fn replan_prompt_with_results(
     goal: &str,
     plan: &[PlanStep],
     failed: &PlanStep,

@@ -61,7 +61,7 @@ pub fn parse(text: &str) -> Result<Vec<Example>, DataError> {
 }
 
 /// The label spelled exactly as the wire spells it (no aliases: the data must be unambiguous).
-pub fn label_of(name: &str) -> Option<AgentName> {
+pub(crate) fn label_of(name: &str) -> Option<AgentName> {
     LABELS.into_iter().find(|agent| agent.as_str() == name)
 }
 

@@ -8,11 +8,11 @@
 
 /// How many hash buckets the features fall into: enough that the few thousand distinct
 /// features of the training set rarely collide, small enough that training stays fast.
-pub const BUCKETS: usize = 1 << 17;
+pub(crate) const BUCKETS: usize = 1 << 17;
 
 /// Only the start of a prompt is read (on a char boundary): a pasted log must not make routing
 /// slow, and the first lines say what is asked.
-pub const MAX_PROMPT_BYTES: usize = 4096;
+pub(crate) const MAX_PROMPT_BYTES: usize = 4096;
 
 /// The longest word a reason names, in chars: a reason is for a status line.
 const MAX_REASON_WORD_CHARS: usize = 20;
@@ -35,7 +35,7 @@ pub struct Named {
 
 /// A prompt's features.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Features {
+pub(crate) struct Features {
     /// Distinct buckets, sorted: each counts once (presence, not frequency).
     pub buckets: Vec<u32>,
     /// Each bucket's weight, `1/sqrt(len)`, so that long prompts do not score louder.

@@ -26,7 +26,7 @@ pub const UNSURE_BELOW: f64 = 0.45;
 
 /// A prompt of at most this many chars that the classifier is unsure of is small talk ("hi",
 /// "thanks", "ok"): it goes to casual, not to the coder.
-pub const SHORT_PROMPT_CHARS: usize = 12;
+pub(crate) const SHORT_PROMPT_CHARS: usize = 12;
 
 const TRAINING_SET: &str = include_str!("../../../../../assets/router/train.tsv");
 
@@ -89,7 +89,7 @@ pub fn route(prompt: &str) -> Route {
 /// A web task needs a search engine unless it names the page to read: without one
 /// (`[web] searxng_url` unset) the task goes to the coder, which can fetch a known URL, and the
 /// reason says why.
-pub fn unless_web_cannot_search(route: Route, search_ready: bool, prompt: &str) -> Route {
+pub(crate) fn unless_web_cannot_search(route: Route, search_ready: bool, prompt: &str) -> Route {
     let names_a_page = prompt.contains("http://") || prompt.contains("https://");
     if route.agent != AgentName::Web || search_ready || names_a_page {
         return route;

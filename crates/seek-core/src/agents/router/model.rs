@@ -64,7 +64,7 @@ impl Model {
     }
 
     /// The raw score of each label (in `LABELS` order).
-    pub fn logits(&self, features: &Features) -> [f64; CLASSES] {
+    pub(crate) fn logits(&self, features: &Features) -> [f64; CLASSES] {
         let mut logits = self.bias.map(f64::from);
         for &bucket in &features.buckets {
             for (class, logit) in logits.iter_mut().enumerate() {
@@ -75,13 +75,13 @@ impl Model {
     }
 
     /// The probability of each label (in `LABELS` order), summing to 1.
-    pub fn probabilities(&self, features: &Features) -> [f64; CLASSES] {
+    pub(crate) fn probabilities(&self, features: &Features) -> [f64; CLASSES] {
         softmax(self.logits(features))
     }
 
     /// How much `bucket` pushes towards `class` rather than towards the other labels on
     /// average: what a reason names.
-    pub fn lean(&self, bucket: u32, class: usize) -> f32 {
+    pub(crate) fn lean(&self, bucket: u32, class: usize) -> f32 {
         let own = self.weight(bucket, class);
         let others: f32 = (0..CLASSES)
             .filter(|&c| c != class)
@@ -100,7 +100,7 @@ impl Model {
 }
 
 /// The index of the highest of `values`; the first one on a tie.
-pub fn argmax(values: &[f64; CLASSES]) -> usize {
+pub(crate) fn argmax(values: &[f64; CLASSES]) -> usize {
     let mut best = 0;
     for (i, v) in values.iter().enumerate() {
         if *v > values[best] {

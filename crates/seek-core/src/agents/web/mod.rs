@@ -14,7 +14,7 @@ use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
-pub const SPEC: AgentSpec = AgentSpec {
+pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Web,
     aliases: &["browser", "search"],
     description: "searches the web, reads pages, follows links and fills forms",

@@ -9,10 +9,10 @@ use super::parse::same_page;
 use crate::wire::{Form, PageKind, WebHit as SearchHit};
 
 /// Links listed on one page at most (the rest are left out, and the prompt says how many).
-pub const MAX_LINKS_LISTED: usize = 40;
+pub(crate) const MAX_LINKS_LISTED: usize = 40;
 
 /// The first step: what to search for.
-pub fn search_prompt(request: &str, date: &str) -> String {
+pub(crate) fn search_prompt(request: &str, date: &str) -> String {
     format!(
         "Current date: {date}.\nThe user's request:\n{request}\n\nWrite the web search query that \
          finds what the request needs, on one line, like:\nsearch: quokka diet Rottnest Island\n\
@@ -21,7 +21,7 @@ pub fn search_prompt(request: &str, date: &str) -> String {
 }
 
 /// AgenticSeek's listing of results: `Link: …\nPreview: …` per result.
-pub fn stringify_results(hits: &[SearchHit]) -> String {
+pub(crate) fn stringify_results(hits: &[SearchHit]) -> String {
     hits.iter()
         .map(|hit| {
             format!(
@@ -35,7 +35,7 @@ pub fn stringify_results(hits: &[SearchHit]) -> String {
 }
 
 /// The results whose link was not visited yet (AgenticSeek's `select_unvisited`).
-pub fn unvisited<'a>(hits: &'a [SearchHit], history: &[String]) -> Vec<&'a SearchHit> {
+pub(crate) fn unvisited<'a>(hits: &'a [SearchHit], history: &[String]) -> Vec<&'a SearchHit> {
     hits.iter()
         .filter(|hit| !history.iter().any(|h| same_page(h, &hit.link)))
         .collect()
@@ -43,7 +43,7 @@ pub fn unvisited<'a>(hits: &'a [SearchHit], history: &[String]) -> Vec<&'a Searc
 
 /// Choosing among the search results. `why` says what happened on the last step (a page that
 /// could not be read, a CAPTCHA, …).
-pub fn results_prompt(
+pub(crate) fn results_prompt(
     request: &str,
     hits: &[&SearchHit],
     notes: &[String],
@@ -147,7 +147,7 @@ pub fn navigation_prompt(
 }
 
 /// Said before the page a submitted form led to (AgenticSeek's "You just filled a form").
-pub fn form_filled(url: &str, fields: &[(String, String)]) -> String {
+pub(crate) fn form_filled(url: &str, fields: &[(String, String)]) -> String {
     let filled: Vec<String> = fields
         .iter()
         .map(|(name, value)| format!("[{name}]({})", mask_if_secret(name, value)))
@@ -160,11 +160,11 @@ pub fn form_filled(url: &str, fields: &[(String, String)]) -> String {
 }
 
 /// When the model answered exactly as on the step before.
-pub const STUCK: &str = "You answered exactly as before. Choose another link, GO_BACK, or write \
+pub(crate) const STUCK: &str = "You answered exactly as before. Choose another link, GO_BACK, or write \
      REQUEST_EXIT if your notes answer the request.";
 
 /// The last step: the answer, from the notes.
-pub fn conclude_prompt(request: &str, notes: &[String], visited: &[String]) -> String {
+pub(crate) fn conclude_prompt(request: &str, notes: &[String], visited: &[String]) -> String {
     let notes_text = if notes.is_empty() {
         "(no notes were taken)".to_owned()
     } else {
@@ -253,7 +253,7 @@ pub fn describe_form(form: &Form) -> String {
 pub const MASK: &str = "••••";
 
 /// Password-like values are not repeated to the model or shown.
-pub fn mask_if_secret(name: &str, value: &str) -> String {
+pub(crate) fn mask_if_secret(name: &str, value: &str) -> String {
     let lower = name.to_ascii_lowercase();
     if ["pass", "pwd", "secret", "token", "otp", "pin"]
         .iter()

@@ -52,7 +52,7 @@ const fn arg_high_word(index: u32) -> u32 {
 
 /// The two programs seek can install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Program {
+pub(crate) enum Program {
     /// `connect` waits for the supervisor; unix datagram sockets and io_uring are refused.
     Supervised,
     /// No supervisor (the kernel cannot notify): unix sockets cannot be created at all, except
@@ -76,7 +76,7 @@ pub fn program(kind: Program) -> Result<&'static [sock_filter], &'static str> {
 }
 
 /// Whether seek knows this architecture's system call numbers.
-pub fn architecture_known() -> bool {
+pub(crate) fn architecture_known() -> bool {
     AUDIT_ARCH.is_some()
 }
 
@@ -320,7 +320,7 @@ pub fn install(program: &[sock_filter], with_listener: bool) -> std::io::Result<
 
 /// Sends `fd` over the unix socket `channel` (`SCM_RIGHTS`, one byte of payload). Stack only, no
 /// allocation: safe between `fork` and `exec`.
-pub fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
+pub(crate) fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
     /// Room for one `cmsghdr` and one `int`, aligned as `cmsghdr` requires.
     #[repr(C, align(8))]
     struct ControlBuffer([u8; 32]);

@@ -68,33 +68,11 @@ pub struct SocketPolicy {
     /// Canonical folders whose sockets blocks may reach.
     roots: Vec<PathBuf>,
     allowed: Vec<AllowedSocket>,
-    /// Where set, the only TCP/UDP ports an inet `connect` may name (the browser: its proxy's).
-    /// The supervisor connects on the caller's behalf, outside its Landlock domain, so this is
-    /// where a jail's port rule must hold too.
-    inet_ports: Option<Vec<u16>>,
 }
 
 impl SocketPolicy {
     /// `roots` are the sandbox's own folders; one that does not exist (or cannot be resolved)
     /// allows nothing.
-    /// Inet connects only to `ports` (see `inet_ports`).
-    pub fn with_inet_ports(mut self, ports: Vec<u16>) -> Self {
-        self.inet_ports = Some(ports);
-        self
-    }
-
-    /// Whether an inet `connect` to `address` (a `sockaddr_in` or `sockaddr_in6`, whose port is
-    /// at the same offset, big-endian) is allowed.
-    pub(crate) fn allows_inet(&self, address: &[u8]) -> bool {
-        let Some(ports) = &self.inet_ports else {
-            return true;
-        };
-        match address.get(2..4) {
-            Some(&[high, low]) => ports.contains(&u16::from_be_bytes([high, low])),
-            _ => false,
-        }
-    }
-
     pub fn new(roots: impl IntoIterator<Item = PathBuf>, allowed: &[AllowedSocket]) -> Self {
         Self {
             roots: roots
@@ -102,7 +80,6 @@ impl SocketPolicy {
                 .filter_map(|root| std::fs::canonicalize(root).ok())
                 .collect(),
             allowed: allowed.to_vec(),
-            inet_ports: None,
         }
     }
 

@@ -27,7 +27,7 @@ fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
 
 /// `pidfd_open(tid)`: a handle on that very thread (`PIDFD_THREAD`, Linux 6.9), or, where the
 /// kernel is older, on the process when `tid` is its main thread.
-pub fn pidfd_open(tid: libc::pid_t) -> io::Result<OwnedFd> {
+pub(crate) fn pidfd_open(tid: libc::pid_t) -> io::Result<OwnedFd> {
     // SAFETY: plain integer arguments.
     let thread = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, libc::PIDFD_THREAD) };
     let fd = if thread >= 0 {
@@ -49,7 +49,7 @@ pub fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: RawFd) -> io::Result<OwnedFd> {
 
 /// `openat(dir, path, O_PATH | O_CLOEXEC | extra)`; `dir` `None` is the current directory (only
 /// used with absolute paths).
-pub fn open_path(
+pub(crate) fn open_path(
     dir: Option<BorrowedFd<'_>>,
     path: &CStr,
     extra: libc::c_int,
@@ -61,14 +61,14 @@ pub fn open_path(
 }
 
 /// `openat(dir, path, flags | O_CLOEXEC)` for a real (not `O_PATH`) open.
-pub fn open_at(dir: BorrowedFd<'_>, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+pub(crate) fn open_at(dir: BorrowedFd<'_>, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: `path` is NUL-terminated and alive for the call.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), path.as_ptr(), flags | libc::O_CLOEXEC) };
     owned(check(fd.into())?)
 }
 
 /// The (device, inode) and file type bits of an open descriptor.
-pub fn identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64, u32)> {
+pub(crate) fn identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64, u32)> {
     // SAFETY: all-zero is a valid `stat`; fstat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a live, writable stat buffer.
@@ -77,7 +77,7 @@ pub fn identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64, u32)> {
 }
 
 /// The address family of a socket (`SO_DOMAIN`).
-pub fn socket_domain(socket: BorrowedFd<'_>) -> io::Result<libc::c_int> {
+pub(crate) fn socket_domain(socket: BorrowedFd<'_>) -> io::Result<libc::c_int> {
     let mut domain: libc::c_int = 0;
     let mut len = size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `domain` and `len` are live and sized for an int option.
@@ -106,7 +106,7 @@ pub fn connect(socket: BorrowedFd<'_>, address: &[u8]) -> io::Result<()> {
 }
 
 /// `SECCOMP_IOCTL_NOTIF_RECV`: the next system call waiting for an answer.
-pub fn receive_notification(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
+pub(crate) fn receive_notification(listener: BorrowedFd<'_>) -> io::Result<libc::seccomp_notif> {
     // SAFETY: the kernel requires a zeroed buffer; all-zero is a valid seccomp_notif.
     let mut notification: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: the ioctl writes one seccomp_notif into the live buffer.
@@ -148,7 +148,7 @@ pub fn answer(listener: BorrowedFd<'_>, id: u64, result: Result<(), i32>) -> io:
 
 /// `SECCOMP_IOCTL_NOTIF_ID_VALID`: whether the caller of notification `id` is still waiting (so
 /// its thread id still names it, not a process that reused the number).
-pub fn still_waiting(listener: BorrowedFd<'_>, id: u64) -> bool {
+pub(crate) fn still_waiting(listener: BorrowedFd<'_>, id: u64) -> bool {
     let mut id = id;
     // SAFETY: the ioctl reads one u64 from the live value.
     let result = unsafe {
@@ -162,7 +162,7 @@ pub fn still_waiting(listener: BorrowedFd<'_>, id: u64) -> bool {
 }
 
 /// Receives one descriptor sent with `SCM_RIGHTS` over `channel`, without waiting.
-pub fn receive_fd(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+pub(crate) fn receive_fd(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     #[repr(C, align(8))]
     struct ControlBuffer([u8; 64]);
     let mut payload = [0u8; 1];
@@ -212,7 +212,7 @@ pub fn receive_fd(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 
 /// Blocks every signal on the calling thread (its threads inherit the mask), so the supervisor's
 /// blocking `connect`s are never interrupted and seek's signal handlers run elsewhere.
-pub fn block_signals() {
+pub(crate) fn block_signals() {
     // SAFETY: a sigset filled by sigfillset, applied to this thread only.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();

@@ -47,7 +47,7 @@ impl Target {
 
     /// The caller's descriptor `fd`: the same open file description (connecting it connects
     /// theirs).
-    pub fn descriptor(&self, fd: RawFd) -> io::Result<OwnedFd> {
+    pub(crate) fn descriptor(&self, fd: RawFd) -> io::Result<OwnedFd> {
         sys::pidfd_getfd(self.pidfd.as_fd(), fd)
     }
 
@@ -57,7 +57,7 @@ impl Target {
     }
 
     /// The mount namespace and root the caller resolves paths in.
-    pub fn file_view(&self) -> io::Result<FileView> {
+    pub(crate) fn file_view(&self) -> io::Result<FileView> {
         let identity = |name: &std::ffi::CStr| {
             sys::open_path(Some(self.proc_dir.as_fd()), name, 0)
                 .and_then(|fd| sys::identity(fd.as_fd()))
@@ -73,7 +73,7 @@ impl Target {
 /// Where a process resolves paths: its mount namespace and its root, as (device, inode). Two
 /// processes with the same view see the same file at the same path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileView {
+pub(crate) struct FileView {
     mounts: (u64, u64),
     root: (u64, u64),
 }

@@ -64,7 +64,7 @@ pub struct Pulled {
 
 /// Makes sure `entry` is in the models dir and verified, downloading it if needed, and returns
 /// its path. A no-op (no hashing) when it is there and was verified before.
-pub async fn ensure_downloaded<F>(
+pub(crate) async fn ensure_downloaded<F>(
     entry: &CatalogEntry,
     settings: &DownloadSettings,
     progress: F,

@@ -84,7 +84,7 @@ impl Progress {
 }
 
 /// The host of a URL, for short lines (the whole URL when it has none).
-pub fn host_of(url: &str) -> &str {
+pub(crate) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
     if host.is_empty() { url } else { host }
@@ -106,7 +106,7 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 /// `42 s`, `3 min 5 s`, `1 h 2 min`.
-pub fn human_duration(d: Duration) -> String {
+pub(crate) fn human_duration(d: Duration) -> String {
     let secs = d.as_secs();
     match secs {
         0..60 => format!("{secs} s"),
@@ -117,7 +117,7 @@ pub fn human_duration(d: Duration) -> String {
 
 /// Rate and ETA of one attempt: bytes received since it started over the time since.
 #[derive(Debug)]
-pub struct Meter {
+pub(crate) struct Meter {
     started: Instant,
     start_bytes: u64,
 }

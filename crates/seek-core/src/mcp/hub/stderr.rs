@@ -40,7 +40,7 @@ impl Tail {
     }
 
     /// Waits until stderr is closed (the server and its children are gone), at most `within`.
-    pub async fn wait_closed(&self, within: std::time::Duration) {
+    pub(crate) async fn wait_closed(&self, within: std::time::Duration) {
         let mut closed = self.closed.clone();
         let _ = tokio::time::timeout(within, closed.wait_for(|closed| *closed)).await;
     }

@@ -58,7 +58,7 @@ fn title(doc: &Html) -> String {
 
 /// A `text/plain` body as page text: control and bidi characters removed, line breaks kept,
 /// spaces within a line collapsed, runs of blank lines cut to one.
-pub fn plain_text(text: &str) -> String {
+pub(crate) fn plain_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_run = 0;
     for line in text.lines() {

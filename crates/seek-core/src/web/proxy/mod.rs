@@ -39,7 +39,7 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// The header of every refusal's 403, holding the proxy's secret token (the reader finds refused
 /// documents by it: for plain `http` the browser shows the proxy's answer as the page). Origins'
 /// copies are removed, and one inside an `https` tunnel lacks the token.
-pub const REFUSAL_HEADER: &str = "x-seek-refused";
+pub(crate) const REFUSAL_HEADER: &str = "x-seek-refused";
 /// Refusals kept for `refused()`; older ones are dropped.
 const MAX_REFUSALS: usize = 256;
 /// After a failed `accept` (out of file descriptors, …), the pause before the next try, so the
@@ -67,7 +67,7 @@ pub trait Resolver: Send + Sync {
 
 /// `getaddrinfo`, through tokio.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemResolver;
+pub(crate) struct SystemResolver;
 
 impl Resolver for SystemResolver {
     fn lookup(&self, host: String, port: u16) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
@@ -215,7 +215,7 @@ impl PolicyProxy {
 
     /// With `PeerFilter::GroupNamedLater`: serves process group `pgid` from now on (once; a
     /// later call changes nothing).
-    pub fn allow_group(&self, pgid: i32) {
+    pub(crate) fn allow_group(&self, pgid: i32) {
         let _ = self.shared.named_group.compare_exchange(
             0,
             pgid,
@@ -225,12 +225,12 @@ impl PolicyProxy {
     }
 
     /// The value of this proxy's refusal header (`REFUSAL_HEADER`).
-    pub fn refusal_token(&self) -> &str {
+    pub(crate) fn refusal_token(&self) -> &str {
         &self.shared.token
     }
 
     /// Why the latest refusal of a request to `host` was made, in the model's words.
-    pub fn refusal_for(&self, host: &str) -> Option<String> {
+    pub(crate) fn refusal_for(&self, host: &str) -> Option<String> {
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let names = |target: &str| {
             let rest = target.split_once("://").map_or(target, |(_, rest)| rest);

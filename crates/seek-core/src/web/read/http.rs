@@ -23,7 +23,7 @@ use crate::web::policy::{PrivateResolution, UrlPolicy, UrlRefused, resolver};
 use crate::wire::WebField;
 
 /// Most redirects followed for one page.
-pub const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// What the reader says it is (some sites refuse clients without a browser-like agent).
 const USER_AGENT: &str = concat!(

@@ -26,7 +26,7 @@ const EVENT_BACKLOG: usize = 4096;
 
 /// Why a command failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CdpError {
+pub(crate) enum CdpError {
     /// The browser answered with an error.
     #[error("{method}: {message}")]
     Command { method: String, message: String },
@@ -37,7 +37,7 @@ pub enum CdpError {
 
 /// An event the browser sent: `Network.requestWillBeSent`, `Page.loadEventFired`, ….
 #[derive(Debug, Clone)]
-pub struct CdpEvent {
+pub(crate) struct CdpEvent {
     pub method: String,
     /// The target session it belongs to (`None`: the browser itself).
     pub session: Option<String>,
@@ -48,7 +48,7 @@ type Pending = HashMap<u64, oneshot::Sender<Result<Value, CdpError>>>;
 
 /// The connection. Cloning shares it.
 #[derive(Clone)]
-pub struct Cdp {
+pub(crate) struct Cdp {
     inner: Arc<Inner>,
 }
 

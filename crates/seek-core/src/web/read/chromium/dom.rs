@@ -17,7 +17,7 @@ use super::super::ReadError;
 use super::cdp::{Cdp, CdpError, CdpEvent};
 
 /// How long the network and the text must stay quiet for the page to count as ready.
-pub const QUIET: Duration = Duration::from_millis(500);
+pub(crate) const QUIET: Duration = Duration::from_millis(500);
 
 /// How often the page's text is looked at while it settles.
 const POLL: Duration = Duration::from_millis(100);
@@ -43,7 +43,7 @@ impl Snapshot {
 
 /// One page (a tab) of the browser, attached in flat session mode.
 #[derive(Clone)]
-pub struct PageSession {
+pub(crate) struct PageSession {
     pub cdp: Cdp,
     pub session: String,
     /// The tab, as the browser names it (to close it when it hangs).
@@ -105,7 +105,7 @@ impl PageSession {
     }
 
     /// Evaluates `expression` in the page and returns its value (`awaitPromise`).
-    pub async fn evaluate(&self, expression: &str) -> Result<Value, CdpError> {
+    pub(crate) async fn evaluate(&self, expression: &str) -> Result<Value, CdpError> {
         let answer = self
             .call(
                 "Runtime.evaluate",
@@ -116,7 +116,7 @@ impl PageSession {
     }
 
     /// Calls `function` with `this` bound to the object `object_id` and `args` (by value).
-    pub async fn call_on(
+    pub(crate) async fn call_on(
         &self,
         object_id: &str,
         function: &str,
@@ -189,7 +189,7 @@ async fn dismiss_dialogs(mut events: broadcast::Receiver<CdpEvent>, page: PageSe
 
 /// What the network of one page did since a navigation began.
 #[derive(Debug, Default)]
-pub struct Activity {
+pub(crate) struct Activity {
     session: String,
     frame: String,
     in_flight: HashSet<String>,
@@ -282,7 +282,7 @@ pub fn drain(
 }
 
 /// Waits for the page's load event (until `deadline`); `Ok(false)` when it did not come.
-pub async fn wait_for_load(
+pub(crate) async fn wait_for_load(
     events: &mut broadcast::Receiver<CdpEvent>,
     page: &PageSession,
     activity: &mut Activity,
@@ -307,7 +307,7 @@ pub async fn wait_for_load(
 /// After the load: waits until no request has been in flight and the body's text and element
 /// count have not changed for `QUIET`, or until `cap` has passed, whichever is first. So text a
 /// script writes after the load, or fetches from an API, is there when the page is read.
-pub async fn settle(
+pub(crate) async fn settle(
     events: &mut broadcast::Receiver<CdpEvent>,
     page: &PageSession,
     activity: &mut Activity,
@@ -337,7 +337,7 @@ pub async fn settle(
 }
 
 /// Takes the document: its URL, type and markup, the markup cut to `max_bytes`.
-pub async fn snapshot(page: &PageSession, max_bytes: usize) -> Result<Snapshot, CdpError> {
+pub(crate) async fn snapshot(page: &PageSession, max_bytes: usize) -> Result<Snapshot, CdpError> {
     // The cap is passed in characters (each at least one byte), then cut exactly in bytes here:
     // a 10 MB page never crosses the pipe whole.
     let cap_chars = u64::try_from(max_bytes).unwrap_or(u64::MAX).min(1 << 52);
@@ -379,7 +379,7 @@ fn cut_to_bytes(text: &mut String, max: usize) {
 
 /// Whether a document of `content_type` is read as text (Chromium shows JSON and plain text as
 /// text too; images, PDFs and media are not text).
-pub fn is_text(content_type: &str) -> bool {
+pub(crate) fn is_text(content_type: &str) -> bool {
     let essence = content_type.split(';').next().unwrap_or("").trim();
     essence.is_empty()
         || essence.starts_with("text/")
@@ -390,7 +390,7 @@ pub fn is_text(content_type: &str) -> bool {
 }
 
 /// What a navigation's `errorText` (`net::ERR_NAME_NOT_RESOLVED`) means for the model.
-pub fn navigation_error(url: &Url, error_text: &str) -> ReadError {
+pub(crate) fn navigation_error(url: &Url, error_text: &str) -> ReadError {
     ReadError::Unreachable {
         url: url.to_string(),
         reason: error_text
@@ -402,7 +402,7 @@ pub fn navigation_error(url: &Url, error_text: &str) -> ReadError {
 }
 
 /// Any other failure of the browser.
-pub fn browser_error(error: &CdpError) -> ReadError {
+pub(crate) fn browser_error(error: &CdpError) -> ReadError {
     ReadError::Browser {
         reason: error.to_string(),
     }

@@ -23,7 +23,7 @@ const DESCRIBE_CONTROLS: &str = "function() { return Array.from(this.querySelect
 
 /// The form chosen for the model's fields, and which field each given value goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// Index in `document.forms`.
     pub form: usize,
     /// `(field name in the form, value)`.
@@ -31,7 +31,7 @@ pub struct Choice {
 }
 
 /// Lists the forms' field names.
-pub async fn list_forms(page: &PageSession) -> Result<Vec<Vec<String>>, CdpError> {
+pub(crate) async fn list_forms(page: &PageSession) -> Result<Vec<Vec<String>>, CdpError> {
     let value = page.evaluate(LIST_FORMS).await?;
     let forms = value.as_array().cloned().unwrap_or_default();
     Ok(forms
@@ -97,14 +97,14 @@ pub fn choose(forms: &[Vec<String>], fields: &[WebField]) -> Option<Choice> {
 }
 
 /// A checkbox is ticked only by these values.
-pub fn truthy(value: &str) -> bool {
+pub(crate) fn truthy(value: &str) -> bool {
     ["checked", "true", "on", "yes", "1"]
         .iter()
         .any(|t| value.trim().eq_ignore_ascii_case(t))
 }
 
 /// Types the chosen values into the form and submits it.
-pub async fn fill_and_submit(page: &PageSession, choice: &Choice) -> Result<(), CdpError> {
+pub(crate) async fn fill_and_submit(page: &PageSession, choice: &Choice) -> Result<(), CdpError> {
     let Some(form) = page
         .handle(&format!("document.forms[{}]", choice.form))
         .await?

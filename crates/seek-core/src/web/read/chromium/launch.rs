@@ -73,7 +73,7 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 /// The command-line switches Chromium runs with. `--no-sandbox` only as root, where Chromium
 /// refuses to start with its sandbox; everywhere else its own sandbox stays on.
-pub fn chromium_args(profile: &Path, proxy: SocketAddr, as_root: bool) -> Vec<String> {
+pub(crate) fn chromium_args(profile: &Path, proxy: SocketAddr, as_root: bool) -> Vec<String> {
     let mut args = vec![
         "--headless=new".to_owned(),
         "--remote-debugging-pipe".to_owned(),
@@ -111,7 +111,7 @@ pub fn chromium_args(profile: &Path, proxy: SocketAddr, as_root: bool) -> Vec<St
 
 /// A desktop Chrome's user agent for Chromium `major` (headless Chromium announces itself as
 /// `HeadlessChrome`, which many sites answer with a wall).
-pub fn user_agent(major: &str) -> String {
+pub(crate) fn user_agent(major: &str) -> String {
     let major = if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) {
         major
     } else {
@@ -125,7 +125,7 @@ pub fn user_agent(major: &str) -> String {
 /// A fresh profile folder in the system temp dir, named after this seek, with the folders
 /// Chromium is pointed at as its home, temp and caches inside it (so nothing it writes lands
 /// anywhere else, and removing the profile removes everything).
-pub fn make_profile() -> Result<tempfile::TempDir, ReadError> {
+pub(crate) fn make_profile() -> Result<tempfile::TempDir, ReadError> {
     let profile = tempfile::Builder::new()
         .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
         .tempdir()
@@ -368,7 +368,7 @@ async fn drain_stderr(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<S
 
 /// The last meaningful line Chromium wrote on stderr (its D-Bus complaints skipped), to explain
 /// a failed start.
-pub fn last_complaint(tail: &Mutex<String>) -> Option<String> {
+pub(crate) fn last_complaint(tail: &Mutex<String>) -> Option<String> {
     let kept = tail.lock().unwrap_or_else(|e| e.into_inner());
     kept.lines()
         .rev()
