@@ -7,7 +7,7 @@ use crate::tool_kind::ToolKind;
 
 /// Opens `code` (a block of `tool`'s, if seek knows the tool) in the editor and returns the
 /// edited text, or why there is none.
-pub fn edit(tool: Option<ToolKind>, code: &str) -> Result<String, String> {
+pub(crate) fn edit(tool: Option<ToolKind>, code: &str) -> Result<String, String> {
     let dir = tempfile::Builder::new()
         .prefix("seek-edit-")
         .tempdir()

@@ -176,7 +176,7 @@ pub(crate) fn agent_chosen(agent: AgentName) -> String {
 }
 
 /// Parses a line starting with `/`. `Err` carries what to tell the user.
-pub fn parse(line: &str) -> Result<Slash, String> {
+pub(crate) fn parse(line: &str) -> Result<Slash, String> {
     let line = line.trim();
     let (name, argument) = match line.split_once(char::is_whitespace) {
         Some((name, rest)) => (name, Some(rest.trim()).filter(|r| !r.is_empty())),

@@ -15,7 +15,7 @@ mod resolve;
 
 use serde_json::{Map, Value};
 
-pub use resolve::resolve;
+pub(crate) use resolve::resolve;
 
 use lines::{arguments_from_lines, parenthesised_arguments};
 

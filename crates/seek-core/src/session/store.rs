@@ -258,7 +258,7 @@ pub fn find(data_dir: &Path, id: &str) -> Result<(String, PathBuf), SessionError
 /// What a listing shows, from the file's ends only: the header, the first prompt, the latest
 /// task's number and agent, and the time of the last complete record. `Err`: why the file is
 /// not listed.
-pub fn summarise(path: &Path) -> Result<Summary, String> {
+pub(crate) fn summarise(path: &Path) -> Result<Summary, String> {
     let mut peek = Peek::open(path).map_err(|e| e.to_string())?;
     let summary = (|| -> std::io::Result<Result<Summary, NotASession>> {
         let header = match peek.header()? {

@@ -25,7 +25,10 @@ const HOW: &str = "Write the tool's name as `server.tool` on the block's first l
 /// server has; a name holding invisible or bidirectional characters also as prompts and
 /// listings show it (escaped, `\u{202e}`). The error says what exists (or which servers share
 /// the name).
-pub fn resolve<'a>(request: &CallRequest, tools: &'a [ToolInfo]) -> Result<&'a ToolInfo, String> {
+pub(crate) fn resolve<'a>(
+    request: &CallRequest,
+    tools: &'a [ToolInfo],
+) -> Result<&'a ToolInfo, String> {
     let written = request.name.trim();
     let name = written.strip_prefix("mcp__").unwrap_or(written);
     if let Some(found) = find(name, written, tools)? {
