@@ -1,58 +1,16 @@
 //! The config file's schema and its parsing.
 //!
-//! Owns what a TOML config file may contain (the scalar keys' structs come from the settings
-//! table, `settings.rs`; the per-tool tables are here) and turns parse failures into messages naming the
-//! file, the line and the key. It must not apply precedence or defaults (`resolve` does).
+//! Owns the reading of a TOML config file into the struct the settings table generates
+//! (`settings::FileConfig`; the per-tool tables are `tools.rs`'s, the MCP servers' `mcp.rs`'s)
+//! and turns parse failures into messages naming the file, the line and the key. It must not
+//! apply precedence or defaults (the resolver does).
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use toml::Spanned;
-
 use super::ConfigError;
-
-/// A value read from the file, with where it was.
-pub(crate) type FileValue<T> = Option<Spanned<T>>;
 
 /// The top level and the sections of scalar keys are generated from the settings table.
 pub use super::settings::FileConfig;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ToolsFile {
-    #[serde(default)]
-    pub bash: ToolFile,
-    #[serde(default)]
-    pub python: ToolFile,
-    #[serde(default)]
-    pub c: ToolFile,
-    #[serde(default)]
-    pub go: ToolFile,
-    #[serde(default)]
-    pub java: ToolFile,
-    #[serde(default)]
-    pub file_finder: ToolFile,
-    #[serde(default)]
-    pub mcp: ToolFile,
-    #[serde(default)]
-    pub web_search: ToolFile,
-}
-
-/// `[tools.<tag>]`. One shape for every tool keeps the file simple; keys a tool does not use are
-/// refused by `resolve` with the tool's name.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ToolFile {
-    pub timeout_secs: FileValue<i64>,
-    pub idle_timeout_secs: FileValue<i64>,
-    pub compile_timeout_secs: FileValue<i64>,
-    pub command: FileValue<String>,
-    pub runtime: FileValue<String>,
-    pub allow_rerun: FileValue<bool>,
-    pub max_read_bytes: FileValue<i64>,
-    /// `[tools.mcp]`: the agents that get the tool.
-    pub agents: FileValue<Vec<String>>,
-}
 
 /// A parsed config file and its text (kept to turn spans into line numbers).
 #[derive(Debug)]

@@ -1,16 +1,16 @@
 //! The `[local]` section: where the built-in engine keeps downloaded models, where it downloads
 //! them from, how long a silent download may last, and how many threads the engine uses.
 //!
-//! Owns these keys, their defaults (the platform cache dir, `SEEK_CACHE_DIR`) and their
-//! validation, and the special cases of their lines in `seek config` (the keys themselves are
-//! the settings table's). It must not download or load anything.
+//! Owns the values these keys land in, their defaults (the platform cache dir, `SEEK_CACHE_DIR`)
+//! and their validation, and the special cases of their lines in `seek config` (the keys
+//! themselves are the settings table's, which names this file; `resolve.rs` reads them). It must
+//! not download or load anything.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::settings::{DOWNLOAD_STALL_SECS, MIRROR, MODELS_DIR, OFFLINE, THREADS};
-use super::{Config, ConfigError, Env, Origin, Resolver, Sourced, invalid};
+use super::{Config, ConfigError, Env, Origin, Sourced, invalid};
 
 /// The effective `[local]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,53 +46,64 @@ impl LocalSettings {
     }
 }
 
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<LocalSettings, ConfigError> {
-    let models_dir = models_dir(r)?;
-    let mirrors = match r.raw(&MIRROR) {
-        Some(raw) => Sourced::new(mirror_list(&raw)?, raw.origin),
-        None => Sourced::new(Vec::new(), Origin::Default),
-    };
-    let offline = r.setting(&OFFLINE)?;
+/// The mirrors as the file gives them (one URL or a list), checked; none when not set.
+pub(super) fn mirrors(
+    raw: Option<Sourced<toml::Value>>,
+) -> Result<Sourced<Vec<String>>, ConfigError> {
+    match raw {
+        Some(raw) => Ok(Sourced::new(mirror_list(&raw)?, raw.origin)),
+        None => Ok(Sourced::new(Vec::new(), Origin::Default)),
+    }
+}
+
+/// `offline = true` needs a mirror to download from.
+pub(super) fn check_offline(
+    offline: &Sourced<bool>,
+    mirrors: &Sourced<Vec<String>>,
+) -> Result<(), ConfigError> {
     if offline.value && mirrors.value.is_empty() {
         return Err(invalid(
-            &offline,
+            offline,
             "local.offline",
             "offline downloads come only from a mirror: set [local] mirror = \"http://host/path/\" too",
         ));
     }
-    Ok(LocalSettings {
-        models_dir,
-        mirrors,
-        offline,
-        download_stall_secs: r.setting(&DOWNLOAD_STALL_SECS)?,
-        threads: r.given(&THREADS)?,
-    })
+    Ok(())
 }
 
-/// `SEEK_CACHE_DIR/models`, else `[local] models_dir` (relative to the config file, `~`
-/// expanded), else `<platform cache dir>/seek/models`.
-fn models_dir(r: &Resolver<'_>) -> Result<Sourced<PathBuf>, ConfigError> {
-    for var in MODELS_DIR.env {
-        if let Some(dir) = r.env.get(var) {
-            return Ok(Sourced::new(
-                r.cwd.join(dir).join("models"),
-                Origin::Env(var),
-            ));
-        }
+/// The models dir a cache dir variable names (`SEEK_CACHE_DIR`): its `models` folder, relative
+/// to `cwd`.
+pub(super) fn models_dir_in_cache(cwd: &Path, var: &'static str, dir: &str) -> Sourced<PathBuf> {
+    Sourced::new(cwd.join(dir).join("models"), Origin::Env(var))
+}
+
+/// `[local] models_dir`, relative to the config file's folder, `~` expanded.
+pub(super) fn models_dir_in_file(
+    given: Sourced<String>,
+    config_file: &Path,
+) -> Result<Sourced<PathBuf>, ConfigError> {
+    if given.value.trim().is_empty() {
+        return Err(invalid(
+            &given,
+            "local.models_dir",
+            "expected a directory path",
+        ));
     }
-    if let (Some(s), Some(loaded)) = (r.raw(&MODELS_DIR), r.file) {
-        if s.value.trim().is_empty() {
-            return Err(invalid(&s, "local.models_dir", "expected a directory path"));
-        }
-        let base = loaded.path.parent().unwrap_or(Path::new("."));
-        return Ok(Sourced::new(base.join(expand_home(&s.value)), s.origin));
-    }
+    let base = config_file.parent().unwrap_or(Path::new("."));
+    Ok(Sourced::new(
+        base.join(expand_home(&given.value)),
+        given.origin,
+    ))
+}
+
+/// `<platform cache dir>/seek/models`.
+pub(super) fn default_models_dir() -> Sourced<PathBuf> {
     let cache = directories::BaseDirs::new().map_or_else(
         // No home directory at all (a bare container): keep models beside the process.
         || PathBuf::from(".seek/cache"),
         |b| b.cache_dir().join("seek"),
     );
-    Ok(Sourced::new(cache.join("models"), Origin::Default))
+    Sourced::new(cache.join("models"), Origin::Default)
 }
 
 /// `~` and `~/…` are the home folder.

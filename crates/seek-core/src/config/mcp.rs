@@ -15,8 +15,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::file::{FileConfig, FileValue};
-use super::show::{line, toml_str};
+use super::setting::{FileValue, line, toml_str};
 use super::{ConfigError, Env, Origin, Resolver, Sourced, invalid, is_env_var_name};
 use crate::wire::AgentName;
 
@@ -134,12 +133,12 @@ impl McpServer {
 /// relative `cwd`; `agents` is `[tools.mcp] agents`, already checked.
 pub(super) fn resolve(
     r: &Resolver<'_>,
-    cfg: Option<&FileConfig>,
+    file: Option<&McpServersFile>,
     work_dir: &Path,
     agents: Vec<AgentName>,
 ) -> Result<McpSettings, ConfigError> {
-    let mut tables: Vec<(&Spanned<String>, &McpServerFile)> = cfg
-        .map(|c| c.mcp_servers.iter().collect())
+    let mut tables: Vec<(&Spanned<String>, &McpServerFile)> = file
+        .map(|servers| servers.iter().collect())
         .unwrap_or_default();
     tables.sort_by_key(|(name, _)| name.span().start);
     let mut settings = McpSettings {

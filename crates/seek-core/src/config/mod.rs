@@ -4,6 +4,12 @@
 //! start anything: it reads one file and the environment it is given, and creates nothing except
 //! the work dir when asked (`Config::ensure_work_dir`, in `work_dir`). Each scalar key is declared
 //! once in the settings table (`settings`); `Resolver::given`/`setting` read any key of it.
+//!
+//! The files form a ladder, bottom first: the machinery of one setting (`setting`); the
+//! sections' value types, defaults, checks and `seek config` special cases (`web`, `tui`,
+//! `safety`, `model`, `local`, `serve`, `tools`, `mcp`, `show`, …), which name no key; the
+//! table (`settings`), which names them; and what reads the table: the file's parsing (`file`),
+//! resolution (`resolve`) and `seek config` (`render`).
 
 mod env;
 mod file;
@@ -12,6 +18,8 @@ pub mod mcp;
 mod model;
 pub mod model_size;
 pub mod providers;
+mod render;
+mod resolve;
 mod safety;
 mod serve;
 mod setting;
@@ -25,7 +33,10 @@ mod work_dir;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use setting::{Fallback, Key, Refusal, Value};
+use setting::{Fallback, Refusal, Value};
+
+/// A key of the settings table: its value is found in the file's top-level struct.
+type Key<T> = setting::Key<T, file::FileConfig>;
 
 pub use crate::wire::AgentName;
 pub use env::Env;
@@ -34,9 +45,10 @@ pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use model_size::ModelSize;
 pub use providers::{Preset, Wire};
+pub use render::render;
 pub use safety::{AllowedSocket, Approval, Limits, Safety, SandboxMode};
 pub use serve::{DEFAULT_ALLOWED_ORIGIN, ServeSettings};
-pub use show::{redact_url, render};
+pub use show::redact_url;
 pub use tools::{TOOL_TAGS, ToolConfig};
 pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
 pub use web::{
@@ -348,172 +360,6 @@ struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
-    fn resolve(&self, file: ConfigFile, dirs: &Dirs) -> Result<Config, ConfigError> {
-        let cfg = self.file.map(|f| &f.config);
-        let provider = self.provider()?;
-        let preset = provider.value;
-        let base_url = self.base_url(preset)?;
-        let model = self.model(preset)?;
-        let api_key_env = self.api_key_env(preset)?;
-        let (work_dir, work_dir_refused) = self.work_dir(dirs)?;
-        let agent = self.agent()?;
-        let max_attempts = self.setting(&settings::MAX_ATTEMPTS)?;
-        let max_rounds = self.setting(&settings::MAX_ROUNDS)?;
-        let output_limit_bytes = self.setting(&settings::OUTPUT_LIMIT_BYTES)?;
-        let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
-        let model_settings = model::resolve(self)?;
-        let model_size = self.setting(&settings::MODEL_SIZE)?;
-        let small_model_off = model_size::resolve_off(self)?;
-        let safety = safety::resolve(self)?;
-        let local = local::resolve(self)?;
-        let tui = tui::resolve(self)?;
-        let web = web::resolve(self)?;
-        let serve = serve::resolve(self)?;
-        let mcp_agents = tools
-            .iter()
-            .find_map(|t| t.agents.as_ref())
-            .map_or_else(|| mcp::DEFAULT_MCP_AGENTS.to_vec(), |a| a.value.clone());
-        let mcp = mcp::resolve(self, cfg, &work_dir.value, mcp_agents)?;
-
-        Ok(Config {
-            file,
-            data_dir: dirs.data_dir.clone(),
-            provider,
-            base_url,
-            model,
-            api_key_env,
-            work_dir,
-            work_dir_refused,
-            agent,
-            max_attempts,
-            max_rounds,
-            output_limit_bytes,
-            model_settings,
-            model_size,
-            small_model_off,
-            model_facts: model_size::ModelFacts::default(),
-            tools,
-            safety,
-            local,
-            tui,
-            mcp,
-            web,
-            serve,
-            home: self.home(),
-        })
-    }
-
-    /// The provider preset: named by flag, env var or file, or the default one.
-    fn provider(&self) -> Result<Sourced<&'static Preset>, ConfigError> {
-        let Some(s) = self.given(&settings::PROVIDER)? else {
-            let preset = if self.points_at_a_server()? {
-                providers::server_preset()
-            } else {
-                providers::local_preset()
-            };
-            return Ok(Sourced::new(preset, Origin::Default));
-        };
-        let preset = providers::find(&s.value).ok_or_else(|| ConfigError::Invalid {
-            origin: s.origin.clone(),
-            key: "provider".into(),
-            value: format!("{:?}", s.value),
-            expected: format!("unknown provider; expected one of: {}", providers::names()),
-        })?;
-        Ok(Sourced::new(preset, s.origin))
-    }
-
-    /// With no provider named, whether the settings still say a server is wanted: a base URL,
-    /// `OLLAMA_HOST`, or a model name that is neither a built-in catalog name nor a `.gguf`
-    /// file. Such setups meant Ollama before the built-in engine existed and still do.
-    fn points_at_a_server(&self) -> Result<bool, ConfigError> {
-        let base_url = self.given(&settings::BASE_URL)?;
-        let model = self.given(&settings::MODEL)?;
-        Ok(base_url.is_some()
-            || self.env.get("OLLAMA_HOST").is_some()
-            || model.is_some_and(|m| !crate::catalog::runs_locally(&m.value)))
-    }
-
-    /// The server's address: flag, env var, file, `OLLAMA_HOST` for an Ollama server, or the
-    /// preset's (none for the built-in engine). Refused when empty or holding whitespace.
-    fn base_url(&self, preset: &'static Preset) -> Result<Sourced<String>, ConfigError> {
-        let base_url = self
-            .given(&settings::BASE_URL)?
-            .or_else(|| {
-                // Ollama's own variable is honoured as the default address of an Ollama server.
-                let host = self
-                    .env
-                    .get("OLLAMA_HOST")
-                    .filter(|_| preset.wire == Wire::Ollama)?;
-                Some(Sourced::new(host.to_owned(), Origin::Env("OLLAMA_HOST")))
-            })
-            .unwrap_or_else(|| {
-                Sourced::new(preset.base_url.to_owned(), Origin::Preset(preset.name))
-            });
-        if preset.wire == Wire::InProcess {
-            return Ok(base_url);
-        }
-        if base_url.value.trim().is_empty() || base_url.value.chars().any(char::is_whitespace) {
-            return Err(invalid(
-                &base_url,
-                "base_url",
-                "expected a URL such as http://127.0.0.1:11434",
-            ));
-        }
-        Ok(base_url)
-    }
-
-    /// The model's name: flag, env var, file, or the preset's default (which may be none).
-    fn model(&self, preset: &'static Preset) -> Result<Sourced<Option<String>>, ConfigError> {
-        Ok(match self.given(&settings::MODEL)? {
-            Some(s) => Sourced::new(Some(s.value), s.origin),
-            None => Sourced::new(
-                preset.default_model.map(str::to_owned),
-                Origin::Preset(preset.name),
-            ),
-        })
-    }
-
-    /// The NAME of the variable holding the API key (file only: a key never comes from a flag).
-    fn api_key_env(&self, preset: &'static Preset) -> Result<Sourced<Option<String>>, ConfigError> {
-        match self.given(&settings::API_KEY_ENV)? {
-            Some(s) if !is_env_var_name(&s.value) => Err(invalid(
-                &s,
-                "api_key_env",
-                "expected the NAME of an environment variable, such as OPENAI_API_KEY (never the key itself)",
-            )),
-            Some(s) => Ok(Sourced::new(Some(s.value), s.origin)),
-            None => Ok(Sourced::new(
-                preset.api_key_env.map(str::to_owned),
-                Origin::Preset(preset.name),
-            )),
-        }
-    }
-
-    /// The starting agent: flag, env var, file, or `auto`.
-    fn agent(&self) -> Result<Sourced<AgentName>, ConfigError> {
-        match self.given(&settings::AGENT)? {
-            Some(s) => {
-                let agent = crate::agents::find(&s.value).ok_or_else(|| {
-                    invalid(
-                        &s,
-                        "agent",
-                        &format!("expected one of: {}", crate::agents::names()),
-                    )
-                })?;
-                Ok(Sourced::new(agent, s.origin))
-            }
-            None => Ok(Sourced::new(AgentName::Auto, Origin::Default)),
-        }
-    }
-
-    /// The user's home (to warn when the work dir is or holds it): `HOME`, else the system's.
-    fn home(&self) -> Option<PathBuf> {
-        self.env
-            .get("HOME")
-            .map(PathBuf::from)
-            .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned()))
-    }
-
     fn file_value<T: Clone>(&self, value: Option<&toml::Spanned<T>>) -> Option<Sourced<T>> {
         value.map(|v| Sourced::new(v.get_ref().clone(), self.file_origin(v.span().start)))
     }

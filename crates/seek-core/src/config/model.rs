@@ -1,13 +1,10 @@
 //! Model-request settings: context window, generation limits, timeouts and retries.
 //!
 //! Owns the struct they land in and their defaults (their keys and bounds are the settings
-//! table's). It must not talk to a server; the `llm` module reads them.
+//! table's, which names this file; `resolve.rs` reads them). It must not talk to a server; the
+//! `llm` module reads them.
 
-use super::settings::{
-    CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, MAX_RETRIES, MAX_TOKENS, REPLY_TIMEOUT_SECS, SEED,
-    STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB, TEMPERATURE, TOP_P,
-};
-use super::{ConfigError, Origin, Resolver, Sourced};
+use super::{Origin, Sourced};
 
 /// Effective model-request settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,20 +56,4 @@ impl Default for ModelSettings {
             stream_max_line_mib: d(DEFAULT_STREAM_MAX_LINE_MIB),
         }
     }
-}
-
-/// Resolves the settings (their keys, bounds and defaults are the settings table's).
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<ModelSettings, ConfigError> {
-    Ok(ModelSettings {
-        context_window: r.setting(&CONTEXT_WINDOW)?,
-        max_tokens: r.setting(&MAX_TOKENS)?,
-        temperature: r.given(&TEMPERATURE)?,
-        top_p: r.given(&TOP_P)?,
-        seed: r.given(&SEED)?,
-        stream_idle_timeout_secs: r.setting(&STREAM_IDLE_TIMEOUT_SECS)?,
-        connect_timeout_secs: r.setting(&CONNECT_TIMEOUT_SECS)?,
-        max_retries: r.setting(&MAX_RETRIES)?,
-        reply_timeout_secs: r.setting(&REPLY_TIMEOUT_SECS)?,
-        stream_max_line_mib: r.setting(&STREAM_MAX_LINE_MIB)?,
-    })
 }

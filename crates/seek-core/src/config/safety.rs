@@ -2,14 +2,13 @@
 //! which withheld variables (credentials, session handles: `crate::secrets`) blocks may still see,
 //! which unix sockets outside the sandbox they may reach, and their resource limits.
 //!
-//! Owns their keys, flags, variables and defaults. The default approval depends on whether
-//! blocks are really confined here: `auto` under a working sandbox, `ask` otherwise.
+//! Owns the values their keys land in and their defaults (the keys, flags and variables are the
+//! settings table's, which names this file; `resolve.rs` reads them). The default approval
+//! depends on whether blocks are really confined here: `auto` under a working sandbox, `ask`
+//! otherwise.
 
 use super::setting::{Bounds, Choice, Refusal, Value, choice_value, toml_list};
-use super::settings::{
-    ALLOW_SOCKETS, APPROVAL, MAX_MEMORY_MB, MAX_PROCESSES, PASS_ENV, SAFE_MODE, SANDBOX,
-};
-use super::{ConfigError, Origin, Resolver, Sourced};
+use super::{Origin, Sourced};
 
 pub use crate::exec::cgroup::Limits;
 pub use crate::exec::sandbox::SandboxMode;
@@ -123,21 +122,15 @@ fn confines(mode: SandboxMode) -> bool {
     mode != SandboxMode::Off && crate::exec::sandbox::supported()
 }
 
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<Safety, ConfigError> {
-    let sandbox = r.setting(&SANDBOX)?;
-    let approval = match r.given(&APPROVAL)? {
+/// The approval policy: as given, else `auto` under a working sandbox and `ask` otherwise.
+pub(super) fn approval(
+    given: Option<Sourced<Approval>>,
+    sandbox: SandboxMode,
+) -> Sourced<Approval> {
+    match given {
         Some(approval) => approval,
         // Unconfined blocks are shown before they run.
-        None if confines(sandbox.value) => Sourced::new(Approval::Auto, Origin::Default),
+        None if confines(sandbox) => Sourced::new(Approval::Auto, Origin::Default),
         None => Sourced::new(Approval::Ask, Origin::Default),
-    };
-    Ok(Safety {
-        sandbox,
-        approval,
-        safe_mode: r.setting(&SAFE_MODE)?,
-        pass_env: r.setting(&PASS_ENV)?,
-        max_processes: r.setting(&MAX_PROCESSES)?,
-        max_memory_mb: r.setting(&MAX_MEMORY_MB)?,
-        allow_sockets: r.setting(&ALLOW_SOCKETS)?,
-    })
+    }
 }

@@ -1,11 +1,10 @@
 //! The `[serve]` section: which web origins may call `seek serve` from a browser page
 //! (`allowed_origins`, default AgenticSeek's front end at `http://localhost:3000`).
 //!
-//! Owns the key's validation (the key is the settings table's). It must not listen
-//! on anything.
+//! Owns the key's validation (the key is the settings table's, which names this file;
+//! `resolve.rs` reads it). It must not listen on anything.
 
-use super::settings::ALLOWED_ORIGINS;
-use super::{ConfigError, Origin, Resolver, Sourced, invalid};
+use super::{ConfigError, Origin, Sourced, invalid};
 
 /// The origin of AgenticSeek's React front end (`npm start`).
 pub const DEFAULT_ALLOWED_ORIGIN: &str = "http://localhost:3000";
@@ -26,8 +25,9 @@ impl Default for ServeSettings {
     }
 }
 
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<ServeSettings, ConfigError> {
-    let Some(given) = r.given(&ALLOWED_ORIGINS)? else {
+/// The settings from `allowed_origins` as given (flag, variable or file), each origin checked.
+pub(super) fn settings(given: Option<Sourced<Vec<String>>>) -> Result<ServeSettings, ConfigError> {
+    let Some(given) = given else {
         return Ok(ServeSettings::default());
     };
     let mut origins = Vec::with_capacity(given.value.len());

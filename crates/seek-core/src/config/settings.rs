@@ -7,7 +7,8 @@
 //! Keys are listed in the file's historical order (which serde's "expected one of" repeats);
 //! `SECTIONS` lists them in `seek config`'s order. The `[tools.<tag>]` tables (one shape per tool,
 //! `tools.rs`) and `[mcp_servers.NAME]` (`mcp.rs`) have tables of their own. This file must hold
-//! data only: the special cases it names are functions in the modules that own them.
+//! data only: the special cases it names are functions in the modules that own them, which sit
+//! below it and never name a key; the code that reads keys sits above it (`resolve.rs`).
 
 use super::setting::{Bounds, Fallback, Flag, Row, section};
 use super::{Approval, BrowserChoice, Config, Env, ModelSize, Notify, show};
@@ -22,7 +23,7 @@ const fn whole(min: u64, max: u64) -> Bounds {
 
 section! {
     /// The config file's top level, as read.
-    pub struct FileConfig in "" at |c| c;
+    pub struct FileConfig in "" at |c: FileConfig| c;
     /// The model server: a preset name (`local`, `ollama`, `openai`, …).
     PROVIDER provider: String {
         env: &["SEEK_PROVIDER"],
@@ -168,7 +169,7 @@ section! {
         #[serde(default)]
         exec: ExecFile,
         #[serde(default)]
-        tools: super::file::ToolsFile,
+        tools: super::tools::ToolsFile,
         #[serde(default)]
         local: LocalFile,
         #[serde(default)]
@@ -185,7 +186,7 @@ section! {
 
 section! {
     /// `[exec]` as read from the file.
-    pub struct ExecFile in "exec." at |c| &c.exec;
+    pub struct ExecFile in "exec." at |c: FileConfig| &c.exec;
     /// Captured output per block (head and tail), in bytes.
     OUTPUT_LIMIT_BYTES output_limit_bytes: u64 {
         bounds: whole(1024, 1 << 30),
@@ -222,7 +223,7 @@ section! {
 
 section! {
     /// `[local]` as read from the file.
-    pub struct LocalFile in "local." at |c| &c.local;
+    pub struct LocalFile in "local." at |c: FileConfig| &c.local;
     /// Where the built-in engine keeps downloaded models (SEEK_CACHE_DIR: its `models` folder).
     MODELS_DIR models_dir: PathBuf {
         env: &["SEEK_CACHE_DIR"],
@@ -254,7 +255,7 @@ section! {
 
 section! {
     /// `[tui]` as read from the file.
-    pub struct TuiFile in "tui." at |c| &c.tui;
+    pub struct TuiFile in "tui." at |c: FileConfig| &c.tui;
     /// How the end of a long task is signalled: auto, bell, osc9 or off.
     NOTIFY notify: Notify {
         default: Fallback::Value(|| Notify::Auto),
@@ -271,7 +272,7 @@ section! {
 
 section! {
     /// `[web]` as read from the file.
-    pub struct WebFile in "web." at |c| &c.web;
+    pub struct WebFile in "web." at |c: FileConfig| &c.web;
     /// The SearxNG instance web_search asks.
     SEARXNG_URL searxng_url: String {
         env: &["SEARXNG_BASE_URL"],
@@ -323,7 +324,7 @@ section! {
 
 section! {
     /// `[serve]` as read from the file.
-    pub struct ServeFile in "serve." at |c| &c.serve;
+    pub struct ServeFile in "serve." at |c: FileConfig| &c.serve;
     /// Web origins whose pages may call `seek serve`.
     ALLOWED_ORIGINS allowed_origins: Vec<String> {
         default: Fallback::Value(|| vec![serve::DEFAULT_ALLOWED_ORIGIN.to_owned()]),

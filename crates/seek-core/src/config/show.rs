@@ -1,45 +1,12 @@
-//! `seek config`: the effective configuration as TOML, each value commented with its origin.
-//!
-//! Owns the rendering (the lines come from the settings table, `settings.rs`, in its order; the
-//! special cases it names are the functions below) and the redaction of secrets (API keys and MCP servers' env values are
-//! never shown; credentials inside a URL are masked). It must not resolve anything itself.
+//! The special cases of `seek config`'s lines for the top-level keys (the settings table,
+//! `settings.rs`, names them: this file sits below it and names no key), and the redaction of
+//! secrets in what is shown (API keys are never shown; credentials inside a URL are masked).
+//! It must not resolve anything itself, nor walk the table (`render.rs` does).
 
 use std::fmt::Write as _;
 
-pub(super) use super::setting::line;
-use super::{Config, ConfigFile, Env, Wire};
-
-pub(super) use super::setting::toml_str;
-
-/// Renders `config` as a valid TOML document. `env` is consulted only to say whether the API key
-/// variable is set; its value is never printed.
-pub fn render(config: &Config, env: &Env) -> String {
-    let mut out = String::new();
-    let file_line = match &config.file {
-        ConfigFile::Loaded(path) => format!("# config file: {}", path.display()),
-        ConfigFile::Absent(path) => format!(
-            "# config file: {} (not present; write one to change defaults)",
-            path.display()
-        ),
-        ConfigFile::NoLocation => {
-            "# config file: none (no home directory; use --config or SEEK_CONFIG)".into()
-        }
-    };
-    let _ = writeln!(out, "# seek: effective configuration\n{file_line}");
-    let _ = writeln!(out, "# data dir: {}\n", config.data_dir.display());
-    for section in &super::settings::SECTIONS {
-        if let Some(header) = section.header {
-            let _ = writeln!(out, "\n[{header}]");
-        }
-        for row in section.rows {
-            row.render(config, env, &mut out);
-        }
-        if let Some(then) = section.then {
-            then(config, env, &mut out);
-        }
-    }
-    out
-}
+use super::setting::{line, toml_str};
+use super::{Config, Env, Wire};
 
 // The special cases of `seek config`'s lines, named by the settings table.
 

@@ -1,13 +1,15 @@
 //! `[tools.<tag>]` settings: which keys each tool takes, their defaults, and their validation.
 //!
-//! Owns the per-tool defaults (AgenticSeek's timeouts, the interpreters' commands, the agents
-//! that get `mcp`), keyed by `ToolKind`. It must not run anything; the tools read these values.
+//! Owns the `[tools]` table's shape as read from the file and the per-tool defaults
+//! (AgenticSeek's timeouts, the interpreters' commands, the agents that get `mcp`), keyed by
+//! `ToolKind`. It must not run anything; the tools read these values.
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use toml::Spanned;
 
-use super::file::{ToolFile, ToolsFile};
+use super::setting::FileValue;
 use super::{ConfigError, Origin, Sourced};
 use crate::agents::Runs;
 use crate::tool_kind::ToolKind;
@@ -23,6 +25,44 @@ pub const TOOL_TAGS: [&str; 7] = {
     }
     tags
 };
+
+/// `[tools]` as read from the file: one table per tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolsFile {
+    #[serde(default)]
+    pub bash: ToolFile,
+    #[serde(default)]
+    pub python: ToolFile,
+    #[serde(default)]
+    pub c: ToolFile,
+    #[serde(default)]
+    pub go: ToolFile,
+    #[serde(default)]
+    pub java: ToolFile,
+    #[serde(default)]
+    pub file_finder: ToolFile,
+    #[serde(default)]
+    pub mcp: ToolFile,
+    #[serde(default)]
+    pub web_search: ToolFile,
+}
+
+/// `[tools.<tag>]`. One shape for every tool keeps the file simple; keys a tool does not use are
+/// refused by `resolve` with the tool's name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolFile {
+    pub timeout_secs: FileValue<i64>,
+    pub idle_timeout_secs: FileValue<i64>,
+    pub compile_timeout_secs: FileValue<i64>,
+    pub command: FileValue<String>,
+    pub runtime: FileValue<String>,
+    pub allow_rerun: FileValue<bool>,
+    pub max_read_bytes: FileValue<i64>,
+    /// `[tools.mcp]`: the agents that get the tool.
+    pub agents: FileValue<Vec<String>>,
+}
 
 /// A block that prints nothing and uses no CPU for this long is ended as stuck (0: never).
 pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;

@@ -2,17 +2,17 @@
 //! (`notify`: a bell, an OSC 9 desktop notification, or nothing) and after how long a task
 //! counts as long (`notify_after_secs`).
 //!
-//! Owns these keys, their defaults, their validation, the choice `auto` makes from the terminal
-//! the environment names, and the note on its `seek config` line (the keys are the settings
-//! table's). It must not write to the terminal.
+//! Owns the values these keys land in, their defaults, the choice `auto` makes from the
+//! terminal the environment names, and the note on its `seek config` line (the keys are the
+//! settings table's, which names this file; `resolve.rs` reads them). It must not write to the
+//! terminal.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use super::setting::{Choice, choice_value};
-use super::settings::{NOTIFY, NOTIFY_AFTER_SECS};
-use super::{Config, ConfigError, Env, Origin, Resolver, Sourced};
+use super::{Config, Env, Origin, Sourced};
 
 /// How the end of a long task is signalled while the terminal is not focused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -115,12 +115,15 @@ fn osc9_terminal(env: &Env) -> bool {
         || env.get("KITTY_WINDOW_ID").is_some()
 }
 
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<TuiSettings, ConfigError> {
-    Ok(TuiSettings {
-        notify: r.setting(&NOTIFY)?,
-        notify_after_secs: r.setting(&NOTIFY_AFTER_SECS)?,
-        osc9_terminal: osc9_terminal(r.env),
-    })
+impl TuiSettings {
+    /// The settings as resolved, and what the environment says of the terminal.
+    pub(super) fn new(notify: Sourced<Notify>, notify_after_secs: Sourced<u64>, env: &Env) -> Self {
+        Self {
+            notify,
+            notify_after_secs,
+            osc9_terminal: osc9_terminal(env),
+        }
+    }
 }
 
 /// The note on `notify`'s line in `seek config`: what `auto` sends in this terminal.

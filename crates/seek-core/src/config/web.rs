@@ -6,8 +6,8 @@
 //! Chromium is driven over a pipe).
 //!
 //! Owns the values these keys land in, their defaults, the special validation and the special
-//! cases of their lines in `seek config` (the keys themselves are the settings table's). It must
-//! not open a connection or start a browser.
+//! cases of their lines in `seek config` (the keys themselves are the settings table's, which
+//! names this file; `resolve.rs` reads them). It must not open a connection or start a browser.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -16,11 +16,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::setting::{Choice, choice_value, line, toml_str};
-use super::settings::{
-    ALLOW_PRIVATE, BROWSER, CHROMEDRIVER, CHROMIUM, MAX_PAGE_BYTES, MAX_STEPS, SEARXNG_URL,
-    SETTLE_MS, TIMEOUT_SECS,
-};
-use super::{Config, ConfigError, Env, Origin, Resolver, Sourced, invalid};
+use super::{Config, ConfigError, Env, Origin, Sourced, invalid};
 
 /// Which engine reads pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -135,8 +131,12 @@ impl Default for WebSettings {
     }
 }
 
-pub(super) fn resolve(r: &Resolver<'_>) -> Result<WebSettings, ConfigError> {
-    let searxng_url = match r.given(&SEARXNG_URL)? {
+/// The SearxNG URL as given (flag, variable or file), checked: an http(s) URL, its trailing `/`
+/// cut; empty means not configured.
+pub(super) fn searxng_url(
+    given: Option<Sourced<String>>,
+) -> Result<Sourced<Option<String>>, ConfigError> {
+    Ok(match given {
         Some(s) if s.value.trim().is_empty() => Sourced::new(None, s.origin),
         Some(s) => {
             let url = s.value.trim().trim_end_matches('/').to_owned();
@@ -154,24 +154,12 @@ pub(super) fn resolve(r: &Resolver<'_>) -> Result<WebSettings, ConfigError> {
             Sourced::new(Some(url), s.origin)
         }
         None => Sourced::new(None, Origin::Default),
-    };
-    Ok(WebSettings {
-        searxng_url,
-        browser: r.setting(&BROWSER)?,
-        allow_private: r.setting(&ALLOW_PRIVATE)?,
-        max_steps: r.setting(&MAX_STEPS)?,
-        timeout_secs: r.setting(&TIMEOUT_SECS)?,
-        max_page_bytes: r.setting(&MAX_PAGE_BYTES)?,
-        settle_ms: r.setting(&SETTLE_MS)?,
-        chromium: binary(r.raw(&CHROMIUM), CHROMIUM.name)?,
-        chromedriver: binary(r.raw(&CHROMEDRIVER), CHROMEDRIVER.name)?,
-        screenshots: None,
     })
 }
 
 /// A binary's path as the file gives it (`~` expanded; a bare name is looked up on `PATH`
 /// when the browser starts).
-fn binary(
+pub(super) fn binary(
     value: Option<Sourced<String>>,
     key: &str,
 ) -> Result<Sourced<Option<PathBuf>>, ConfigError> {
