@@ -1,11 +1,11 @@
 //! The casual agent: talks, answers from what the model knows, runs nothing.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing};
 use crate::wire::AgentName;
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Casual,
-    aliases: &["talk", "chat"],
+    aliases: AgentName::Casual.aliases(),
     description: "talks and answers questions from what the model knows; runs nothing",
     prompt: Prompt {
         file: "casual.md",
@@ -13,7 +13,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     },
     small_prompt: None,
     tools: &[],
-    runs: Runs::Blocks,
+    runs: AgentName::Casual.runs(),
     done_by_running: false,
     routing: Routing {
         because: "a question or a chat, no code needed",

@@ -1,13 +1,13 @@
 //! The coder: writes and runs code in every language seek has a tool for.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, common_rules};
 use crate::tool_kind::ToolKind;
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Coder,
-    aliases: &["code", "coding"],
+    aliases: AgentName::Coder.aliases(),
     description: "writes and runs code (bash, python, C, Go, Java) and fixes its own errors",
     prompt: Prompt {
         file: "coder.md",
@@ -24,7 +24,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
         ToolClass::Files,
         ToolClass::Mcp
     ),
-    runs: Runs::Blocks,
+    runs: AgentName::Coder.runs(),
     done_by_running: true,
     routing: Routing {
         because: "asks to write or run code",

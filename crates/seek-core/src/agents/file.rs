@@ -1,12 +1,12 @@
 //! The file agent: finds, reads and moves files, one command at a time.
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs, common_rules};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, common_rules};
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::File,
-    aliases: &["files"],
+    aliases: AgentName::File.aliases(),
     description: "finds, reads, moves and organises files, one command at a time",
     prompt: Prompt {
         file: "file.md",
@@ -14,7 +14,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     },
     small_prompt: None,
     tools: tools_of!(ToolClass::Files, ToolClass::Shell, ToolClass::Mcp),
-    runs: Runs::Blocks,
+    runs: AgentName::File.runs(),
     done_by_running: false,
     routing: Routing {
         because: "asks about files",

@@ -4,7 +4,8 @@
 //!
 //! Adding an agent: its file (name, aliases, description, prompt by `include_str!` of its
 //! `prompts/*.md`, tools by class, how it runs, routing words, loop policy), its line in
-//! `REGISTRY`, and its wire name's entry in seek-wire's `agent_names!`. The router picks it for
+//! `REGISTRY`, and its wire entry in seek-wire's `agent_names!` (name, aliases, how it runs,
+//! whether it calls MCP tools; its place in `listed`, which is `REGISTRY`'s order). The router picks it for
 //! `auto` once it has labelled examples (`router::data::LABELS`, `assets/router/*.tsv`). It must
 //! not know the terminal or run anything.
 
@@ -49,16 +50,10 @@ const fn as_array<const N: usize>(declared: &[&'static AgentSpec]) -> [&'static 
 /// What `auto` means, for listings.
 pub const AUTO_DESCRIPTION: &str = "picks the agent for each task (the router)";
 
-/// The agent `name` (any case) or one of its aliases names; `auto` too.
+/// The agent `name` (any case) or one of its aliases names; `auto` too (the names are the wire
+/// entries', `AgentName::find`).
 pub fn find(name: &str) -> Option<AgentName> {
-    let wanted = name.trim().to_ascii_lowercase();
-    if wanted == AgentName::Auto.as_str() {
-        return Some(AgentName::Auto);
-    }
-    REGISTRY
-        .iter()
-        .find(|spec| spec.name.as_str() == wanted || spec.aliases.contains(&wanted.as_str()))
-        .map(|spec| spec.name)
+    AgentName::find(name)
 }
 
 /// A name `find` does not know, with the names it does (the error a setting or a flag shows).
@@ -80,9 +75,7 @@ pub fn parse(name: &str) -> Result<AgentName, UnknownAgent> {
 
 /// The names `find` accepts, as a list for messages: `auto, coder, file, …`.
 pub fn names() -> String {
-    let mut names = vec![AgentName::Auto.as_str()];
-    names.extend(REGISTRY.iter().map(|spec| spec.name.as_str()));
-    names.join(", ")
+    AgentName::listing()
 }
 
 /// The declaration of `agent`. `auto` is not an agent of its own: until the router picked one,
@@ -110,6 +103,23 @@ mod tests {
             let declared = REGISTRY.iter().filter(|s| s.name == name).count();
             let expected = usize::from(name != AgentName::Auto);
             assert_eq!(declared, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_registry_keeps_the_wire_entries_order_and_facts() {
+        let listed: Vec<AgentName> = REGISTRY.iter().map(|spec| spec.name).collect();
+        assert_eq!(
+            listed,
+            AgentName::LISTED[1..],
+            "REGISTRY's order is `listed`'s"
+        );
+        for spec in REGISTRY {
+            assert_eq!(spec.aliases, spec.name.aliases(), "{}", spec.name);
+            assert_eq!(spec.runs, spec.name.runs(), "{}", spec.name);
+            let calls_mcp =
+                spec.runs == Runs::Blocks && spec.tools.contains(&crate::tool_kind::ToolKind::Mcp);
+            assert_eq!(calls_mcp, spec.name.calls_mcp(), "{}", spec.name);
         }
     }
 

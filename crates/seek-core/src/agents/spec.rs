@@ -14,7 +14,7 @@ pub const CLARIFICATION: &str = "REQUEST_CLARIFICATION";
 pub struct AgentSpec {
     pub name: AgentName,
     /// Other names accepted for it in settings, flags and `/agent` (AgenticSeek's roles among
-    /// them), lowercase.
+    /// them), lowercase: its wire entry's (`AgentName::aliases`).
     pub aliases: &'static [&'static str],
     /// One line for `/agent`, `--help` and the docs.
     pub description: &'static str,
@@ -25,6 +25,7 @@ pub struct AgentSpec {
     pub small_prompt: Option<Prompt>,
     /// The tools it owns, in the order they are taught.
     pub tools: &'static [ToolKind],
+    /// Its wire entry's (`AgentName::runs`).
     pub runs: Runs,
     /// Its task is done by a block that works (the coder's): a task of it that ran blocks none
     /// of which succeeded gave up, whatever the model said last, and a small model is helped to
@@ -54,16 +55,9 @@ pub struct Prompt {
     pub text: &'static str,
 }
 
-/// How an agent does a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
-    /// The block loop: stream a reply, run its blocks, feed the results back, by its policy.
-    Blocks,
-    /// The planner: a plan of steps, each done by another agent.
-    Plan,
-    /// The web agent: search, read pages, follow links, fill forms, conclude from notes.
-    Web,
-}
+/// How an agent does a task: a fact of its wire entry (seek-wire's `agent_names!`), which the
+/// configuration reads too.
+pub use crate::wire::Runs;
 
 /// What one round produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

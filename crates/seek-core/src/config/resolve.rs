@@ -174,11 +174,11 @@ impl Resolver<'_> {
     fn agent(&self) -> Result<Sourced<AgentName>, ConfigError> {
         match self.given(&settings::AGENT)? {
             Some(s) => {
-                let agent = crate::agents::find(&s.value).ok_or_else(|| {
+                let agent = AgentName::find(&s.value).ok_or_else(|| {
                     invalid(
                         &s,
                         "agent",
-                        &format!("expected one of: {}", crate::agents::names()),
+                        &format!("expected one of: {}", AgentName::listing()),
                     )
                 })?;
                 Ok(Sourced::new(agent, s.origin))

@@ -11,9 +11,8 @@ use toml::Spanned;
 
 use super::setting::FileValue;
 use super::{ConfigError, Origin, Sourced};
-use crate::agents::Runs;
 use crate::tool_kind::ToolKind;
-use crate::wire::AgentName;
+use crate::wire::{AgentName, Runs};
 
 /// The tags of every built-in tool, in the order they are listed.
 pub const TOOL_TAGS: [&str; 7] = {
@@ -499,21 +498,20 @@ pub(super) fn render(config: &super::Config, _: &super::Env, out: &mut String) {
     }
 }
 
-/// The agent `name` names, if the registry gives it the `mcp` tool (an agent without tools, or
-/// one that does not run blocks itself, cannot call one).
+/// The agent `name` names, if its wire entry says its blocks may call MCP tools (an agent
+/// without tools, or one that does not run blocks itself, cannot call one).
 fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
     let with_mcp = || -> String {
-        let names: Vec<&str> = crate::agents::REGISTRY
+        let names: Vec<&str> = AgentName::LISTED
             .iter()
-            .filter(|spec| spec.runs == Runs::Blocks && spec.tools.contains(&ToolKind::Mcp))
-            .map(|spec| spec.name.as_str())
+            .filter(|agent| agent.runs() == Runs::Blocks && agent.calls_mcp())
+            .map(|agent| agent.as_str())
             .collect();
         names.join(", ")
     };
-    let agent = crate::agents::parse(name)
-        .map_err(|_| format!("expected agents that can call MCP tools: {}", with_mcp()))?;
-    let spec = crate::agents::spec(agent);
-    match (agent, spec.runs) {
+    let agent = AgentName::find(name)
+        .ok_or_else(|| format!("expected agents that can call MCP tools: {}", with_mcp()))?;
+    match (agent, agent.runs()) {
         (AgentName::Auto, _) => Err(format!(
             "auto is not an agent: the router hands each task to one of them; name those: {}",
             with_mcp()
@@ -525,7 +523,7 @@ fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
             "the web agent runs no code blocks; agents that can call MCP tools: ".to_owned()
                 + &with_mcp(),
         ),
-        (_, Runs::Blocks) if spec.tools.contains(&ToolKind::Mcp) => Ok(agent),
+        (_, Runs::Blocks) if agent.calls_mcp() => Ok(agent),
         (_, Runs::Blocks) => Err(format!(
             "the {agent} agent runs no tools; agents that can call MCP tools: {}",
             with_mcp()

@@ -20,7 +20,7 @@ pub use event::{AnswerFinish, Event, Outcome, Status};
 pub use exit::Exit;
 pub use json::event_json;
 pub use mcp::{McpServerInfo, McpState, McpToolInfo};
-pub use names::{AgentName, Approval};
+pub use names::{AgentName, Approval, Runs};
 pub use plan::{PlanStep, Route, StepStatus};
 pub use records::{
     Attachment, BlockRecord, ModelEntry, NotRun, RoundUsage, SessionEntry, TurnUsage,

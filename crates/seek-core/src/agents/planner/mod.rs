@@ -6,7 +6,7 @@
 pub mod parse;
 pub mod prompt;
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing};
 use crate::wire::AgentName;
 
 pub use parse::{ParsedPlan, PlanError, parse_plan, plan_schema};
@@ -20,7 +20,7 @@ pub const MAX_REPLANS: u32 = 2;
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Planner,
-    aliases: &["planification", "plan"],
+    aliases: AgentName::Planner.aliases(),
     description: "splits a bigger task into steps and hands each to the right agent",
     prompt: Prompt {
         file: "planner.md",
@@ -28,7 +28,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     },
     small_prompt: None,
     tools: &[],
-    runs: Runs::Plan,
+    runs: AgentName::Planner.runs(),
     done_by_running: false,
     routing: Routing {
         because: "several steps",

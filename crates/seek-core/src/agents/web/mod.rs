@@ -10,13 +10,13 @@ pub mod prompt;
 #[cfg(test)]
 mod conformance_tests;
 
-use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing, Runs};
+use super::spec::{AgentSpec, Decision, Prompt, RoundReport, Routing};
 use crate::tools::{ToolClass, tools_of};
 use crate::wire::AgentName;
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: AgentName::Web,
-    aliases: &["browser", "search"],
+    aliases: AgentName::Web.aliases(),
     description: "searches the web, reads pages, follows links and fills forms",
     prompt: Prompt {
         file: "web.md",
@@ -24,7 +24,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     },
     small_prompt: None,
     tools: tools_of!(ToolClass::WebSearch),
-    runs: Runs::Web,
+    runs: AgentName::Web.runs(),
     done_by_running: false,
     routing: Routing {
         because: "needs the web",
