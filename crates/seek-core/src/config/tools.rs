@@ -2,7 +2,8 @@
 //!
 //! Owns the `[tools]` table's shape as read from the file and the per-tool defaults
 //! (AgenticSeek's timeouts, the interpreters' commands, the agents that get `mcp`), keyed by
-//! `ToolKind`. It must not run anything; the tools read these values.
+//! `ToolKind`: a tool's settings are one `tool_tables!` entry. It must not run anything; the
+//! tools read these values.
 
 use std::time::Duration;
 
@@ -24,28 +25,6 @@ pub const TOOL_TAGS: [&str; 7] = {
     }
     tags
 };
-
-/// `[tools]` as read from the file: one table per tool.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ToolsFile {
-    #[serde(default)]
-    pub bash: ToolFile,
-    #[serde(default)]
-    pub python: ToolFile,
-    #[serde(default)]
-    pub c: ToolFile,
-    #[serde(default)]
-    pub go: ToolFile,
-    #[serde(default)]
-    pub java: ToolFile,
-    #[serde(default)]
-    pub file_finder: ToolFile,
-    #[serde(default)]
-    pub mcp: ToolFile,
-    #[serde(default)]
-    pub web_search: ToolFile,
-}
 
 /// `[tools.<tag>]`. One shape for every tool keeps the file simple; keys a tool does not use are
 /// refused by `resolve` with the tool's name.
@@ -93,61 +72,86 @@ const fn bare(kind: ToolKind) -> Spec {
     }
 }
 
-impl Spec {
-    /// What `kind` takes and its defaults. Timeouts are AgenticSeek's (reference §2.1–§2.3),
-    /// except Go's compile step: a first `go build` on a cold build cache compiles the standard
-    /// library and takes far longer than its 10 s.
-    const fn of(kind: ToolKind) -> Spec {
-        match kind {
-            ToolKind::Bash => Spec {
-                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
-                timeout_secs: Some(300),
-                command: Some("bash"),
-                allow_rerun: Some(false),
-                ..bare(kind)
-            },
-            ToolKind::Python => Spec {
-                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
-                timeout_secs: Some(300),
-                command: Some("python3"),
-                ..bare(kind)
-            },
-            ToolKind::C => Spec {
-                compile_timeout_secs: Some(60),
-                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
-                timeout_secs: Some(120),
-                command: Some("gcc"),
-                ..bare(kind)
-            },
-            ToolKind::Go => Spec {
-                compile_timeout_secs: Some(120),
-                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
-                timeout_secs: Some(10),
-                command: Some("go"),
-                ..bare(kind)
-            },
-            ToolKind::Java => Spec {
-                compile_timeout_secs: Some(10),
-                idle_timeout_secs: Some(DEFAULT_IDLE_TIMEOUT_SECS),
-                timeout_secs: Some(10),
-                command: Some("javac"),
-                runtime: Some("java"),
-                ..bare(kind)
-            },
-            ToolKind::FileFinder => Spec {
-                max_read_bytes: Some(64 * 1024),
-                ..bare(kind)
-            },
-            // Its timeouts are each server's (`[mcp_servers.NAME]`).
-            ToolKind::Mcp => Spec {
-                agents: Some(&super::mcp::DEFAULT_MCP_AGENTS),
-                ..bare(kind)
-            },
-            // Its settings are the `[web]` section's (the SearxNG URL, the timeout).
-            ToolKind::WebSearch => bare(kind),
+/// Declares each tool's `[tools.<tag>]` table once: its `ToolKind`, its table's name (the tag,
+/// which a test checks), and the keys it takes with their defaults (a key left out does not
+/// apply to it: the file setting it is refused, naming the keys it takes). The file's `[tools]`
+/// struct (its fields in the entries' order, which serde's "expected one of" repeats), the
+/// lookup of a tool's table in it and `Spec::of` come from the one list.
+macro_rules! tool_tables {
+    ($($kind:ident => $tag:ident { $($key:ident: $default:expr),* $(,)? },)+) => {
+        /// `[tools]` as read from the file: one table per tool.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct ToolsFile {
+            $(#[serde(default)] pub $tag: ToolFile,)+
         }
-    }
 
+        impl ToolsFile {
+            /// The `[tools.<tag>]` table of `kind`.
+            fn table(&self, kind: ToolKind) -> &ToolFile {
+                match kind {
+                    $(ToolKind::$kind => &self.$tag,)+
+                }
+            }
+
+            /// Each table's name with its tool, in the file's order.
+            #[cfg(test)]
+            const TABLES: &[(ToolKind, &str)] = &[$((ToolKind::$kind, stringify!($tag)),)+];
+        }
+
+        impl Spec {
+            /// What `kind` takes and its defaults.
+            const fn of(kind: ToolKind) -> Spec {
+                match kind {
+                    $(ToolKind::$kind => Spec { $($key: Some($default),)* ..bare(kind) },)+
+                }
+            }
+        }
+    };
+}
+
+// Every tool's settings. Timeouts are AgenticSeek's (reference §2.1–§2.3), except Go's compile
+// step: a first `go build` on a cold build cache compiles the standard library and takes far
+// longer than its 10 s.
+tool_tables! {
+    Bash => bash {
+        idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+        timeout_secs: 300,
+        command: "bash",
+        allow_rerun: false,
+    },
+    Python => python {
+        idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+        timeout_secs: 300,
+        command: "python3",
+    },
+    C => c {
+        compile_timeout_secs: 60,
+        idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+        timeout_secs: 120,
+        command: "gcc",
+    },
+    Go => go {
+        compile_timeout_secs: 120,
+        idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+        timeout_secs: 10,
+        command: "go",
+    },
+    Java => java {
+        compile_timeout_secs: 10,
+        idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+        timeout_secs: 10,
+        command: "javac",
+        runtime: "java",
+    },
+    FileFinder => file_finder { max_read_bytes: 64 * 1024 },
+    // Its timeouts are each server's (`[mcp_servers.NAME]`).
+    Mcp => mcp { agents: &super::mcp::DEFAULT_MCP_AGENTS },
+    // Its settings are the `[web]` section's (the SearxNG URL, the timeout).
+    WebSearch => web_search {},
+}
+
+impl Spec {
     /// The settings a tool has when the file says nothing about it.
     fn defaults(&self) -> ToolConfig {
         let default = |v| Sourced::new(v, Origin::Default);
@@ -288,16 +292,7 @@ pub fn resolve(
     ToolKind::ALL
         .into_iter()
         .map(|kind| {
-            let table = file.map_or(&empty, |f| match kind {
-                ToolKind::Bash => &f.bash,
-                ToolKind::Python => &f.python,
-                ToolKind::C => &f.c,
-                ToolKind::Go => &f.go,
-                ToolKind::Java => &f.java,
-                ToolKind::FileFinder => &f.file_finder,
-                ToolKind::Mcp => &f.mcp,
-                ToolKind::WebSearch => &f.web_search,
-            });
+            let table = file.map_or(&empty, |f| f.table(kind));
             resolve_one(&Spec::of(kind), table, origin)
         })
         .collect()
@@ -528,5 +523,19 @@ fn agent_with_blocks(name: &str) -> Result<AgentName, String> {
             "the {agent} agent runs no tools; agents that can call MCP tools: {}",
             with_mcp()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_one_table_named_by_its_tag_in_the_tools_order() {
+        let kinds: Vec<ToolKind> = ToolsFile::TABLES.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds, ToolKind::ALL);
+        for (kind, name) in ToolsFile::TABLES {
+            assert_eq!(*name, kind.tag());
+        }
     }
 }
