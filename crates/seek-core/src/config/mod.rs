@@ -21,6 +21,7 @@ pub mod providers;
 mod render;
 mod resolve;
 mod safety;
+mod sections;
 mod serve;
 mod setting;
 mod settings;
@@ -47,13 +48,13 @@ pub use model_size::ModelSize;
 pub use providers::{Preset, Wire};
 pub use render::render;
 pub use safety::{AllowedSocket, Approval, Limits, Safety, SandboxMode};
-pub use serve::{DEFAULT_ALLOWED_ORIGIN, ServeSettings};
+pub use serve::DEFAULT_ALLOWED_ORIGIN;
+pub use settings::{ServeSettings, TuiSettings, WebSettings};
 pub use show::redact_url;
 pub use tools::{TOOL_TAGS, ToolConfig};
-pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal, TuiSettings};
+pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal};
 pub use web::{
     BrowserChoice, DEFAULT_MAX_PAGE_BYTES, DEFAULT_WEB_MAX_STEPS, DEFAULT_WEB_TIMEOUT_SECS,
-    WebSettings,
 };
 pub use work_dir::{RefusedStart, abbreviate_home};
 
@@ -439,6 +440,20 @@ impl Resolver<'_> {
             Ok(n) => Ok(Sourced::new(n, given.origin)),
             Err(refusal) => Err(invalid(&given, key, &refusal.expected)),
         }
+    }
+
+    /// A typed section's defaults: the section read with no flag, variable or file.
+    pub(super) fn defaults<S>(read: fn(&Resolver<'_>) -> Result<S, ConfigError>) -> S {
+        let (overrides, env) = (Overrides::default(), Env::default());
+        let nothing = Resolver {
+            overrides: &overrides,
+            env: &env,
+            file: None,
+            cwd: Path::new(""),
+        };
+        // With nothing given, no value can be refused, and every key a section reads through
+        // `setting` has a default (the table's tests check both).
+        read(&nothing).expect("a section's keys all have defaults")
     }
 
     /// A key's value as the file wrote it (for keys whose resolver reads the file its own way).

@@ -10,17 +10,15 @@
 use std::path::PathBuf;
 
 use super::settings::{
-    ALLOW_PRIVATE, ALLOW_SOCKETS, ALLOWED_ORIGINS, APPROVAL, BROWSER, CHROMEDRIVER, CHROMIUM,
-    CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, DOWNLOAD_STALL_SECS, MAX_MEMORY_MB, MAX_PAGE_BYTES,
-    MAX_PROCESSES, MAX_RETRIES, MAX_STEPS, MAX_TOKENS, MIRROR, MODELS_DIR, NOTIFY,
-    NOTIFY_AFTER_SECS, OFFLINE, PASS_ENV, REPLY_TIMEOUT_SECS, SAFE_MODE, SANDBOX, SEARXNG_URL,
-    SEED, SETTLE_MS, STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB, TEMPERATURE, THREADS,
-    TIMEOUT_SECS, TOP_P,
+    ALLOW_SOCKETS, APPROVAL, CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, DOWNLOAD_STALL_SECS,
+    MAX_MEMORY_MB, MAX_PROCESSES, MAX_RETRIES, MAX_TOKENS, MIRROR, MODELS_DIR, OFFLINE, PASS_ENV,
+    REPLY_TIMEOUT_SECS, SAFE_MODE, SANDBOX, SEED, STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB,
+    TEMPERATURE, THREADS, TOP_P,
 };
 use super::{
     AgentName, Config, ConfigError, ConfigFile, Dirs, LocalSettings, ModelSettings, Origin, Preset,
     Resolver, Safety, ServeSettings, Sourced, TuiSettings, WebSettings, Wire, invalid,
-    is_env_var_name, local, mcp, model_size, providers, safety, serve, settings, tools, web,
+    is_env_var_name, local, mcp, model_size, providers, safety, settings, tools,
 };
 
 impl Resolver<'_> {
@@ -42,9 +40,9 @@ impl Resolver<'_> {
         let small_model_off = model_size::resolve_off(self)?;
         let safety = safety(self)?;
         let local = local(self)?;
-        let tui = tui(self)?;
-        let web = web(self)?;
-        let serve = serve(self)?;
+        let tui = TuiSettings::read(self)?;
+        let web = WebSettings::read(self)?;
+        let serve = ServeSettings::read(self)?;
         let mcp_agents = tools
             .iter()
             .find_map(|t| t.agents.as_ref())
@@ -251,31 +249,4 @@ fn models_dir(r: &Resolver<'_>) -> Result<Sourced<PathBuf>, ConfigError> {
         return local::models_dir_in_file(given, &loaded.path);
     }
     Ok(local::default_models_dir())
-}
-
-fn tui(r: &Resolver<'_>) -> Result<TuiSettings, ConfigError> {
-    Ok(TuiSettings::new(
-        r.setting(&NOTIFY)?,
-        r.setting(&NOTIFY_AFTER_SECS)?,
-        r.env,
-    ))
-}
-
-fn web(r: &Resolver<'_>) -> Result<WebSettings, ConfigError> {
-    Ok(WebSettings {
-        searxng_url: web::searxng_url(r.given(&SEARXNG_URL)?)?,
-        browser: r.setting(&BROWSER)?,
-        allow_private: r.setting(&ALLOW_PRIVATE)?,
-        max_steps: r.setting(&MAX_STEPS)?,
-        timeout_secs: r.setting(&TIMEOUT_SECS)?,
-        max_page_bytes: r.setting(&MAX_PAGE_BYTES)?,
-        settle_ms: r.setting(&SETTLE_MS)?,
-        chromium: web::binary(r.raw(&CHROMIUM), CHROMIUM.name)?,
-        chromedriver: web::binary(r.raw(&CHROMEDRIVER), CHROMEDRIVER.name)?,
-        screenshots: None,
-    })
-}
-
-fn serve(r: &Resolver<'_>) -> Result<ServeSettings, ConfigError> {
-    serve::settings(r.given(&ALLOWED_ORIGINS)?)
 }

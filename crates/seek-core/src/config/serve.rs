@@ -1,34 +1,23 @@
 //! The `[serve]` section: which web origins may call `seek serve` from a browser page
 //! (`allowed_origins`, default AgenticSeek's front end at `http://localhost:3000`).
 //!
-//! Owns the key's validation (the key is the settings table's, which names this file;
-//! `resolve.rs` reads it). It must not listen on anything.
+//! Owns the key's default and validation (the key, and `ServeSettings` it lands in, are the
+//! settings table's, which names this file). It must not listen on anything.
 
 use super::{ConfigError, Origin, Sourced, invalid};
 
 /// The origin of AgenticSeek's React front end (`npm start`).
 pub const DEFAULT_ALLOWED_ORIGIN: &str = "http://localhost:3000";
 
-/// The effective `[serve]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServeSettings {
-    /// Origins (`scheme://host[:port]`) whose pages may call the API; requests carrying any other
-    /// `Origin` are refused, and CORS headers name only these.
-    pub allowed_origins: Sourced<Vec<String>>,
-}
-
-impl Default for ServeSettings {
-    fn default() -> Self {
-        Self {
-            allowed_origins: Sourced::new(vec![DEFAULT_ALLOWED_ORIGIN.to_owned()], Origin::Default),
-        }
-    }
-}
-
-/// The settings from `allowed_origins` as given (flag, variable or file), each origin checked.
-pub(super) fn settings(given: Option<Sourced<Vec<String>>>) -> Result<ServeSettings, ConfigError> {
+/// `allowed_origins` as given (flag, variable or file), each origin checked, or the default.
+pub(super) fn allowed_origins(
+    given: Option<Sourced<Vec<String>>>,
+) -> Result<Sourced<Vec<String>>, ConfigError> {
     let Some(given) = given else {
-        return Ok(ServeSettings::default());
+        return Ok(Sourced::new(
+            vec![DEFAULT_ALLOWED_ORIGIN.to_owned()],
+            Origin::Default,
+        ));
     };
     let mut origins = Vec::with_capacity(given.value.len());
     for origin in &given.value {
@@ -42,9 +31,7 @@ pub(super) fn settings(given: Option<Sourced<Vec<String>>>) -> Result<ServeSetti
         }
         origins.push(origin.to_owned());
     }
-    Ok(ServeSettings {
-        allowed_origins: Sourced::new(origins, given.origin),
-    })
+    Ok(Sourced::new(origins, given.origin))
 }
 
 /// `http(s)://host[:port]` and nothing more: a browser's `Origin` has no path, and a wildcard

@@ -499,28 +499,91 @@ pub(crate) fn toml_list<'a>(values: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// Declares a section's keys once: generates the file's serde struct for the section (fields in
-/// the order given, so serde's "expected one of" lists them as before) and a `Key` constant per
-/// key, named by its dotted file name.
+/// the order given, so serde's "expected one of" lists them as before), a `Key` constant per
+/// key, named by its dotted file name, and, when the section names one (`=> … struct …`), the
+/// typed struct its values land in: one field per key, of the same name, and its `read`, which
+/// reads the keys in the order given (the first refused value is the error reported).
+///
+/// A key's field is `Sourced<T>` read by `Resolver::setting` (flag > variables > file >
+/// default); a key whose reading is its own says so after its entry: `=> FieldType = expr;`,
+/// where `expr` may use the resolver (named in `read |r|`) and the fields read before it
+/// (`=> as name: FieldType = expr;` names the field otherwise than the key). Fields that are
+/// not keys follow in `then { name: Type = expr }`. The struct's `Default` is the section read
+/// with nothing set.
 ///
 /// ```text
 /// section! {
 ///     /// `[web]` as read from the file.
 ///     pub struct WebFile in "web." at |c: FileConfig| &c.web;
+///     /// The effective `[web]` settings.
+///     => #[derive(Debug, Clone)] pub struct WebSettings read |r|;
 ///     /// The web agent's step cap.
 ///     MAX_STEPS max_steps: u64 { bounds: Bounds::Whole(1, 200), … }
+///     /// Chromium's binary.
+///     CHROMIUM chromium: String { … } => Sourced<Option<PathBuf>> = web::binary(r.raw(&CHROMIUM))?;
 ///     …
 ///     extra { /* serde fields that are not keys: nested sections */ }
+///     then { /* typed fields that are not keys */ }
 /// }
 /// ```
 macro_rules! section {
+    // A key's field type: `Sourced<T>`, or the one its entry names.
+    (@land $T:ty) => { $crate::config::Sourced<$T> };
+    (@land $T:ty, $Land:ty) => { $Land };
+    // A key's reading: `Resolver::setting`, or the one its entry names.
+    (@read $r:ident, $KEY:ident) => { $r.setting(&$KEY)? };
+    (@read $r:ident, $KEY:ident, $read:expr) => { $read };
+    // No typed struct.
+    (@typed [] $($rest:tt)*) => {};
+    (@typed
+        [$(#[$smeta:meta])* $Typed:ident $r:ident]
+        [$(
+            [$(#[doc = $doc:literal])+]
+            $KEY:ident [$name:ident $($_file_name:ident)?] $T:ty [$($Land:ty = $read:expr;)?]
+        )*]
+        [$($(#[$tmeta:meta])* $tvis:vis $tfield:ident: $tty:ty = $tinit:expr;)*]
+    ) => {
+        $(#[$smeta])*
+        pub struct $Typed {
+            $(
+                $(#[doc = $doc])+
+                pub $name: $crate::config::setting::section!(@land $T $(, $Land)?),
+            )*
+            $($(#[$tmeta])* $tvis $tfield: $tty,)*
+        }
+
+        impl $Typed {
+            /// The section's values, read in the order its keys are declared.
+            pub(super) fn read(
+                $r: &$crate::config::Resolver<'_>,
+            ) -> Result<Self, $crate::config::ConfigError> {
+                $(let $name = $crate::config::setting::section!(@read $r, $KEY $(, $read)?);)*
+                $(let $tfield = $tinit;)*
+                Ok(Self { $($name,)* $($tfield,)* })
+            }
+        }
+
+        /// Every key's default: the section read with no flag, variable or file.
+        impl Default for $Typed {
+            fn default() -> Self {
+                $crate::config::Resolver::defaults(Self::read)
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         pub struct $File:ident in $prefix:literal at |$c:ident: $Root:ty| $get:expr;
         $(
+            => $(#[$smeta:meta])*
+            pub struct $Typed:ident read |$r:ident|;
+        )?
+        $(
             $(#[doc = $doc:literal])+
             $KEY:ident $field:ident: $T:ty { $($prop:ident: $val:expr),* $(,)? }
+            $(=> $(as $tname:ident:)? $Land:ty = $read:expr;)?
         )*
         $(extra { $($(#[$xmeta:meta])* $xfield:ident: $xty:ty),* $(,)? })?
+        $(then { $($(#[$tmeta:meta])* $tvis:vis $tfield:ident: $tty:ty = $tinit:expr),* $(,)? })?
     ) => {
         $(#[$meta])*
         #[derive(Debug, Default, serde::Deserialize)]
@@ -540,6 +603,11 @@ macro_rules! section {
                 ..$crate::config::setting::Key::BLANK
             };
         )*
+        $crate::config::setting::section!(@typed
+            [$($(#[$smeta])* $Typed $r)?]
+            [$([$(#[doc = $doc])+] $KEY [$($($tname)?)? $field] $T [$($Land = $read;)?])*]
+            [$($($(#[$tmeta])* $tvis $tfield: $tty = $tinit;)*)?]
+        );
     };
 }
 pub(crate) use section;

@@ -1,8 +1,11 @@
 //! The settings table: every scalar key of the config file, declared once — its file name, the
 //! variables and the flag that set it, its type and bounds, its default, its one-line doc, where
 //! its value lands in `Config` and how `seek config` shows it. The file's serde structs, the
-//! resolver's reading with origins and `seek config`'s lines all come from here; adding a setting
-//! is one entry here (and the typed field it lands in).
+//! resolver's reading with origins and `seek config`'s lines all come from here; so do the typed
+//! structs of the sections that have one (`TuiSettings`, `WebSettings`, `ServeSettings`, …:
+//! a field per key, their reading in declaration order and their defaults), where adding a
+//! setting is one entry here. Elsewhere it is an entry, its typed field and its read line in
+//! `resolve.rs`.
 //!
 //! Keys are listed in the file's historical order (which serde's "expected one of" repeats);
 //! `SECTIONS` lists them in `seek config`'s order. The `[tools.<tag>]` tables (one shape per tool,
@@ -11,7 +14,7 @@
 //! below it and never name a key; the code that reads keys sits above it (`resolve.rs`).
 
 use super::setting::{Bounds, Fallback, Flag, Row, section};
-use super::{Approval, BrowserChoice, Config, Env, ModelSize, Notify, show};
+use super::{Approval, BrowserChoice, Config, Env, ModelSize, Notify, Sourced, show};
 use super::{local, model, safety, serve, tools, tui, web};
 use crate::config::safety::SandboxMode;
 use std::path::PathBuf;
@@ -256,6 +259,9 @@ section! {
 section! {
     /// `[tui]` as read from the file.
     pub struct TuiFile in "tui." at |c: FileConfig| &c.tui;
+    => /// The effective `[tui]` settings.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct TuiSettings read |r|;
     /// How the end of a long task is signalled: auto, bell, osc9 or off.
     NOTIFY notify: Notify {
         default: Fallback::Value(|| Notify::Auto),
@@ -268,16 +274,23 @@ section! {
         default: Fallback::Value(|| tui::DEFAULT_NOTIFY_AFTER_SECS),
         at: Some(|c| Some(&c.tui.notify_after_secs)),
     }
+    then {
+        /// The environment names a terminal known to show OSC 9 notifications.
+        pub(super) osc9_terminal: bool = tui::osc9_terminal(r.env),
+    }
 }
 
 section! {
     /// `[web]` as read from the file.
     pub struct WebFile in "web." at |c: FileConfig| &c.web;
+    => /// The effective `[web]` settings.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct WebSettings read |r|;
     /// The SearxNG instance web_search asks.
     SEARXNG_URL searxng_url: String {
         env: &["SEARXNG_BASE_URL"],
         custom: Some(web::render_searxng_url),
-    }
+    } => Sourced<Option<String>> = web::searxng_url(r.given(&SEARXNG_URL)?)?;
     /// Which engine reads pages: auto, http or chromium.
     BROWSER browser: BrowserChoice {
         default: Fallback::Value(|| BrowserChoice::Auto),
@@ -315,21 +328,30 @@ section! {
     /// Chromium's binary (unset: looked up on PATH).
     CHROMIUM chromium: String {
         custom: Some(web::render_chromium),
-    }
+    } => Sourced<Option<PathBuf>> = web::binary(r.raw(&CHROMIUM), CHROMIUM.name)?;
     /// Accepted for old config files and unused (Chromium is driven over a pipe).
     CHROMEDRIVER chromedriver: String {
         custom: Some(web::render_chromedriver),
+    } => Sourced<Option<PathBuf>> = web::binary(r.raw(&CHROMEDRIVER), CHROMEDRIVER.name)?;
+    then {
+        /// Where the web agent keeps a screenshot of the latest page it read with a real
+        /// browser (`updated_screen.png`, AgenticSeek's name). Not a file key: `seek serve` sets
+        /// it, for its `/screenshot`; `None` takes none.
+        pub screenshots: Option<PathBuf> = None,
     }
 }
 
 section! {
     /// `[serve]` as read from the file.
     pub struct ServeFile in "serve." at |c: FileConfig| &c.serve;
+    => /// The effective `[serve]` settings.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ServeSettings read |r|;
     /// Web origins whose pages may call `seek serve`.
     ALLOWED_ORIGINS allowed_origins: Vec<String> {
         default: Fallback::Value(|| vec![serve::DEFAULT_ALLOWED_ORIGIN.to_owned()]),
         at: Some(|c| Some(&c.serve.allowed_origins)),
-    }
+    } => Sourced<Vec<String>> = serve::allowed_origins(r.given(&ALLOWED_ORIGINS)?)?;
 }
 
 /// A part of `seek config`: a table header, its keys in the order shown, and the special case

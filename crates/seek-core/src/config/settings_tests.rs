@@ -209,3 +209,18 @@ fn choices_read_their_words_in_any_case_and_aliases() {
         assert_eq!(parse_choice::<ModelSize>(size.as_str()), Ok(size));
     }
 }
+
+/// A typed section's `Default` is the section read with nothing set: it cannot fail, and it is
+/// what a resolution with no file, variable or flag gives.
+#[test]
+fn typed_sections_default_to_what_nothing_resolves_to() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = super::super::tests::resolve_in(dir.path(), None, &[]).expect("defaults");
+    assert_eq!(config.tui, TuiSettings::default());
+    assert_eq!(config.web, WebSettings::default());
+    assert_eq!(config.serve, ServeSettings::default());
+    assert_eq!(
+        ServeSettings::default().allowed_origins.value,
+        vec![crate::config::DEFAULT_ALLOWED_ORIGIN.to_owned()]
+    );
+}

@@ -2,17 +2,16 @@
 //! (`notify`: a bell, an OSC 9 desktop notification, or nothing) and after how long a task
 //! counts as long (`notify_after_secs`).
 //!
-//! Owns the values these keys land in, their defaults, the choice `auto` makes from the
-//! terminal the environment names, and the note on its `seek config` line (the keys are the
-//! settings table's, which names this file; `resolve.rs` reads them). It must not write to the
+//! Owns the `Notify` choice, the default threshold, the choice `auto` makes from the terminal
+//! the environment names, and the note on its `seek config` line (the keys, and `TuiSettings`
+//! they land in, are the settings table's, which names this file). It must not write to the
 //! terminal.
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
 use super::setting::{Choice, choice_value};
-use super::{Config, Env, Origin, Sourced};
+use super::{Config, Env};
 
 /// How the end of a long task is signalled while the terminal is not focused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -66,70 +65,37 @@ pub enum NotifySignal {
     Osc9,
 }
 
-/// The effective `[tui]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TuiSettings {
-    pub notify: Sourced<Notify>,
-    /// A task that took at least this long is worth a notification.
-    pub notify_after_secs: Sourced<u64>,
-    /// The environment names a terminal known to show OSC 9 notifications.
-    osc9_terminal: bool,
-}
-
 /// Default seconds a task must take before its end is signalled.
 pub const DEFAULT_NOTIFY_AFTER_SECS: u64 = 10;
 
-impl TuiSettings {
-    /// The signal to send, `None` when notifications are off.
-    pub fn signal(&self) -> Option<NotifySignal> {
-        match self.notify.value {
-            Notify::Off => None,
-            Notify::Bell => Some(NotifySignal::Bell),
-            Notify::Osc9 => Some(NotifySignal::Osc9),
-            Notify::Auto if self.osc9_terminal => Some(NotifySignal::Osc9),
-            Notify::Auto => Some(NotifySignal::Bell),
-        }
-    }
-
-    pub fn notify_after(&self) -> Duration {
-        Duration::from_secs(self.notify_after_secs.value)
-    }
-}
-
-impl Default for TuiSettings {
-    fn default() -> Self {
-        Self {
-            notify: Sourced::new(Notify::Auto, Origin::Default),
-            notify_after_secs: Sourced::new(DEFAULT_NOTIFY_AFTER_SECS, Origin::Default),
-            osc9_terminal: false,
-        }
+/// The signal `notify` sends, `None` when notifications are off; `osc9_terminal`: whether the
+/// terminal is known to show OSC 9.
+pub(super) fn signal(notify: Notify, osc9_terminal: bool) -> Option<NotifySignal> {
+    match notify {
+        Notify::Off => None,
+        Notify::Bell => Some(NotifySignal::Bell),
+        Notify::Osc9 => Some(NotifySignal::Osc9),
+        Notify::Auto if osc9_terminal => Some(NotifySignal::Osc9),
+        Notify::Auto => Some(NotifySignal::Bell),
     }
 }
 
 /// Whether the terminal seek runs in shows OSC 9 notifications, by what it says of itself.
 /// Terminals that do not understand OSC 9 may print its text, so only known ones get it.
-fn osc9_terminal(env: &Env) -> bool {
+pub(super) fn osc9_terminal(env: &Env) -> bool {
     let program = env.get("TERM_PROGRAM").unwrap_or_default();
     ["iTerm.app", "WezTerm", "ghostty"].contains(&program)
         || env.get("TERM") == Some("xterm-kitty")
         || env.get("KITTY_WINDOW_ID").is_some()
 }
 
-impl TuiSettings {
-    /// The settings as resolved, and what the environment says of the terminal.
-    pub(super) fn new(notify: Sourced<Notify>, notify_after_secs: Sourced<u64>, env: &Env) -> Self {
-        Self {
-            notify,
-            notify_after_secs,
-            osc9_terminal: osc9_terminal(env),
-        }
-    }
-}
-
 /// The note on `notify`'s line in `seek config`: what `auto` sends in this terminal.
 pub(super) fn notify_note(config: &Config) -> Option<String> {
     let tui = &config.tui;
-    match (tui.notify.value, tui.signal()) {
+    match (
+        tui.notify.value,
+        signal(tui.notify.value, tui.osc9_terminal),
+    ) {
         (Notify::Auto, Some(NotifySignal::Osc9)) => Some("OSC 9 in this terminal".to_owned()),
         (Notify::Auto, _) => Some("the bell in this terminal".to_owned()),
         _ => None,
@@ -141,7 +107,9 @@ mod tests {
 
     use super::*;
 
+    use super::super::Origin;
     use super::super::tests::resolve_in as resolve;
+    use std::time::Duration;
 
     #[test]
     fn auto_picks_osc9_only_in_terminals_known_to_show_it() {

@@ -5,15 +5,14 @@
 //! (`settle_ms`), and where Chromium is (`chromium`; `chromedriver` is accepted and unused since
 //! Chromium is driven over a pipe).
 //!
-//! Owns the values these keys land in, their defaults, the special validation and the special
-//! cases of their lines in `seek config` (the keys themselves are the settings table's, which
-//! names this file; `resolve.rs` reads them). It must not open a connection or start a browser.
+//! Owns the `BrowserChoice` values, the defaults, the special validation and the special cases of
+//! their lines in `seek config` (the keys, and `WebSettings` they land in, are the settings
+//! table's, which names this file). It must not open a connection or start a browser.
 
 use std::fmt;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
 
 use super::setting::{Choice, choice_value, line, toml_str};
 use super::{Config, ConfigError, Env, Origin, Sourced, invalid};
@@ -71,65 +70,6 @@ pub const DEFAULT_WEB_TIMEOUT_SECS: u64 = 20;
 pub(crate) const DEFAULT_SETTLE_MS: u64 = 2000;
 /// Default cap on the bytes of one page read.
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 2 * 1024 * 1024;
-
-/// The effective `[web]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebSettings {
-    /// The SearxNG instance `web_search` asks (`None`: not configured; searches fail saying
-    /// how to set it).
-    pub searxng_url: Sourced<Option<String>>,
-    pub browser: Sourced<BrowserChoice>,
-    /// Loopback and private addresses may be opened even when a search result or a page's link
-    /// leads there (the user's own URLs always may).
-    pub allow_private: Sourced<bool>,
-    pub max_steps: Sourced<u64>,
-    pub timeout_secs: Sourced<u64>,
-    pub max_page_bytes: Sourced<u64>,
-    /// After a page loaded, Chromium waits at most this long (ms) for no request in flight and
-    /// unchanged text for 500 ms.
-    pub settle_ms: Sourced<u64>,
-    /// Chromium's binary (`None`: looked up on `PATH` as `chromium`, `chromium-browser`,
-    /// `google-chrome`).
-    pub chromium: Sourced<Option<PathBuf>>,
-    /// Accepted for old config files and unused: Chromium is driven over a pipe, without
-    /// chromedriver.
-    pub chromedriver: Sourced<Option<PathBuf>>,
-    /// Where the web agent keeps a screenshot of the latest page it read with a real browser
-    /// (`updated_screen.png`, AgenticSeek's name). Not a file key: `seek serve` sets it, for its
-    /// `/screenshot`; `None` takes none.
-    pub screenshots: Option<PathBuf>,
-}
-
-impl WebSettings {
-    pub fn timeout(&self) -> Duration {
-        Duration::from_secs(self.timeout_secs.value)
-    }
-
-    pub(crate) fn settle(&self) -> Duration {
-        Duration::from_millis(self.settle_ms.value)
-    }
-
-    pub fn max_page_bytes(&self) -> usize {
-        usize::try_from(self.max_page_bytes.value).unwrap_or(usize::MAX)
-    }
-}
-
-impl Default for WebSettings {
-    fn default() -> Self {
-        Self {
-            searxng_url: Sourced::new(None, Origin::Default),
-            browser: Sourced::new(BrowserChoice::Auto, Origin::Default),
-            allow_private: Sourced::new(false, Origin::Default),
-            max_steps: Sourced::new(DEFAULT_WEB_MAX_STEPS, Origin::Default),
-            timeout_secs: Sourced::new(DEFAULT_WEB_TIMEOUT_SECS, Origin::Default),
-            max_page_bytes: Sourced::new(DEFAULT_MAX_PAGE_BYTES, Origin::Default),
-            settle_ms: Sourced::new(DEFAULT_SETTLE_MS, Origin::Default),
-            chromium: Sourced::new(None, Origin::Default),
-            chromedriver: Sourced::new(None, Origin::Default),
-            screenshots: None,
-        }
-    }
-}
 
 /// The SearxNG URL as given (flag, variable or file), checked: an http(s) URL, its trailing `/`
 /// cut; empty means not configured.
@@ -227,6 +167,7 @@ pub(super) fn render_chromium(config: &Config, _: &Env, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::WebSettings;
     use super::super::tests::resolve_in as resolve;
     use super::*;
 
