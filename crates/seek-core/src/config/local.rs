@@ -1,50 +1,17 @@
 //! The `[local]` section: where the built-in engine keeps downloaded models, where it downloads
 //! them from, how long a silent download may last, and how many threads the engine uses.
 //!
-//! Owns the values these keys land in, their defaults (the platform cache dir, `SEEK_CACHE_DIR`)
-//! and their validation, and the special cases of their lines in `seek config` (the keys
-//! themselves are the settings table's, which names this file; `resolve.rs` reads them). It must
-//! not download or load anything.
+//! Owns their defaults (the platform cache dir, `SEEK_CACHE_DIR`) and their validation, and the
+//! special cases of their lines in `seek config` (the keys, and `LocalSettings` they land in,
+//! are the settings table's, which names this file). It must not download or load anything.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::{Config, ConfigError, Env, Origin, Sourced, invalid};
 
-/// The effective `[local]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalSettings {
-    /// Where catalog models are downloaded to and other `.gguf` files are listed from.
-    pub models_dir: Sourced<PathBuf>,
-    /// Base URLs tried first, in order, for every catalog file (`<mirror><file name>`).
-    pub mirrors: Sourced<Vec<String>>,
-    /// Download only from the mirrors, never from the catalog's own (internet) sources.
-    pub offline: Sourced<bool>,
-    /// A download that receives no byte for this long has failed (that source; the next is
-    /// tried).
-    pub download_stall_secs: Sourced<u64>,
-    /// Threads the engine computes with; `None`: every core.
-    pub threads: Option<Sourced<u64>>,
-}
-
 /// Default seconds without a byte before a download source counts as failed.
 pub const DEFAULT_DOWNLOAD_STALL_SECS: u64 = 30;
-
-impl LocalSettings {
-    /// The stall timeout as a duration.
-    pub fn stall(&self) -> Duration {
-        Duration::from_secs(self.download_stall_secs.value)
-    }
-
-    /// The threads to compute with: the configured number, or every core.
-    pub(crate) fn thread_count(&self) -> usize {
-        match &self.threads {
-            Some(n) => usize::try_from(n.value).unwrap_or(1),
-            None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-        }
-    }
-}
 
 /// The mirrors as the file gives them (one URL or a list), checked; none when not set.
 pub(super) fn mirrors(
@@ -57,28 +24,44 @@ pub(super) fn mirrors(
 }
 
 /// `offline = true` needs a mirror to download from.
-pub(super) fn check_offline(
-    offline: &Sourced<bool>,
+pub(super) fn offline(
+    offline: Sourced<bool>,
     mirrors: &Sourced<Vec<String>>,
-) -> Result<(), ConfigError> {
+) -> Result<Sourced<bool>, ConfigError> {
     if offline.value && mirrors.value.is_empty() {
         return Err(invalid(
-            offline,
+            &offline,
             "local.offline",
             "offline downloads come only from a mirror: set [local] mirror = \"http://host/path/\" too",
         ));
     }
-    Ok(())
+    Ok(offline)
+}
+
+/// The models dir: a cache dir variable's (its name and value) `models` folder, relative to
+/// `cwd`, else the file's (its value and the file's path), else the platform's.
+pub(super) fn models_dir(
+    cache_dir: Option<(&'static str, &str)>,
+    cwd: &Path,
+    in_file: Option<(Sourced<String>, &Path)>,
+) -> Result<Sourced<PathBuf>, ConfigError> {
+    if let Some((var, dir)) = cache_dir {
+        return Ok(models_dir_in_cache(cwd, var, dir));
+    }
+    if let Some((given, config_file)) = in_file {
+        return models_dir_in_file(given, config_file);
+    }
+    Ok(default_models_dir())
 }
 
 /// The models dir a cache dir variable names (`SEEK_CACHE_DIR`): its `models` folder, relative
 /// to `cwd`.
-pub(super) fn models_dir_in_cache(cwd: &Path, var: &'static str, dir: &str) -> Sourced<PathBuf> {
+fn models_dir_in_cache(cwd: &Path, var: &'static str, dir: &str) -> Sourced<PathBuf> {
     Sourced::new(cwd.join(dir).join("models"), Origin::Env(var))
 }
 
 /// `[local] models_dir`, relative to the config file's folder, `~` expanded.
-pub(super) fn models_dir_in_file(
+fn models_dir_in_file(
     given: Sourced<String>,
     config_file: &Path,
 ) -> Result<Sourced<PathBuf>, ConfigError> {
@@ -97,7 +80,7 @@ pub(super) fn models_dir_in_file(
 }
 
 /// `<platform cache dir>/seek/models`.
-pub(super) fn default_models_dir() -> Sourced<PathBuf> {
+fn default_models_dir() -> Sourced<PathBuf> {
     let cache = directories::BaseDirs::new().map_or_else(
         // No home directory at all (a bare container): keep models beside the process.
         || PathBuf::from(".seek/cache"),

@@ -41,7 +41,7 @@ type Key<T> = setting::Key<T, file::FileConfig>;
 
 pub use crate::wire::AgentName;
 pub use env::Env;
-pub use local::{DEFAULT_DOWNLOAD_STALL_SECS, LocalSettings};
+pub use local::DEFAULT_DOWNLOAD_STALL_SECS;
 pub use mcp::{McpServer, McpSettings, McpTransport};
 pub use model::{DEFAULT_REPLY_TIMEOUT_SECS, DEFAULT_STREAM_MAX_LINE_MIB, ModelSettings};
 pub use model_size::ModelSize;
@@ -49,7 +49,7 @@ pub use providers::{Preset, Wire};
 pub use render::render;
 pub use safety::{AllowedSocket, Approval, Limits, Safety, SandboxMode};
 pub use serve::DEFAULT_ALLOWED_ORIGIN;
-pub use settings::{ServeSettings, TuiSettings, WebSettings};
+pub use settings::{LocalSettings, ServeSettings, TuiSettings, WebSettings};
 pub use show::redact_url;
 pub use tools::{TOOL_TAGS, ToolConfig};
 pub use tui::{DEFAULT_NOTIFY_AFTER_SECS, Notify, NotifySignal};
@@ -454,6 +454,18 @@ impl Resolver<'_> {
         // With nothing given, no value can be refused, and every key a section reads through
         // `setting` has a default (the table's tests check both).
         read(&nothing).expect("a section's keys all have defaults")
+    }
+
+    /// The first of a key's variables that is set: its name and its value.
+    pub(super) fn variable<T: Value>(&self, key: &Key<T>) -> Option<(&'static str, &str)> {
+        key.env
+            .iter()
+            .find_map(|var| self.env.get(var).map(|value| (*var, value)))
+    }
+
+    /// The config file's path, when a file was read.
+    pub(super) fn file_path(&self) -> Option<&Path> {
+        self.file.map(|f| f.path.as_path())
     }
 
     /// A key's value as the file wrote it (for keys whose resolver reads the file its own way).

@@ -10,15 +10,14 @@
 use std::path::PathBuf;
 
 use super::settings::{
-    ALLOW_SOCKETS, APPROVAL, CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, DOWNLOAD_STALL_SECS,
-    MAX_MEMORY_MB, MAX_PROCESSES, MAX_RETRIES, MAX_TOKENS, MIRROR, MODELS_DIR, OFFLINE, PASS_ENV,
-    REPLY_TIMEOUT_SECS, SAFE_MODE, SANDBOX, SEED, STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB,
-    TEMPERATURE, THREADS, TOP_P,
+    ALLOW_SOCKETS, APPROVAL, CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, MAX_MEMORY_MB, MAX_PROCESSES,
+    MAX_RETRIES, MAX_TOKENS, PASS_ENV, REPLY_TIMEOUT_SECS, SAFE_MODE, SANDBOX, SEED,
+    STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB, TEMPERATURE, TOP_P,
 };
 use super::{
     AgentName, Config, ConfigError, ConfigFile, Dirs, LocalSettings, ModelSettings, Origin, Preset,
     Resolver, Safety, ServeSettings, Sourced, TuiSettings, WebSettings, Wire, invalid,
-    is_env_var_name, local, mcp, model_size, providers, safety, settings, tools,
+    is_env_var_name, mcp, model_size, providers, safety, settings, tools,
 };
 
 impl Resolver<'_> {
@@ -39,7 +38,7 @@ impl Resolver<'_> {
         let model_size = self.setting(&settings::MODEL_SIZE)?;
         let small_model_off = model_size::resolve_off(self)?;
         let safety = safety(self)?;
-        let local = local(self)?;
+        let local = LocalSettings::read(self)?;
         let tui = TuiSettings::read(self)?;
         let web = WebSettings::read(self)?;
         let serve = ServeSettings::read(self)?;
@@ -221,32 +220,4 @@ fn safety(r: &Resolver<'_>) -> Result<Safety, ConfigError> {
         max_memory_mb: r.setting(&MAX_MEMORY_MB)?,
         allow_sockets: r.setting(&ALLOW_SOCKETS)?,
     })
-}
-
-fn local(r: &Resolver<'_>) -> Result<LocalSettings, ConfigError> {
-    let models_dir = models_dir(r)?;
-    let mirrors = local::mirrors(r.raw(&MIRROR))?;
-    let offline = r.setting(&OFFLINE)?;
-    local::check_offline(&offline, &mirrors)?;
-    Ok(LocalSettings {
-        models_dir,
-        mirrors,
-        offline,
-        download_stall_secs: r.setting(&DOWNLOAD_STALL_SECS)?,
-        threads: r.given(&THREADS)?,
-    })
-}
-
-/// `SEEK_CACHE_DIR/models`, else `[local] models_dir` (relative to the config file, `~`
-/// expanded), else `<platform cache dir>/seek/models`.
-fn models_dir(r: &Resolver<'_>) -> Result<Sourced<PathBuf>, ConfigError> {
-    for var in MODELS_DIR.env {
-        if let Some(dir) = r.env.get(var) {
-            return Ok(local::models_dir_in_cache(r.cwd, var, dir));
-        }
-    }
-    if let (Some(given), Some(loaded)) = (r.raw(&MODELS_DIR), r.file) {
-        return local::models_dir_in_file(given, &loaded.path);
-    }
-    Ok(local::default_models_dir())
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::{NotifySignal, TuiSettings, WebSettings, tui};
+use super::{LocalSettings, NotifySignal, TuiSettings, WebSettings, tui};
 
 impl TuiSettings {
     /// The signal to send, `None` when notifications are off.
@@ -30,5 +30,20 @@ impl WebSettings {
 
     pub fn max_page_bytes(&self) -> usize {
         usize::try_from(self.max_page_bytes.value).unwrap_or(usize::MAX)
+    }
+}
+
+impl LocalSettings {
+    /// The stall timeout as a duration.
+    pub fn stall(&self) -> Duration {
+        Duration::from_secs(self.download_stall_secs.value)
+    }
+
+    /// The threads to compute with: the configured number, or every core.
+    pub(crate) fn thread_count(&self) -> usize {
+        match &self.threads {
+            Some(n) => usize::try_from(n.value).unwrap_or(1),
+            None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        }
     }
 }

@@ -227,21 +227,28 @@ section! {
 section! {
     /// `[local]` as read from the file.
     pub struct LocalFile in "local." at |c: FileConfig| &c.local;
+    => /// The effective `[local]` settings.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct LocalSettings read |r|;
     /// Where the built-in engine keeps downloaded models (SEEK_CACHE_DIR: its `models` folder).
     MODELS_DIR models_dir: PathBuf {
         env: &["SEEK_CACHE_DIR"],
         default: Fallback::Computed("<platform cache dir>/seek/models"),
         at: Some(|c| Some(&c.local.models_dir)),
-    }
+    } => Sourced<PathBuf> = local::models_dir(
+        r.variable(&MODELS_DIR),
+        r.cwd,
+        r.raw(&MODELS_DIR).zip(r.file_path()),
+    )?;
     /// Base URLs tried first, in order, for every catalog file (one or a list).
     MIRROR mirror: toml::Value {
         custom: Some(local::render_mirror),
-    }
+    } => as mirrors: Sourced<Vec<String>> = local::mirrors(r.raw(&MIRROR))?;
     /// Download only from the mirrors.
     OFFLINE offline: bool {
         default: Fallback::Value(|| false),
         at: Some(|c| Some(&c.local.offline)),
-    }
+    } => Sourced<bool> = local::offline(r.setting(&OFFLINE)?, &mirrors)?;
     /// A download that receives no byte for this long has failed.
     DOWNLOAD_STALL_SECS download_stall_secs: u64 {
         bounds: whole(1, 3600),
@@ -253,7 +260,7 @@ section! {
         bounds: whole(1, 1024),
         at: Some(|c| c.local.threads.as_ref()),
         unset: Some(local::threads_unset),
-    }
+    } => Option<Sourced<u64>> = r.given(&THREADS)?;
 }
 
 section! {

@@ -219,6 +219,8 @@ fn typed_sections_default_to_what_nothing_resolves_to() {
     assert_eq!(config.tui, TuiSettings::default());
     assert_eq!(config.web, WebSettings::default());
     assert_eq!(config.serve, ServeSettings::default());
+    let local = LocalSettings::default();
+    assert!(local.mirrors.value.is_empty() && !local.offline.value && local.threads.is_none());
     assert_eq!(
         ServeSettings::default().allowed_origins.value,
         vec![crate::config::DEFAULT_ALLOWED_ORIGIN.to_owned()]
