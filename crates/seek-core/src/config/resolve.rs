@@ -2,7 +2,9 @@
 //! file > default, with origins) and assembled into `Config`, section by section.
 //!
 //! Owns which key lands where and in what order keys are read (the first refused value is the
-//! error reported). The checks particular to a value are the sections' (`web.rs`, `local.rs`,
+//! error reported) for the top level and `[exec]`; the sections whose typed struct the table
+//! generates (`LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`) are read by it, in
+//! their declaration order, and only called here in turn. The checks particular to a value are the sections' (`web.rs`, `local.rs`,
 //! …), which sit below the table and name no key; the generic reading of one key is
 //! `Resolver::given`/`setting` (`mod.rs`). It must not read the file or the environment other
 //! than through the resolver.

@@ -2,16 +2,20 @@
 //! variables and the flag that set it, its type and bounds, its default, its one-line doc, where
 //! its value lands in `Config` and how `seek config` shows it. The file's serde structs, the
 //! resolver's reading with origins and `seek config`'s lines all come from here; so do the typed
-//! structs of the sections that have one (`TuiSettings`, `WebSettings`, `ServeSettings`, …:
-//! a field per key, their reading in declaration order and their defaults), where adding a
-//! setting is one entry here. Elsewhere it is an entry, its typed field and its read line in
-//! `resolve.rs`.
+//! structs of `[local]`, `[tui]`, `[web]` and `[serve]` (`LocalSettings`, `TuiSettings`,
+//! `WebSettings`, `ServeSettings`: a field per key, their reading in declaration order and their
+//! defaults), where adding a setting is one entry here. A top-level or `[exec]` key is an entry,
+//! its typed field and its read line in `resolve.rs` (those keys land in `ModelSettings`,
+//! `Safety` and `Config`, which are not one file table each).
 //!
-//! Keys are listed in the file's historical order (which serde's "expected one of" repeats);
+//! Keys are listed in the file's historical order (which serde's "expected one of" repeats, and
+//! which is the order a generated struct reads them in: the first refused value is the error);
 //! `SECTIONS` lists them in `seek config`'s order. The `[tools.<tag>]` tables (one shape per tool,
 //! `tools.rs`) and `[mcp_servers.NAME]` (`mcp.rs`) have tables of their own. This file must hold
-//! data only: the special cases it names are functions in the modules that own them, which sit
-//! below it and never name a key; the code that reads keys sits above it (`resolve.rs`).
+//! data only: the special cases it names, readers included, are functions in the modules that
+//! own them, which sit below it and never name a key nor the structs generated here; the code
+//! that assembles `Config` sits above it (`resolve.rs`), and so do the generated structs'
+//! methods (`sections.rs`).
 
 use super::setting::{Bounds, Fallback, Flag, Row, section};
 use super::{Approval, BrowserChoice, Config, Env, ModelSize, Notify, Sourced, show};
