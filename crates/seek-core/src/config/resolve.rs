@@ -2,9 +2,9 @@
 //! file > default, with origins) and assembled into `Config`, section by section.
 //!
 //! Owns which key lands where and in what order keys are read (the first refused value is the
-//! error reported) for the top level and `[exec]`; the sections whose typed struct the table
-//! generates (`LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`) are read by it, in
-//! their declaration order, and only called here in turn. The checks particular to a value are the sections' (`web.rs`, `local.rs`,
+//! error reported) for the keys landing in `Config` and `Safety`; the structs the table generates
+//! (`ModelSettings`, `LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`) read their
+//! own keys, in declaration order, and are only called here in turn. The checks particular to a value are the sections' (`web.rs`, `local.rs`,
 //! …), which sit below the table and name no key; the generic reading of one key is
 //! `Resolver::given`/`setting` (`mod.rs`). It must not read the file or the environment other
 //! than through the resolver.
@@ -12,9 +12,7 @@
 use std::path::PathBuf;
 
 use super::settings::{
-    ALLOW_SOCKETS, APPROVAL, CONNECT_TIMEOUT_SECS, CONTEXT_WINDOW, MAX_MEMORY_MB, MAX_PROCESSES,
-    MAX_RETRIES, MAX_TOKENS, PASS_ENV, REPLY_TIMEOUT_SECS, SAFE_MODE, SANDBOX, SEED,
-    STREAM_IDLE_TIMEOUT_SECS, STREAM_MAX_LINE_MIB, TEMPERATURE, TOP_P,
+    ALLOW_SOCKETS, APPROVAL, MAX_MEMORY_MB, MAX_PROCESSES, PASS_ENV, SAFE_MODE, SANDBOX,
 };
 use super::{
     AgentName, Config, ConfigError, ConfigFile, Dirs, LocalSettings, ModelSettings, Origin, Preset,
@@ -36,7 +34,7 @@ impl Resolver<'_> {
         let max_rounds = self.setting(&settings::MAX_ROUNDS)?;
         let output_limit_bytes = self.setting(&settings::OUTPUT_LIMIT_BYTES)?;
         let tools = tools::resolve(cfg.map(|c| &c.tools), &|span| self.file_origin(span))?;
-        let model_settings = model_settings(self)?;
+        let model_settings = ModelSettings::read(self)?;
         let model_size = self.setting(&settings::MODEL_SIZE)?;
         let small_model_off = model_size::resolve_off(self)?;
         let safety = safety(self)?;
@@ -193,21 +191,6 @@ impl Resolver<'_> {
             .map(PathBuf::from)
             .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned()))
     }
-}
-
-fn model_settings(r: &Resolver<'_>) -> Result<ModelSettings, ConfigError> {
-    Ok(ModelSettings {
-        context_window: r.setting(&CONTEXT_WINDOW)?,
-        max_tokens: r.setting(&MAX_TOKENS)?,
-        temperature: r.given(&TEMPERATURE)?,
-        top_p: r.given(&TOP_P)?,
-        seed: r.given(&SEED)?,
-        stream_idle_timeout_secs: r.setting(&STREAM_IDLE_TIMEOUT_SECS)?,
-        connect_timeout_secs: r.setting(&CONNECT_TIMEOUT_SECS)?,
-        max_retries: r.setting(&MAX_RETRIES)?,
-        reply_timeout_secs: r.setting(&REPLY_TIMEOUT_SECS)?,
-        stream_max_line_mib: r.setting(&STREAM_MAX_LINE_MIB)?,
-    })
 }
 
 fn safety(r: &Resolver<'_>) -> Result<Safety, ConfigError> {

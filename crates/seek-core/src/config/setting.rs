@@ -570,30 +570,32 @@ macro_rules! section {
             }
         }
     };
+    // Runs of keys, each with its typed struct or none (the top level, whose keys land in
+    // several structs).
     (
         $(#[$meta:meta])*
         pub struct $File:ident in $prefix:literal at |$c:ident: $Root:ty| $get:expr;
         $(
-            => $(#[$smeta:meta])*
-            pub struct $Typed:ident read |$r:ident|;
-        )?
-        $(
-            $(#[doc = $doc:literal])+
-            $KEY:ident $field:ident: $T:ty { $($prop:ident: $val:expr),* $(,)? }
-            $(=> $(as $tname:ident:)? $Land:ty = $read:expr;)?
-        )*
+            keys $(=> $(#[$smeta:meta])* pub struct $Typed:ident read |$r:ident|;)? {
+                $(
+                    $(#[doc = $doc:literal])+
+                    $KEY:ident $field:ident: $T:ty { $($prop:ident: $val:expr),* $(,)? }
+                    $(=> $(as $tname:ident:)? $Land:ty = $read:expr;)?
+                )*
+            }
+            $(then { $($(#[$tmeta:meta])* $tvis:vis $tfield:ident: $tty:ty = $tinit:expr),* $(,)? })?
+        )+
         $(extra { $($(#[$xmeta:meta])* $xfield:ident: $xty:ty),* $(,)? })?
-        $(then { $($(#[$tmeta:meta])* $tvis:vis $tfield:ident: $tty:ty = $tinit:expr),* $(,)? })?
     ) => {
         $(#[$meta])*
         #[derive(Debug, Default, serde::Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct $File {
-            $(pub $field: $crate::config::setting::FileValue<
-                <$T as $crate::config::setting::Value>::File>,)*
+            $($(pub $field: $crate::config::setting::FileValue<
+                <$T as $crate::config::setting::Value>::File>,)*)+
             $($($(#[$xmeta])* pub $xfield: $xty,)*)?
         }
-        $(
+        $($(
             $(#[doc = $doc])+
             pub const $KEY: $crate::config::setting::Key<$T, $Root> = $crate::config::setting::Key {
                 name: concat!($prefix, stringify!($field)),
@@ -602,12 +604,41 @@ macro_rules! section {
                 $($prop: $val,)*
                 ..$crate::config::setting::Key::BLANK
             };
+        )*)+
+        $(
+            $crate::config::setting::section!(@typed
+                [$($(#[$smeta])* $Typed $r)?]
+                [$([$(#[doc = $doc])+] $KEY [$($($tname)?)? $field] $T [$($Land = $read;)?])*]
+                [$($($(#[$tmeta])* $tvis $tfield: $tty = $tinit;)*)?]
+            );
+        )+
+    };
+    // One run: a section whose keys all land in its typed struct, or in none.
+    (
+        $(#[$meta:meta])*
+        pub struct $File:ident in $prefix:literal at |$c:ident: $Root:ty| $get:expr;
+        $(=> $(#[$smeta:meta])* pub struct $Typed:ident read |$r:ident|;)?
+        $(
+            $(#[doc = $doc:literal])+
+            $KEY:ident $field:ident: $T:ty { $($prop:ident: $val:expr),* $(,)? }
+            $(=> $(as $tname:ident:)? $Land:ty = $read:expr;)?
         )*
-        $crate::config::setting::section!(@typed
-            [$($(#[$smeta])* $Typed $r)?]
-            [$([$(#[doc = $doc])+] $KEY [$($($tname)?)? $field] $T [$($Land = $read;)?])*]
-            [$($($(#[$tmeta])* $tvis $tfield: $tty = $tinit;)*)?]
-        );
+        $(extra { $($(#[$xmeta:meta])* $xfield:ident: $xty:ty),* $(,)? })?
+        $(then { $($(#[$tmeta:meta])* $tvis:vis $tfield:ident: $tty:ty = $tinit:expr),* $(,)? })?
+    ) => {
+        $crate::config::setting::section! {
+            $(#[$meta])*
+            pub struct $File in $prefix at |$c: $Root| $get;
+            keys $(=> $(#[$smeta])* pub struct $Typed read |$r|;)? {
+                $(
+                    $(#[doc = $doc])+
+                    $KEY $field: $T { $($prop: $val),* }
+                    $(=> $(as $tname:)? $Land = $read;)?
+                )*
+            }
+            $(then { $($(#[$tmeta])* $tvis $tfield: $tty = $tinit),* })?
+            $(extra { $($(#[$xmeta])* $xfield: $xty),* })?
+        }
     };
 }
 pub(crate) use section;

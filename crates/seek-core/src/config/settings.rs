@@ -2,11 +2,12 @@
 //! variables and the flag that set it, its type and bounds, its default, its one-line doc, where
 //! its value lands in `Config` and how `seek config` shows it. The file's serde structs, the
 //! resolver's reading with origins and `seek config`'s lines all come from here; so do the typed
-//! structs of `[local]`, `[tui]`, `[web]` and `[serve]` (`LocalSettings`, `TuiSettings`,
-//! `WebSettings`, `ServeSettings`: a field per key, their reading in declaration order and their
-//! defaults), where adding a setting is one entry here. A top-level or `[exec]` key is an entry,
-//! its typed field and its read line in `resolve.rs` (those keys land in `ModelSettings`,
-//! `Safety` and `Config`, which are not one file table each).
+//! structs of the model-request keys and of `[local]`, `[tui]`, `[web]` and `[serve]`
+//! (`ModelSettings`, `LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`: a field per
+//! key, their reading in declaration order and their defaults), where adding a setting is one
+//! entry here. A key landing in `Safety` or `Config` is an entry, its typed field and its read
+//! line in `resolve.rs` (`Safety` takes keys of the top level and `[exec]`; `Config` is more
+//! than keys).
 //!
 //! Keys are listed in the file's historical order (which serde's "expected one of" repeats, and
 //! which is the order a generated struct reads them in: the first refused value is the error);
@@ -31,146 +32,159 @@ const fn whole(min: u64, max: u64) -> Bounds {
 section! {
     /// The config file's top level, as read.
     pub struct FileConfig in "" at |c: FileConfig| c;
-    /// The model server: a preset name (`local`, `ollama`, `openai`, …).
-    PROVIDER provider: String {
-        env: &["SEEK_PROVIDER"],
-        flag: Some(Flag { name: "--provider", get: |o| o.provider.as_deref() }),
-        default: Fallback::Computed("local, or ollama when a server is named"),
-        custom: Some(show::provider),
+    keys {
+        /// The model server: a preset name (`local`, `ollama`, `openai`, …).
+        PROVIDER provider: String {
+            env: &["SEEK_PROVIDER"],
+            flag: Some(Flag { name: "--provider", get: |o| o.provider.as_deref() }),
+            default: Fallback::Computed("local, or ollama when a server is named"),
+            custom: Some(show::provider),
+        }
+        /// The server's address (OLLAMA_HOST too, for an Ollama server).
+        BASE_URL base_url: String {
+            env: &["SEEK_BASE_URL"],
+            flag: Some(Flag { name: "--base-url", get: |o| o.base_url.as_deref() }),
+            default: Fallback::Computed("the provider's"),
+            custom: Some(show::base_url),
+        }
+        /// The model's name (or a .gguf file for the built-in engine).
+        MODEL model: String {
+            env: &["SEEK_MODEL"],
+            flag: Some(Flag { name: "--model", get: |o| o.model.as_deref() }),
+            default: Fallback::Computed("the provider's"),
+            custom: Some(show::model),
+        }
+        /// The NAME of the variable holding the API key (never the key itself).
+        API_KEY_ENV api_key_env: String {
+            default: Fallback::Computed("the provider's"),
+            custom: Some(show::api_key_env),
+        }
+        /// Where blocks run and files are saved (WORK_DIR too, AgenticSeek's name).
+        WORK_DIR work_dir: PathBuf {
+            env: &["SEEK_WORK_DIR", "WORK_DIR"],
+            flag: Some(Flag {
+                name: "--work-dir",
+                get: |o| o.work_dir.as_deref().and_then(std::path::Path::to_str),
+            }),
+            default: Fallback::Computed("the current directory"),
+            at: Some(|c| Some(&c.work_dir)),
+        }
+        /// The starting agent (`auto`: the router picks one per task).
+        AGENT agent: String {
+            env: &["SEEK_AGENT"],
+            flag: Some(Flag { name: "--agent", get: |o| o.agent.as_deref() }),
+            default: Fallback::Computed("auto"),
+            custom: Some(show::agent),
+        }
+        /// Failed rounds before an agent gives up.
+        MAX_ATTEMPTS max_attempts: u32 {
+            bounds: whole(1, 100),
+            default: Fallback::Value(|| super::DEFAULT_MAX_ATTEMPTS),
+            at: Some(|c| Some(&c.max_attempts)),
+        }
+        /// Rounds (model calls) per task, successful or not.
+        MAX_ROUNDS max_rounds: u32 {
+            bounds: whole(1, 1000),
+            default: Fallback::Value(|| super::DEFAULT_MAX_ROUNDS),
+            at: Some(|c| Some(&c.max_rounds)),
+        }
     }
-    /// The server's address (OLLAMA_HOST too, for an Ollama server).
-    BASE_URL base_url: String {
-        env: &["SEEK_BASE_URL"],
-        flag: Some(Flag { name: "--base-url", get: |o| o.base_url.as_deref() }),
-        default: Fallback::Computed("the provider's"),
-        custom: Some(show::base_url),
+    keys => /// Effective model-request settings.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ModelSettings read |r|; {
+        /// Tokens the model can attend to (Ollama's num_ctx).
+        CONTEXT_WINDOW context_window: u64 {
+            bounds: whole(256, 10_000_000),
+            default: Fallback::Value(|| model::DEFAULT_CONTEXT_WINDOW),
+            at: Some(|c| Some(&c.model_settings.context_window)),
+        }
+        /// The most tokens one reply may have.
+        MAX_TOKENS max_tokens: u64 {
+            bounds: whole(1, 1_000_000),
+            default: Fallback::Value(|| model::DEFAULT_MAX_TOKENS),
+            at: Some(|c| Some(&c.model_settings.max_tokens)),
+        }
+        /// Sampling temperature (unset: the server's or the engine's default).
+        TEMPERATURE temperature: f64 {
+            bounds: Bounds::Real(0.0, 2.0),
+            at: Some(|c| c.model_settings.temperature.as_ref()),
+            unset: Some(show::temperature_unset),
+        } => Option<Sourced<f64>> = r.given(&TEMPERATURE)?;
+        /// Nucleus sampling (unset: the server's or the engine's default).
+        TOP_P top_p: f64 {
+            bounds: Bounds::Real(0.0, 1.0),
+            at: Some(|c| c.model_settings.top_p.as_ref()),
+            unset: Some(show::top_p_unset),
+        } => Option<Sourced<f64>> = r.given(&TOP_P)?;
+        /// The sampling seed (unset: random).
+        SEED seed: i64 {
+            at: Some(|c| c.model_settings.seed.as_ref()),
+            unset: Some(|_| "seed is not set".to_owned()),
+        } => Option<Sourced<i64>> = r.given(&SEED)?;
+        /// A stream that sends no content for this long is an error.
+        STREAM_IDLE_TIMEOUT_SECS stream_idle_timeout_secs: u64 {
+            bounds: whole(1, 86_400),
+            default: Fallback::Value(|| model::DEFAULT_IDLE_TIMEOUT_SECS),
+            at: Some(|c| Some(&c.model_settings.stream_idle_timeout_secs)),
+        }
+        /// Seconds to connect to the server.
+        CONNECT_TIMEOUT_SECS connect_timeout_secs: u64 {
+            bounds: whole(1, 3600),
+            default: Fallback::Value(|| model::DEFAULT_CONNECT_TIMEOUT_SECS),
+            at: Some(|c| Some(&c.model_settings.connect_timeout_secs)),
+        }
+        /// The longest one reply may take, retries included.
+        REPLY_TIMEOUT_SECS reply_timeout_secs: u64 {
+            bounds: whole(1, 7 * 86_400),
+            default: Fallback::Value(|| model::DEFAULT_REPLY_TIMEOUT_SECS),
+            at: Some(|c| Some(&c.model_settings.reply_timeout_secs)),
+        } => Sourced<u64> = {
+            // `max_retries` was read before this key and the next one before they were
+            // declared here: a refused `max_retries` is still the error reported first.
+            r.given(&MAX_RETRIES)?;
+            r.setting(&REPLY_TIMEOUT_SECS)?
+        };
+        /// The longest streamed line read, in MiB.
+        STREAM_MAX_LINE_MIB stream_max_line_mib: u64 {
+            bounds: whole(1, 1024),
+            default: Fallback::Value(|| model::DEFAULT_STREAM_MAX_LINE_MIB),
+            at: Some(|c| Some(&c.model_settings.stream_max_line_mib)),
+        }
+        /// Retries of a request that failed before its first token.
+        MAX_RETRIES max_retries: u64 {
+            bounds: whole(0, 20),
+            default: Fallback::Value(|| model::DEFAULT_MAX_RETRIES),
+            at: Some(|c| Some(&c.model_settings.max_retries)),
+        }
     }
-    /// The model's name (or a .gguf file for the built-in engine).
-    MODEL model: String {
-        env: &["SEEK_MODEL"],
-        flag: Some(Flag { name: "--model", get: |o| o.model.as_deref() }),
-        default: Fallback::Computed("the provider's"),
-        custom: Some(show::model),
-    }
-    /// The NAME of the variable holding the API key (never the key itself).
-    API_KEY_ENV api_key_env: String {
-        default: Fallback::Computed("the provider's"),
-        custom: Some(show::api_key_env),
-    }
-    /// Where blocks run and files are saved (WORK_DIR too, AgenticSeek's name).
-    WORK_DIR work_dir: PathBuf {
-        env: &["SEEK_WORK_DIR", "WORK_DIR"],
-        flag: Some(Flag {
-            name: "--work-dir",
-            get: |o| o.work_dir.as_deref().and_then(std::path::Path::to_str),
-        }),
-        default: Fallback::Computed("the current directory"),
-        at: Some(|c| Some(&c.work_dir)),
-    }
-    /// The starting agent (`auto`: the router picks one per task).
-    AGENT agent: String {
-        env: &["SEEK_AGENT"],
-        flag: Some(Flag { name: "--agent", get: |o| o.agent.as_deref() }),
-        default: Fallback::Computed("auto"),
-        custom: Some(show::agent),
-    }
-    /// Failed rounds before an agent gives up.
-    MAX_ATTEMPTS max_attempts: u32 {
-        bounds: whole(1, 100),
-        default: Fallback::Value(|| super::DEFAULT_MAX_ATTEMPTS),
-        at: Some(|c| Some(&c.max_attempts)),
-    }
-    /// Rounds (model calls) per task, successful or not.
-    MAX_ROUNDS max_rounds: u32 {
-        bounds: whole(1, 1000),
-        default: Fallback::Value(|| super::DEFAULT_MAX_ROUNDS),
-        at: Some(|c| Some(&c.max_rounds)),
-    }
-    /// Tokens the model can attend to (Ollama's num_ctx).
-    CONTEXT_WINDOW context_window: u64 {
-        bounds: whole(256, 10_000_000),
-        default: Fallback::Value(|| model::DEFAULT_CONTEXT_WINDOW),
-        at: Some(|c| Some(&c.model_settings.context_window)),
-    }
-    /// The most tokens one reply may have.
-    MAX_TOKENS max_tokens: u64 {
-        bounds: whole(1, 1_000_000),
-        default: Fallback::Value(|| model::DEFAULT_MAX_TOKENS),
-        at: Some(|c| Some(&c.model_settings.max_tokens)),
-    }
-    /// Sampling temperature (unset: the server's or the engine's default).
-    TEMPERATURE temperature: f64 {
-        bounds: Bounds::Real(0.0, 2.0),
-        at: Some(|c| c.model_settings.temperature.as_ref()),
-        unset: Some(show::temperature_unset),
-    }
-    /// Nucleus sampling (unset: the server's or the engine's default).
-    TOP_P top_p: f64 {
-        bounds: Bounds::Real(0.0, 1.0),
-        at: Some(|c| c.model_settings.top_p.as_ref()),
-        unset: Some(show::top_p_unset),
-    }
-    /// The sampling seed (unset: random).
-    SEED seed: i64 {
-        at: Some(|c| c.model_settings.seed.as_ref()),
-        unset: Some(|_| "seed is not set".to_owned()),
-    }
-    /// A stream that sends no content for this long is an error.
-    STREAM_IDLE_TIMEOUT_SECS stream_idle_timeout_secs: u64 {
-        bounds: whole(1, 86_400),
-        default: Fallback::Value(|| model::DEFAULT_IDLE_TIMEOUT_SECS),
-        at: Some(|c| Some(&c.model_settings.stream_idle_timeout_secs)),
-    }
-    /// Seconds to connect to the server.
-    CONNECT_TIMEOUT_SECS connect_timeout_secs: u64 {
-        bounds: whole(1, 3600),
-        default: Fallback::Value(|| model::DEFAULT_CONNECT_TIMEOUT_SECS),
-        at: Some(|c| Some(&c.model_settings.connect_timeout_secs)),
-    }
-    /// The longest one reply may take, retries included.
-    REPLY_TIMEOUT_SECS reply_timeout_secs: u64 {
-        bounds: whole(1, 7 * 86_400),
-        default: Fallback::Value(|| model::DEFAULT_REPLY_TIMEOUT_SECS),
-        at: Some(|c| Some(&c.model_settings.reply_timeout_secs)),
-    }
-    /// The longest streamed line read, in MiB.
-    STREAM_MAX_LINE_MIB stream_max_line_mib: u64 {
-        bounds: whole(1, 1024),
-        default: Fallback::Value(|| model::DEFAULT_STREAM_MAX_LINE_MIB),
-        at: Some(|c| Some(&c.model_settings.stream_max_line_mib)),
-    }
-    /// Retries of a request that failed before its first token.
-    MAX_RETRIES max_retries: u64 {
-        bounds: whole(0, 20),
-        default: Fallback::Value(|| model::DEFAULT_MAX_RETRIES),
-        at: Some(|c| Some(&c.model_settings.max_retries)),
-    }
-    /// Whether seek adapts to a small model: auto, small or large.
-    MODEL_SIZE model_size: ModelSize {
-        env: &["SEEK_MODEL_SIZE"],
-        default: Fallback::Value(|| ModelSize::Auto),
-        at: Some(|c| Some(&c.model_size)),
-        note: Some(show::size_note),
-    }
-    /// What blocks may write: workspace-write, read-only or off.
-    SANDBOX sandbox: SandboxMode {
-        env: &["SEEK_SANDBOX"],
-        flag: Some(Flag { name: "--sandbox", get: |o| o.sandbox.as_deref() }),
-        default: Fallback::Value(|| SandboxMode::WorkspaceWrite),
-        at: Some(|c| Some(&c.safety.sandbox)),
-        note: Some(show::sandbox_note),
-    }
-    /// Whether blocks run without asking: auto, ask or never.
-    APPROVAL approval: Approval {
-        env: &["SEEK_APPROVAL"],
-        flag: Some(Flag { name: "--approval", get: |o| o.approval.as_deref() }),
-        default: Fallback::Computed("auto under a working sandbox, else ask"),
-        at: Some(|c| Some(&c.safety.approval)),
-    }
-    /// The shell-parsing command blocklist (a guard rail, not a sandbox).
-    SAFE_MODE safe_mode: bool {
-        default: Fallback::Value(|| false),
-        at: Some(|c| Some(&c.safety.safe_mode)),
+    keys {
+        /// Whether seek adapts to a small model: auto, small or large.
+        MODEL_SIZE model_size: ModelSize {
+            env: &["SEEK_MODEL_SIZE"],
+            default: Fallback::Value(|| ModelSize::Auto),
+            at: Some(|c| Some(&c.model_size)),
+            note: Some(show::size_note),
+        }
+        /// What blocks may write: workspace-write, read-only or off.
+        SANDBOX sandbox: SandboxMode {
+            env: &["SEEK_SANDBOX"],
+            flag: Some(Flag { name: "--sandbox", get: |o| o.sandbox.as_deref() }),
+            default: Fallback::Value(|| SandboxMode::WorkspaceWrite),
+            at: Some(|c| Some(&c.safety.sandbox)),
+            note: Some(show::sandbox_note),
+        }
+        /// Whether blocks run without asking: auto, ask or never.
+        APPROVAL approval: Approval {
+            env: &["SEEK_APPROVAL"],
+            flag: Some(Flag { name: "--approval", get: |o| o.approval.as_deref() }),
+            default: Fallback::Computed("auto under a working sandbox, else ask"),
+            at: Some(|c| Some(&c.safety.approval)),
+        }
+        /// The shell-parsing command blocklist (a guard rail, not a sandbox).
+        SAFE_MODE safe_mode: bool {
+            default: Fallback::Value(|| false),
+            at: Some(|c| Some(&c.safety.safe_mode)),
+        }
     }
     extra {
         #[serde(default)]

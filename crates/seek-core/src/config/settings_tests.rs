@@ -219,10 +219,28 @@ fn typed_sections_default_to_what_nothing_resolves_to() {
     assert_eq!(config.tui, TuiSettings::default());
     assert_eq!(config.web, WebSettings::default());
     assert_eq!(config.serve, ServeSettings::default());
+    assert_eq!(config.model_settings, ModelSettings::default());
     let local = LocalSettings::default();
     assert!(local.mirrors.value.is_empty() && !local.offline.value && local.threads.is_none());
     assert_eq!(
         ServeSettings::default().allowed_origins.value,
         vec![crate::config::DEFAULT_ALLOWED_ORIGIN.to_owned()]
     );
+}
+
+/// `max_retries` is declared after `reply_timeout_secs` and `stream_max_line_mib` (the file's
+/// order) but was always read before them: a refused `max_retries` is still the error reported.
+#[test]
+fn a_refused_max_retries_is_reported_before_the_keys_declared_before_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = "max_retries = 99\nreply_timeout_secs = 0\nstream_max_line_mib = 0\n";
+    let refused = super::super::tests::resolve_in(dir.path(), Some(file), &[])
+        .expect_err("refused")
+        .to_string();
+    assert!(refused.contains("max_retries"), "{refused}");
+    let file = "connect_timeout_secs = 0\nmax_retries = 99\n";
+    let refused = super::super::tests::resolve_in(dir.path(), Some(file), &[])
+        .expect_err("refused")
+        .to_string();
+    assert!(refused.contains("connect_timeout_secs"), "{refused}");
 }
