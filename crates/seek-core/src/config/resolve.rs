@@ -2,22 +2,19 @@
 //! file > default, with origins) and assembled into `Config`, section by section.
 //!
 //! Owns which key lands where and in what order keys are read (the first refused value is the
-//! error reported) for the keys landing in `Config` and `Safety`; the structs the table generates
-//! (`ModelSettings`, `LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`) read their
-//! own keys, in declaration order, and are only called here in turn. The checks particular to a value are the sections' (`web.rs`, `local.rs`,
-//! …), which sit below the table and name no key; the generic reading of one key is
-//! `Resolver::given`/`setting` (`mod.rs`). It must not read the file or the environment other
-//! than through the resolver.
+//! error reported) for the keys landing in `Config` itself; the structs the table generates
+//! (`ModelSettings`, `Safety`, `LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`)
+//! read their own keys, in declaration order, and are only called here in turn. The checks
+//! particular to a value are the sections' (`web.rs`, `local.rs`, …), which sit below the table
+//! and name no key; the generic reading of one key is `Resolver::given`/`setting` (`mod.rs`). It
+//! must not read the file or the environment other than through the resolver.
 
 use std::path::PathBuf;
 
-use super::settings::{
-    ALLOW_SOCKETS, APPROVAL, MAX_MEMORY_MB, MAX_PROCESSES, PASS_ENV, SAFE_MODE, SANDBOX,
-};
 use super::{
     AgentName, Config, ConfigError, ConfigFile, Dirs, LocalSettings, ModelSettings, Origin, Preset,
     Resolver, Safety, ServeSettings, Sourced, TuiSettings, WebSettings, Wire, invalid,
-    is_env_var_name, mcp, model_size, providers, safety, settings, tools,
+    is_env_var_name, mcp, model_size, providers, settings, tools,
 };
 
 impl Resolver<'_> {
@@ -37,7 +34,7 @@ impl Resolver<'_> {
         let model_settings = ModelSettings::read(self)?;
         let model_size = self.setting(&settings::MODEL_SIZE)?;
         let small_model_off = model_size::resolve_off(self)?;
-        let safety = safety(self)?;
+        let safety = Safety::read(self)?;
         let local = LocalSettings::read(self)?;
         let tui = TuiSettings::read(self)?;
         let web = WebSettings::read(self)?;
@@ -191,18 +188,4 @@ impl Resolver<'_> {
             .map(PathBuf::from)
             .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_owned()))
     }
-}
-
-fn safety(r: &Resolver<'_>) -> Result<Safety, ConfigError> {
-    let sandbox = r.setting(&SANDBOX)?;
-    let approval = safety::approval(r.given(&APPROVAL)?, sandbox.value);
-    Ok(Safety {
-        sandbox,
-        approval,
-        safe_mode: r.setting(&SAFE_MODE)?,
-        pass_env: r.setting(&PASS_ENV)?,
-        max_processes: r.setting(&MAX_PROCESSES)?,
-        max_memory_mb: r.setting(&MAX_MEMORY_MB)?,
-        allow_sockets: r.setting(&ALLOW_SOCKETS)?,
-    })
 }

@@ -2,8 +2,8 @@
 //! which withheld variables (credentials, session handles: `crate::secrets`) blocks may still see,
 //! which unix sockets outside the sandbox they may reach, and their resource limits.
 //!
-//! Owns the values their keys land in and their defaults (the keys, flags and variables are the
-//! settings table's, which names this file; `resolve.rs` reads them). The default approval
+//! Owns their value types, their defaults and the approval's (the keys, flags and variables, and
+//! `Safety` they land in, are the settings table's, which names this file). The default approval
 //! depends on whether blocks are really confined here: `auto` under a working sandbox, `ask`
 //! otherwise.
 
@@ -51,22 +51,6 @@ impl Value for Vec<AllowedSocket> {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Safety {
-    pub sandbox: Sourced<SandboxMode>,
-    pub approval: Sourced<Approval>,
-    /// The shell-parsing command blocklist (a guard rail, not a sandbox).
-    pub safe_mode: Sourced<bool>,
-    /// Variables blocks see although `crate::secrets` withholds them (exact names).
-    pub pass_env: Sourced<Vec<String>>,
-    /// Processes and threads one block may run at once (0: no limit).
-    pub max_processes: Sourced<u64>,
-    /// Memory one block may use, in MiB (0: no limit).
-    pub max_memory_mb: Sourced<u64>,
-    /// Unix sockets outside the sandbox's folders that blocks may connect to.
-    pub allow_sockets: Sourced<Vec<AllowedSocket>>,
-}
-
 /// Default processes and threads per block: room for parallel builds and JVMs, not a fork bomb.
 pub(crate) const DEFAULT_MAX_PROCESSES: u64 = 1024;
 /// Default memory per block: 4 GiB, or half the machine's memory where that is less.
@@ -86,39 +70,8 @@ pub(crate) fn default_max_memory_mb() -> u64 {
     total_mb.map_or(4096, |mb| (mb / 2).clamp(256, 4096))
 }
 
-impl Safety {
-    /// The resource limits of one block.
-    pub fn limits(&self) -> Limits {
-        let nonzero = |n: u64| (n > 0).then_some(n);
-        Limits {
-            max_processes: nonzero(self.max_processes.value),
-            max_memory: nonzero(self.max_memory_mb.value).map(|mb| mb.saturating_mul(1 << 20)),
-        }
-    }
-}
-
-impl Safety {
-    /// What to say once at start-up when blocks are not confined as configured.
-    pub fn warning(&self) -> Option<String> {
-        (self.sandbox.value != SandboxMode::Off && !confines(self.sandbox.value)).then(|| {
-            format!(
-                "this kernel has no Landlock: blocks cannot be confined to the work dir (they still run without administrator rights); approval is {} — see docs/safety.md",
-                self.approval.value
-            )
-        })
-    }
-
-    /// What to say once at start-up when blocks' sockets are not supervised as configured.
-    pub fn socket_warning(&self) -> Option<String> {
-        if self.sandbox.value == SandboxMode::Off {
-            return None;
-        }
-        crate::exec::socket_guard::support().warning()
-    }
-}
-
 /// Whether blocks are confined by the kernel in `mode` here.
-fn confines(mode: SandboxMode) -> bool {
+pub(super) fn confines(mode: SandboxMode) -> bool {
     mode != SandboxMode::Off && crate::exec::sandbox::supported()
 }
 

@@ -508,7 +508,8 @@ pub(crate) fn toml_list<'a>(values: impl Iterator<Item = &'a str>) -> String {
 /// default); a key whose reading is its own says so after its entry: `=> FieldType = expr;`,
 /// where `expr` may use the resolver (named in `read |r|`) and the fields read before it
 /// (`=> as name: FieldType = expr;` names the field otherwise than the key). Fields that are
-/// not keys follow in `then { name: Type = expr }`. The struct's `Default` is the section read
+/// not keys of the run follow in `then { name: Type = expr }`, or come before its keys in
+/// `first { … }` (read first, in that order). The struct's `Default` is the section read
 /// with nothing set.
 ///
 /// ```text
@@ -537,6 +538,7 @@ macro_rules! section {
     (@typed [] $($rest:tt)*) => {};
     (@typed
         [$(#[$smeta:meta])* $Typed:ident $r:ident]
+        [$($(#[$fmeta:meta])* $fvis:vis $ffield:ident: $fty:ty = $finit:expr;)*]
         [$(
             [$(#[doc = $doc:literal])+]
             $KEY:ident [$name:ident $($_file_name:ident)?] $T:ty [$($Land:ty = $read:expr;)?]
@@ -545,6 +547,7 @@ macro_rules! section {
     ) => {
         $(#[$smeta])*
         pub struct $Typed {
+            $($(#[$fmeta])* $fvis $ffield: $fty,)*
             $(
                 $(#[doc = $doc])+
                 pub $name: $crate::config::setting::section!(@land $T $(, $Land)?),
@@ -557,9 +560,10 @@ macro_rules! section {
             pub(super) fn read(
                 $r: &$crate::config::Resolver<'_>,
             ) -> Result<Self, $crate::config::ConfigError> {
+                $(let $ffield = $finit;)*
                 $(let $name = $crate::config::setting::section!(@read $r, $KEY $(, $read)?);)*
                 $(let $tfield = $tinit;)*
-                Ok(Self { $($name,)* $($tfield,)* })
+                Ok(Self { $($ffield,)* $($name,)* $($tfield,)* })
             }
         }
 
@@ -576,7 +580,9 @@ macro_rules! section {
         $(#[$meta:meta])*
         pub struct $File:ident in $prefix:literal at |$c:ident: $Root:ty| $get:expr;
         $(
-            keys $(=> $(#[$smeta:meta])* pub struct $Typed:ident read |$r:ident|;)? {
+            keys $(=> $(#[$smeta:meta])* pub struct $Typed:ident read |$r:ident|;)?
+            $(first { $($(#[$fmeta:meta])* $fvis:vis $ffield:ident: $fty:ty = $finit:expr),* $(,)? })?
+            {
                 $(
                     $(#[doc = $doc:literal])+
                     $KEY:ident $field:ident: $T:ty { $($prop:ident: $val:expr),* $(,)? }
@@ -608,6 +614,7 @@ macro_rules! section {
         $(
             $crate::config::setting::section!(@typed
                 [$($(#[$smeta])* $Typed $r)?]
+                [$($($(#[$fmeta])* $fvis $ffield: $fty = $finit;)*)?]
                 [$([$(#[doc = $doc])+] $KEY [$($($tname)?)? $field] $T [$($Land = $read;)?])*]
                 [$($($(#[$tmeta])* $tvis $tfield: $tty = $tinit;)*)?]
             );

@@ -2,11 +2,11 @@
 //! variables and the flag that set it, its type and bounds, its default, its one-line doc, where
 //! its value lands in `Config` and how `seek config` shows it. The file's serde structs, the
 //! resolver's reading with origins and `seek config`'s lines all come from here; so do the typed
-//! structs of the model-request keys and of `[local]`, `[tui]`, `[web]` and `[serve]`
-//! (`ModelSettings`, `LocalSettings`, `TuiSettings`, `WebSettings`, `ServeSettings`: a field per
-//! key, their reading in declaration order and their defaults), where adding a setting is one
-//! entry here. A key landing in `Safety` or `Config` is an entry, its typed field and its read
-//! line in `resolve.rs` (`Safety` takes keys of the top level and `[exec]`; `Config` is more
+//! structs (`ModelSettings`, `Safety`, `LocalSettings`, `TuiSettings`, `WebSettings`,
+//! `ServeSettings`: a field per key, their reading in declaration order and their defaults),
+//! where adding a setting is one entry here (a top-level key of `Safety` also has its line in
+//! `first { … }`, as a struct is generated with one file table's keys). A key landing in
+//! `Config` itself is an entry, its field and its read line in `resolve.rs` (`Config` is more
 //! than keys).
 //!
 //! Keys are listed in the file's historical order (which serde's "expected one of" repeats, and
@@ -208,37 +208,51 @@ section! {
 section! {
     /// `[exec]` as read from the file.
     pub struct ExecFile in "exec." at |c: FileConfig| &c.exec;
-    /// Captured output per block (head and tail), in bytes.
-    OUTPUT_LIMIT_BYTES output_limit_bytes: u64 {
-        bounds: whole(1024, 1 << 30),
-        default: Fallback::Value(|| super::DEFAULT_OUTPUT_LIMIT),
-        at: Some(|c| Some(&c.output_limit_bytes)),
+    keys {
+        /// Captured output per block (head and tail), in bytes.
+        OUTPUT_LIMIT_BYTES output_limit_bytes: u64 {
+            bounds: whole(1024, 1 << 30),
+            default: Fallback::Value(|| super::DEFAULT_OUTPUT_LIMIT),
+            at: Some(|c| Some(&c.output_limit_bytes)),
+        }
     }
-    /// Withheld variables (credentials) blocks may still see, by exact name.
-    PASS_ENV pass_env: Vec<String> {
-        default: Fallback::Value(Vec::new),
-        at: Some(|c| Some(&c.safety.pass_env)),
+    keys => /// The safety settings: the sandbox, the approval policy, the command blocklist, what
+    /// blocks may see and reach, and their resource limits.
+    #[derive(Debug, Clone)]
+    pub struct Safety read |r|;
+    first {
+        pub sandbox: Sourced<SandboxMode> = r.setting(&SANDBOX)?,
+        pub approval: Sourced<Approval> = safety::approval(r.given(&APPROVAL)?, sandbox.value),
+        /// The shell-parsing command blocklist (a guard rail, not a sandbox).
+        pub safe_mode: Sourced<bool> = r.setting(&SAFE_MODE)?,
     }
-    /// Processes and threads one block may run at once (0: no limit).
-    MAX_PROCESSES max_processes: u64 {
-        bounds: whole(0, 1_000_000),
-        default: Fallback::Value(|| safety::DEFAULT_MAX_PROCESSES),
-        at: Some(|c| Some(&c.safety.max_processes)),
-        note: Some(|c| Some(show::limit_note(c.safety.max_processes.value, "processes and threads"))),
-        before: Some(show::processes_line),
-    }
-    /// Memory one block may use, in MiB (0: no limit).
-    MAX_MEMORY_MB max_memory_mb: u64 {
-        bounds: whole(0, 1 << 30),
-        default: Fallback::Value(safety::default_max_memory_mb),
-        at: Some(|c| Some(&c.safety.max_memory_mb)),
-        note: Some(|c| Some(show::limit_note(c.safety.max_memory_mb.value, "MiB"))),
-    }
-    /// Unix sockets outside the sandbox's folders that blocks may connect to.
-    ALLOW_SOCKETS allow_sockets: Vec<safety::AllowedSocket> {
-        default: Fallback::Value(Vec::new),
-        at: Some(|c| Some(&c.safety.allow_sockets)),
-        note: Some(show::sockets_note),
+    {
+        /// Withheld variables (credentials) blocks may still see, by exact name.
+        PASS_ENV pass_env: Vec<String> {
+            default: Fallback::Value(Vec::new),
+            at: Some(|c| Some(&c.safety.pass_env)),
+        }
+        /// Processes and threads one block may run at once (0: no limit).
+        MAX_PROCESSES max_processes: u64 {
+            bounds: whole(0, 1_000_000),
+            default: Fallback::Value(|| safety::DEFAULT_MAX_PROCESSES),
+            at: Some(|c| Some(&c.safety.max_processes)),
+            note: Some(|c| Some(show::limit_note(c.safety.max_processes.value, "processes and threads"))),
+            before: Some(show::processes_line),
+        }
+        /// Memory one block may use, in MiB (0: no limit).
+        MAX_MEMORY_MB max_memory_mb: u64 {
+            bounds: whole(0, 1 << 30),
+            default: Fallback::Value(safety::default_max_memory_mb),
+            at: Some(|c| Some(&c.safety.max_memory_mb)),
+            note: Some(|c| Some(show::limit_note(c.safety.max_memory_mb.value, "MiB"))),
+        }
+        /// Unix sockets outside the sandbox's folders that blocks may connect to.
+        ALLOW_SOCKETS allow_sockets: Vec<safety::AllowedSocket> {
+            default: Fallback::Value(Vec::new),
+            at: Some(|c| Some(&c.safety.allow_sockets)),
+            note: Some(show::sockets_note),
+        }
     }
 }
 

@@ -244,3 +244,28 @@ fn a_refused_max_retries_is_reported_before_the_keys_declared_before_it() {
         .to_string();
     assert!(refused.contains("connect_timeout_secs"), "{refused}");
 }
+
+/// `Safety` is generated with `[exec]`'s keys but reads `sandbox`, `approval` and `safe_mode`
+/// first, as before (refused values, not the file's wrong types, which parsing reports); `exec.output_limit_bytes` (in `Config`) is read before all of them.
+#[test]
+fn safety_reads_its_top_level_keys_before_its_exec_keys() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let refused = |file: &str| {
+        super::super::tests::resolve_in(dir.path(), Some(file), &[])
+            .expect_err("refused")
+            .to_string()
+    };
+    let bad_sandbox = "sandbox = \"nope\"\n[exec]\nmax_processes = -1\n";
+    assert!(
+        refused(bad_sandbox).contains("sandbox"),
+        "{}",
+        refused(bad_sandbox)
+    );
+    let bad_output = "sandbox = \"nope\"\n[exec]\noutput_limit_bytes = 1\n";
+    assert!(refused(bad_output).contains("output_limit_bytes"));
+    let config = super::super::tests::resolve_in(dir.path(), Some(""), &[]).expect("defaults");
+    let defaults = Safety::default();
+    assert_eq!(config.safety.sandbox, defaults.sandbox);
+    assert_eq!(config.safety.approval, defaults.approval);
+    assert_eq!(config.safety.max_processes, defaults.max_processes);
+}
