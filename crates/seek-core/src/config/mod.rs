@@ -21,6 +21,7 @@ pub mod providers;
 mod render;
 mod resolve;
 mod safety;
+mod section;
 mod sections;
 mod serve;
 mod setting;

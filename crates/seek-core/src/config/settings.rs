@@ -18,7 +18,8 @@
 //! that assembles `Config` sits above it (`resolve.rs`), and so do the generated structs'
 //! methods (`sections.rs`).
 
-use super::setting::{Bounds, Fallback, Flag, Row, section};
+use super::section::section;
+use super::setting::{Bounds, Fallback, Flag, Row};
 use super::{Approval, BrowserChoice, Config, Env, ModelSize, Notify, Sourced, show};
 use super::{local, model, safety, serve, tools, tui, web};
 use crate::config::safety::SandboxMode;
