@@ -180,7 +180,7 @@ pub enum SessionsAction {
 }
 
 /// An age such as `30d`, `12h` or `90m`.
-pub fn parse_age(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_age(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let expected = || format!("{text:?}: expected a number and d, h or m, such as 30d");
     let unit_at = text

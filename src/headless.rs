@@ -263,7 +263,7 @@ fn print_answer(
 }
 
 /// The answer with each `block:N` replaced by the block's code and its result.
-pub fn render_answer(answer: &str, blocks: &[&BlockRecord]) -> String {
+pub(crate) fn render_answer(answer: &str, blocks: &[&BlockRecord]) -> String {
     let text = expand_placeholders(answer, |index| {
         let block = blocks.iter().find(|b| b.index == index)?;
         let status = if block.skipped {

@@ -106,7 +106,7 @@ pub fn listing(statuses: &[ServerStatus], json: bool) -> Listing {
 
 /// `{"servers": [McpServerInfo…]}` on one line; every value exact, with the characters a
 /// terminal would act on or that hide escaped (`json_line`).
-pub fn json_listing(statuses: &[ServerStatus]) -> String {
+pub(crate) fn json_listing(statuses: &[ServerStatus]) -> String {
     let servers: Vec<crate::wire::McpServerInfo> =
         statuses.iter().map(ServerStatus::to_wire).collect();
     let value = serde_json::json!({ "servers": servers });
@@ -119,7 +119,7 @@ pub fn json_listing(statuses: &[ServerStatus]) -> String {
 
 /// Each server on a line (name · state · transport · tools · start-up · protocol · server),
 /// then its tools indented (`name(arguments) — first line`) or why it is not running.
-pub fn text_listing(statuses: &[ServerStatus]) -> String {
+pub(crate) fn text_listing(statuses: &[ServerStatus]) -> String {
     let mut out = String::new();
     for status in statuses {
         let mut head = vec![
@@ -171,7 +171,7 @@ pub fn text_listing(statuses: &[ServerStatus]) -> String {
 }
 
 /// The state as one word.
-pub fn state_word(state: &ServerState) -> &'static str {
+pub(crate) fn state_word(state: &ServerState) -> &'static str {
     match state {
         ServerState::Starting => "starting",
         ServerState::Ready => "ready",

@@ -23,7 +23,7 @@ use seek_wire::wire::Exit;
 
 /// The checks of the modes with no one at the terminal (`-p`, `seek serve`, named by `mode`):
 /// `approval = ask` refused, the safety and work-dir warnings said once.
-pub fn unattended(config: &Config, mode: &str) -> Result<(), Exit> {
+pub(crate) fn unattended(config: &Config, mode: &str) -> Result<(), Exit> {
     if config.safety.approval.value == seek_core::config::Approval::Ask {
         eprintln!(
             "seek: approval is ask ({}), and {mode} has no one to ask: run with --yes (-y) to run blocks, or --approval never to only show them",
@@ -54,7 +54,7 @@ pub fn unattended(config: &Config, mode: &str) -> Result<(), Exit> {
 }
 
 /// The configured model's client; a mode with no one to pick a model needs one named.
-pub fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>, Exit> {
+pub(crate) fn named_model(config: &Config, env: &Env) -> Result<Arc<dyn llm::ChatModel>, Exit> {
     if config
         .model
         .value
@@ -83,7 +83,7 @@ pub fn masker(config: &Config, env: &Env) -> Arc<Masker> {
     ))
 }
 
-pub fn model_server_error(err: &LlmError) -> Exit {
+pub(crate) fn model_server_error(err: &LlmError) -> Exit {
     // The message may quote the server's reply.
     eprintln!("seek: {}", terminal_safe(&err.to_string()));
     Exit::ModelServer
