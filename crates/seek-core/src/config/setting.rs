@@ -302,7 +302,7 @@ impl serde::de::Error for Unknown {
     }
 }
 
-/// Implements `Value` (and `FromStr`, `Display`) for `Choice` enums.
+/// Implements `Value` for `Choice` enums: read through their serde names in any case.
 macro_rules! choice_value {
     ($($ty:ty),* $(,)?) => {$(
         impl $crate::config::setting::Value for $ty {

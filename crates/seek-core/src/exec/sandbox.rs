@@ -49,18 +49,6 @@ impl SandboxMode {
     }
 }
 
-impl std::str::FromStr for SandboxMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "workspace-write" => Ok(Self::WorkspaceWrite),
-            "read-only" => Ok(Self::ReadOnly),
-            "off" => Ok(Self::Off),
-            _ => Err("expected one of: workspace-write, read-only, off".into()),
-        }
-    }
-}
-
 /// The Landlock ABI the kernel offers (0: none), asked once.
 pub(crate) fn landlock_abi() -> i32 {
     static ABI_SEEN: OnceLock<i32> = OnceLock::new();
