@@ -73,18 +73,11 @@ fn list_sessions(config: &Config, all: bool) -> anyhow::Result<Exit> {
 
 /// One removed session, as `rm` and `prune` say it.
 fn removed_line(summary: &session::Summary) -> String {
-    let prompt: String = summary
-        .first_prompt
-        .lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(60)
-        .collect();
     terminal_safe(&format!(
-        "{}  {}  {prompt}",
+        "{}  {}  {}",
         summary.id,
-        seek_core::log::utc_minutes(summary.last_activity_ms)
+        seek_core::log::utc_minutes(summary.last_activity_ms),
+        summary.prompt_head()
     ))
     .into_owned()
 }

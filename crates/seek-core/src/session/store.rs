@@ -59,17 +59,22 @@ impl Summary {
     /// The column titles for `line`.
     pub const TITLES: &'static str = "ID                     LAST ACTIVITY (UTC)  AGENT  TASKS  DIR                           FIRST PROMPT";
 
-    /// One line of a listing; `home` is written `~` in the DIR column. The prompt and the
-    /// folder come from a file: shown through `terminal_safe` by whoever prints the line.
-    pub fn line(&self, home: Option<&Path>) -> String {
-        let prompt: String = self
-            .first_prompt
+    /// The first prompt's first line, at most 60 characters: how listings and removals name a
+    /// session. From a file: shown through `terminal_safe` by whoever prints it.
+    pub fn prompt_head(&self) -> String {
+        self.first_prompt
             .lines()
             .next()
             .unwrap_or("")
             .chars()
             .take(60)
-            .collect();
+            .collect()
+    }
+
+    /// One line of a listing; `home` is written `~` in the DIR column. The prompt and the
+    /// folder come from a file: shown through `terminal_safe` by whoever prints the line.
+    pub fn line(&self, home: Option<&Path>) -> String {
+        let prompt = self.prompt_head();
         let turns = self.turns.map_or_else(|| "?".to_owned(), |n| n.to_string());
         let dir = self.work_dir.as_deref().map_or_else(
             || "?".to_owned(),
