@@ -182,6 +182,7 @@ fn hostile_client(base: &str, mode: &str) -> ! {
             context_window: 8192,
         },
         json_schema: None,
+        prefix_file: None,
     };
     let result = runtime.block_on(async {
         model
@@ -336,6 +337,7 @@ fn main() {
                 context_window: 8192,
             },
             json_schema: None,
+            prefix_file: None,
         };
         let (mut seek_times, mut cpu_times) = (Vec::new(), Vec::new());
         for _ in 0..runs {

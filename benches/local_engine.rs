@@ -71,6 +71,7 @@ fn request(messages: Vec<Message>, max_tokens: u64) -> ChatRequest {
             context_window: 8192,
         },
         json_schema: None,
+        prefix_file: None,
     }
 }
 

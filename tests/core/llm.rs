@@ -31,6 +31,7 @@ fn request() -> ChatRequest {
         ],
         options: options(),
         json_schema: None,
+        prefix_file: None,
     }
 }
 

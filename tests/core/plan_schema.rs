@@ -32,6 +32,7 @@ fn request(schema: Option<serde_json::Value>) -> ChatRequest {
             context_window: 8192,
         },
         json_schema: schema,
+        prefix_file: None,
     }
 }
 

@@ -33,6 +33,7 @@ fn request(messages: Vec<Message>, max_tokens: u64) -> ChatRequest {
         messages,
         options: options(max_tokens),
         json_schema: None,
+        prefix_file: None,
     }
 }
 

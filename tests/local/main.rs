@@ -19,5 +19,6 @@ mod local_bad_input;
 mod local_download_attacks;
 mod local_e2e;
 mod local_engine;
+mod local_prefixes;
 mod local_tokenizer;
 mod pull;

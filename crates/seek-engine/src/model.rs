@@ -95,6 +95,12 @@ pub struct KvCache {
     len: usize,
 }
 
+impl std::fmt::Debug for KvCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KvCache({} of {} positions)", self.len, self.capacity)
+    }
+}
+
 impl KvCache {
     pub fn new(layers: usize) -> Self {
         Self {
@@ -126,7 +132,135 @@ impl KvCache {
             .map(|c| 2 * c.keys.elem_count() * 4)
             .sum()
     }
+
+    /// A cache of its own (nothing shared) holding the first `len` positions of this one.
+    pub fn fork(&self, len: usize) -> Result<KvCache, KvCacheRefused> {
+        let len = len.min(self.len);
+        match self.dims() {
+            Some(dims) if len > 0 => KvCache::from_bytes(&self.to_bytes_up_to(len)?, dims),
+            _ => Ok(KvCache::new(self.layers.len())),
+        }
+    }
+
+    /// Layers, key/value heads and head size, once a position has been computed.
+    fn dims(&self) -> Option<(usize, usize, usize)> {
+        let first = self.layers.first()?.as_ref()?;
+        let dims = first.keys.dims();
+        Some((self.layers.len(), *dims.get(1)?, *dims.get(3)?))
+    }
+
+    /// The valid positions as bytes ([`KV_MAGIC`], then layers, key/value heads, head size and
+    /// positions as little-endian `u32`, then each layer's keys and values as little-endian
+    /// `f32`, head by head): what [`KvCache::from_bytes`] reads back.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, KvCacheRefused> {
+        self.to_bytes_up_to(self.len)
+    }
+
+    fn to_bytes_up_to(&self, len: usize) -> Result<Vec<u8>, KvCacheRefused> {
+        let refused = |e: candle_core::Error| KvCacheRefused(e.to_string());
+        let (layers, kv_heads, head_dim) = self.dims().unwrap_or((self.layers.len(), 0, 0));
+        let len = if kv_heads == 0 { 0 } else { len };
+        let mut out = Vec::with_capacity(KV_HEADER + layers * 2 * kv_heads * len * head_dim * 4);
+        out.extend_from_slice(KV_MAGIC);
+        for n in [layers, kv_heads, head_dim, len] {
+            let n = u32::try_from(n).map_err(|_| KvCacheRefused(format!("{n} is too large")))?;
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        if len == 0 {
+            return Ok(out);
+        }
+        for slot in &self.layers {
+            let slot = slot
+                .as_ref()
+                .ok_or_else(|| KvCacheRefused("a layer was never computed".into()))?;
+            for tensor in [&slot.keys, &slot.values] {
+                let valid = tensor.narrow(2, 0, len).map_err(refused)?;
+                let values = valid
+                    .contiguous()
+                    .and_then(|t| t.flatten_all())
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(refused)?;
+                for v in values {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads what [`KvCache::to_bytes`] wrote for a model of `(layers, kv_heads, head_dim)`;
+    /// refuses other dimensions, a wrong length or a damaged header without reading further.
+    pub fn from_bytes(
+        bytes: &[u8],
+        (layers, kv_heads, head_dim): (usize, usize, usize),
+    ) -> Result<KvCache, KvCacheRefused> {
+        let header = bytes
+            .get(..KV_HEADER)
+            .filter(|h| h.starts_with(KV_MAGIC))
+            .ok_or_else(|| KvCacheRefused("it does not start with a cache header".into()))?;
+        let field = |i: usize| {
+            let at = KV_MAGIC.len() + 4 * i;
+            u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+                as usize
+        };
+        let (found, len) = ((field(0), field(1), field(2)), field(3));
+        if len == 0 {
+            return Ok(KvCache::new(layers));
+        }
+        if found != (layers, kv_heads, head_dim) {
+            return Err(KvCacheRefused(format!(
+                "it is for a model of {found:?} (layers, key/value heads, head size), this one is {:?}",
+                (layers, kv_heads, head_dim)
+            )));
+        }
+        let per_tensor = kv_heads
+            .checked_mul(len)
+            .and_then(|n| n.checked_mul(head_dim))
+            .ok_or_else(|| KvCacheRefused("its sizes overflow".into()))?;
+        let expected = per_tensor
+            .checked_mul(layers * 2 * 4)
+            .and_then(|n| n.checked_add(KV_HEADER));
+        if expected != Some(bytes.len()) {
+            return Err(KvCacheRefused(format!(
+                "it has {} bytes, its header says {}",
+                bytes.len(),
+                expected.map_or_else(|| "more than can exist".into(), |n| n.to_string())
+            )));
+        }
+        let refused = |e: candle_core::Error| KvCacheRefused(e.to_string());
+        let mut tensors = bytes[KV_HEADER..]
+            .chunks_exact(per_tensor * 4)
+            .map(|chunk| {
+                let values: Vec<f32> = chunk
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                Tensor::from_vec(values, (1, kv_heads, len, head_dim), &Device::Cpu)
+            });
+        let mut cache = KvCache::new(layers);
+        for slot in &mut cache.layers {
+            let (Some(keys), Some(values)) = (tensors.next(), tensors.next()) else {
+                return Err(KvCacheRefused("a layer is missing".into()));
+            };
+            *slot = Some(LayerCache {
+                keys: keys.map_err(refused)?,
+                values: values.map_err(refused)?,
+            });
+        }
+        cache.capacity = len;
+        cache.len = len;
+        Ok(cache)
+    }
 }
+
+/// The first bytes of a saved key/value cache (its format's version is the digit).
+pub const KV_MAGIC: &[u8] = b"seekKV1\0";
+const KV_HEADER: usize = 8 + 4 * 4;
+
+/// Why saved key/value bytes cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("a saved key/value cache cannot be used: {0}")]
+pub struct KvCacheRefused(pub String);
 
 impl Shape {
     fn read(file: &GgufFile) -> Result<Self, EngineError> {
@@ -369,6 +503,12 @@ impl Transformer {
         KvCache::new(self.shape.layers)
     }
 
+    /// What a cache of this model holds per position: layers, key/value heads, head size
+    /// (what [`KvCache::from_bytes`] checks saved bytes against).
+    pub fn cache_dims(&self) -> (usize, usize, usize) {
+        (self.shape.layers, self.shape.kv_heads, self.shape.head_dim)
+    }
+
     /// Computes `tokens` at the cache's end and returns the logits that follow the last one.
     pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<f32>, EngineError> {
         let err = compute(&self.path);
@@ -561,4 +701,110 @@ pub fn argmax(logits: &[f32]) -> u32 {
         }
     }
     best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache of `layers` layers holding `len` positions of distinct values.
+    fn filled(layers: usize, kv_heads: usize, head_dim: usize, len: usize) -> KvCache {
+        let mut cache = KvCache::new(layers);
+        let count = kv_heads * len * head_dim;
+        for (i, slot) in cache.layers.iter_mut().enumerate() {
+            let make = |offset: usize| {
+                let values = (0..count).map(|v| (v + offset) as f32 * 0.5).collect();
+                Tensor::from_vec(values, (1, kv_heads, len, head_dim), &Device::Cpu).unwrap()
+            };
+            *slot = Some(LayerCache {
+                keys: make(i * 1000),
+                values: make(i * 1000 + 500),
+            });
+        }
+        cache.capacity = len;
+        cache.len = len;
+        cache
+    }
+
+    fn positions(cache: &KvCache) -> Vec<Vec<f32>> {
+        cache
+            .layers
+            .iter()
+            .flatten()
+            .flat_map(|slot| [&slot.keys, &slot.values])
+            .map(|t| {
+                t.narrow(2, 0, cache.len)
+                    .unwrap()
+                    .contiguous()
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cache_survives_its_bytes() {
+        let cache = filled(3, 2, 4, 5);
+        let bytes = cache.to_bytes().unwrap();
+        assert_eq!(bytes.len(), KV_HEADER + 3 * 2 * 2 * 5 * 4 * 4);
+        let back = KvCache::from_bytes(&bytes, (3, 2, 4)).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(positions(&back), positions(&cache));
+    }
+
+    #[test]
+    fn a_fork_holds_the_prefix_and_shares_nothing() {
+        let cache = filled(2, 1, 2, 6);
+        let fork = cache.fork(4).unwrap();
+        assert_eq!(fork.len(), 4);
+        let mut shortened = cache.fork(6).unwrap();
+        shortened.truncate(4);
+        assert_eq!(positions(&fork), positions(&shortened));
+        // Writing into the fork leaves the original as it was.
+        let before = positions(&cache);
+        let one = Tensor::ones((1, 1, 1, 2), DType::F32, &Device::Cpu).unwrap();
+        fork.layers[0]
+            .as_ref()
+            .unwrap()
+            .keys
+            .slice_set(&one, 2, 0)
+            .unwrap();
+        assert_eq!(positions(&cache), before);
+        assert_eq!(cache.fork(0).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn damaged_or_foreign_bytes_are_refused() {
+        let bytes = filled(2, 2, 4, 3).to_bytes().unwrap();
+        let wrong_model = KvCache::from_bytes(&bytes, (2, 2, 8)).unwrap_err();
+        assert!(
+            wrong_model.to_string().contains("for a model of"),
+            "{wrong_model}"
+        );
+        for cut in [0, 5, KV_HEADER, bytes.len() - 1] {
+            assert!(
+                KvCache::from_bytes(&bytes[..cut], (2, 2, 4)).is_err(),
+                "cut at {cut}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(KvCache::from_bytes(&longer, (2, 2, 4)).is_err());
+        let mut huge = bytes.clone();
+        huge[KV_MAGIC.len() + 12..KV_HEADER].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(KvCache::from_bytes(&huge, (2, 2, 4)).is_err());
+        let mut magic = bytes;
+        magic[0] = b'x';
+        assert!(KvCache::from_bytes(&magic, (2, 2, 4)).is_err());
+    }
+
+    #[test]
+    fn an_empty_cache_round_trips_to_empty() {
+        let empty = KvCache::new(4);
+        let bytes = empty.to_bytes().unwrap();
+        assert_eq!(KvCache::from_bytes(&bytes, (4, 2, 8)).unwrap().len(), 0);
+    }
 }

@@ -154,6 +154,11 @@ async fn stream(
             shape.max_tokens,
         ),
         json_schema,
+        prefix_file: ctx
+            .events
+            .session
+            .as_ref()
+            .map(|session| crate::session::prefix_file_of(session.path())),
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
     let mut reply = Reply {

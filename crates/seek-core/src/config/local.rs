@@ -1,5 +1,6 @@
 //! The `[local]` section: where the built-in engine keeps downloaded models, where it downloads
-//! them from, how long a silent download may last, and how many threads the engine uses.
+//! them from, how long a silent download may last, how many threads the engine uses, and how
+//! much of what it read it keeps.
 //!
 //! Owns their defaults (the platform cache dir, `SEEK_CACHE_DIR`) and their validation, and the
 //! special cases of their lines in `seek config` (the keys, and `LocalSettings` they land in,
@@ -12,6 +13,14 @@ use super::{Config, ConfigError, Env, Origin, Sourced, invalid};
 
 /// Default seconds without a byte before a download source counts as failed.
 pub const DEFAULT_DOWNLOAD_STALL_SECS: u64 = 30;
+
+/// Default count of read prompts the engine keeps: the agents a session usually switches
+/// between (coder, casual, file, planner).
+pub const DEFAULT_KEPT_PREFIXES: u64 = 4;
+
+/// Default MiB the kept prompts may take: a 2,000-token conversation of a 1.5B model takes
+/// about 110 MiB, of the 135M default 90 MiB.
+pub const DEFAULT_PREFIX_CACHE_MB: u64 = 1024;
 
 /// The mirrors as the file gives them (one URL or a list), checked; none when not set.
 pub(super) fn mirrors(

@@ -294,6 +294,19 @@ section! {
         at: Some(|c| c.local.threads.as_ref()),
         unset: Some(local::threads_unset),
     } => Option<Sourced<u64>> = r.given(&THREADS)?;
+    /// Conversations whose read prompt the engine keeps (one per agent, say); the least
+    /// recently used is dropped.
+    KEPT_PREFIXES kept_prefixes: u64 {
+        bounds: whole(1, 64),
+        default: Fallback::Value(|| local::DEFAULT_KEPT_PREFIXES),
+        at: Some(|c| Some(&c.local.kept_prefixes)),
+    }
+    /// MiB those may take in memory, and a session's saved copy on disk (0: none saved).
+    PREFIX_CACHE_MB prefix_cache_mb: u64 {
+        bounds: whole(0, 1 << 20),
+        default: Fallback::Value(|| local::DEFAULT_PREFIX_CACHE_MB),
+        at: Some(|c| Some(&c.local.prefix_cache_mb)),
+    }
 }
 
 section! {

@@ -93,6 +93,10 @@ pub struct ChatRequest {
     /// OpenAI-compatible `response_format`), where it can; a server that refuses it is asked
     /// again without.
     pub json_schema: Option<serde_json::Value>,
+    /// Where a provider that keeps what it has read of the conversation (the built-in engine's
+    /// key/value caches) may save it and read it back when the session is resumed: beside the
+    /// session file. Servers ignore it.
+    pub prefix_file: Option<std::path::PathBuf>,
 }
 
 /// Token counts, when the server reports them.

@@ -1,9 +1,11 @@
 //! The engine thread: one loaded model, its KV cache and the tokens that cache holds, serving
 //! one reply at a time.
 //!
-//! Owns turning a conversation into tokens, reusing the cached prefix (the agent resends the
-//! whole conversation every round; only what is new is computed), the token loop with its
-//! cancellation, and the engine's counters. It must not download, resolve names or know about
+//! Owns turning a conversation into tokens, reusing what was read before (the agent resends the
+//! whole conversation every round, and switches agents, each with its own system prompt: the
+//! prefixes kept, `prefixes`, mean only what is new is computed; a session's are saved beside
+//! it, `prefix_file`, and read back when it is resumed), the token loop with its cancellation,
+//! and the engine's counters. It must not download, resolve names or know about
 //! the agent: requests come in as `ChatRequest`s and leave as the same `Delta` stream every
 //! provider produces.
 
@@ -17,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::LocalError;
 use super::gguf::GgufFile;
 use super::model::{KvCache, Transformer};
+use super::prefix_file::{self, ModelIdentity};
+use super::prefixes::{Prefix, Prefixes, Start};
 use super::sampler::{Sampler, Sampling};
 use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
@@ -60,6 +64,39 @@ pub struct Stats {
     pub replies: u64,
     pub total_prefilled: u64,
     pub total_reused: u64,
+    /// Conversations whose read prompt is kept now (one per agent, typically).
+    pub kept_prefixes: usize,
+    /// Tokens read back from a session's saved prefixes (at resume), since loading.
+    pub restored_tokens: u64,
+    /// Bytes of the last save of the session's prefixes, and how long it took.
+    pub saved_bytes: u64,
+    pub save_micros: u64,
+}
+
+/// How much of what was read the engine keeps (`[local] kept_prefixes`, `prefix_cache_mb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefixLimits {
+    /// Prefixes kept in memory, the one in use included.
+    pub count: usize,
+    /// Bytes they may take together in memory; also the most a session's saved file may take
+    /// (0: keep only the one in use, save nothing).
+    pub bytes: usize,
+}
+
+impl Default for PrefixLimits {
+    fn default() -> Self {
+        Self {
+            count: 4,
+            bytes: 1 << 30,
+        }
+    }
+}
+
+/// What the engine thread is asked to do, in order.
+enum Work {
+    Reply(Job),
+    /// Answered once everything asked before is done, saving included.
+    Settle(std::sync::mpsc::Sender<()>),
 }
 
 struct Job {
@@ -70,7 +107,7 @@ struct Job {
 
 /// A model loaded on its own thread.
 pub struct Engine {
-    jobs: std::sync::mpsc::Sender<Job>,
+    jobs: std::sync::mpsc::Sender<Work>,
     info: ModelInfo,
     stats: Arc<Mutex<Stats>>,
 }
@@ -79,9 +116,15 @@ struct Worker {
     model: Transformer,
     tokenizer: Tokenizer,
     template: ChatTemplate,
-    cache: KvCache,
-    /// The tokens whose keys and values the cache holds, in order.
-    cached: Vec<u32>,
+    /// The prefix being computed on (taken out of `prefixes` for a reply, then put back).
+    working: Prefix<KvCache>,
+    /// The other prefixes read.
+    prefixes: Prefixes<KvCache>,
+    limits: PrefixLimits,
+    /// The session's prefix file last asked for, and the model file's identity (computed
+    /// when a file is first asked for).
+    prefix_file: Option<PathBuf>,
+    identity: Option<ModelIdentity>,
     stats: Arc<Mutex<Stats>>,
     path: PathBuf,
     seed_counter: u64,
@@ -90,6 +133,15 @@ struct Worker {
 impl Engine {
     /// Loads `path` and starts the engine thread with `threads` compute threads. Blocking.
     pub fn load(path: &Path, threads: usize) -> Result<Self, LocalError> {
+        Self::load_with(path, threads, PrefixLimits::default())
+    }
+
+    /// [`Engine::load`], keeping what was read within `limits`.
+    pub fn load_with(
+        path: &Path,
+        threads: usize,
+        limits: PrefixLimits,
+    ) -> Result<Self, LocalError> {
         let started = Instant::now();
         let threads = threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -125,22 +177,33 @@ impl Engine {
         drop(file);
         let stats = Arc::new(Mutex::new(Stats::default()));
         let mut worker = Worker {
-            cache: model.new_cache(),
+            working: Prefix {
+                tokens: Vec::new(),
+                cache: model.new_cache(),
+            },
+            prefixes: Prefixes::new(limits.count, limits.bytes),
+            limits,
+            prefix_file: None,
+            identity: None,
             model,
             tokenizer,
             template,
-            cached: Vec::new(),
             stats: Arc::clone(&stats),
             path: path.to_owned(),
             seed_counter: 0,
         };
-        let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
+        let (jobs, incoming) = std::sync::mpsc::channel::<Work>();
         std::thread::Builder::new()
             .name("seek-engine".into())
             .spawn(move || {
                 // Ends when the Engine (the sender) is dropped.
-                while let Ok(job) = incoming.recv() {
-                    pool.install(|| worker.reply(job));
+                while let Ok(work) = incoming.recv() {
+                    match work {
+                        Work::Reply(job) => pool.install(|| worker.reply(job)),
+                        Work::Settle(done) => {
+                            let _ = done.send(());
+                        }
+                    }
                 }
             })
             .map_err(|e| LocalError::EngineGone {
@@ -157,6 +220,16 @@ impl Engine {
         *self.stats.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The counters once the engine has done everything asked so far (a reply's stream ends
+    /// before its prefixes are put away and saved). Blocking.
+    pub fn settled_stats(&self) -> Stats {
+        let (done, wait) = std::sync::mpsc::channel();
+        if self.jobs.send(Work::Settle(done)).is_ok() {
+            let _ = wait.recv();
+        }
+        self.stats()
+    }
+
     /// Starts a reply; it streams as every provider's does. Replies are served in order.
     pub fn reply(&self, request: ChatRequest, cancel: &CancellationToken) -> ChatStream {
         let (tx, rx) = mpsc::channel(256);
@@ -166,7 +239,7 @@ impl Engine {
             cancel,
             tx: tx.clone(),
         };
-        if self.jobs.send(job).is_err() {
+        if self.jobs.send(Work::Reply(job)).is_err() {
             let _ = tx.try_send(Err(LlmError::Engine {
                 message: "the built-in engine's thread is gone (a bug; see the log)".into(),
             }));
@@ -206,17 +279,108 @@ impl Worker {
         )
     }
 
+    fn empty_prefix(&self) -> Prefix<KvCache> {
+        Prefix {
+            tokens: Vec::new(),
+            cache: self.model.new_cache(),
+        }
+    }
+
+    /// Puts the prefix computed on back among the kept ones (what a stopped or failed reply
+    /// read is kept too: every position in the cache is whole).
+    fn keep_working(&mut self) {
+        let empty = self.empty_prefix();
+        let mut working = std::mem::replace(&mut self.working, empty);
+        let whole = working.cache.len().min(working.tokens.len());
+        working.tokens.truncate(whole);
+        working.cache.truncate(whole);
+        if !working.tokens.is_empty() {
+            self.prefixes.keep(working);
+        }
+        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        stats.kept_prefixes = self.prefixes.len();
+    }
+
+    /// The model file's identity, computed once (`None` if the file cannot be read now).
+    fn identity(&mut self) -> Option<ModelIdentity> {
+        if self.identity.is_none() {
+            match ModelIdentity::of(&self.path) {
+                Ok(identity) => self.identity = Some(identity),
+                Err(e) => tracing::warn!(
+                    "engine: cannot identify {} for its saved prefixes: {e}",
+                    self.path.display()
+                ),
+            }
+        }
+        self.identity
+    }
+
+    /// The first time a session's prefix file is named, reads what it holds (a resumed
+    /// session's prefixes), when it was computed with this very model file.
+    fn restore_prefixes(&mut self, file: Option<&Path>) {
+        if file == self.prefix_file.as_deref() {
+            return;
+        }
+        self.prefix_file = file.map(Path::to_owned);
+        let Some(path) = file.filter(|p| p.exists()) else {
+            return;
+        };
+        let Some(identity) = self.identity() else {
+            return;
+        };
+        let dims = self.model.cache_dims();
+        match prefix_file::load(path, identity, dims, self.limits.bytes) {
+            Ok(prefixes) => {
+                let tokens: usize = prefixes.iter().map(|p| p.tokens.len()).sum();
+                for prefix in prefixes.into_iter().rev() {
+                    self.prefixes.keep_oldest(prefix);
+                }
+                let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+                stats.restored_tokens += tokens as u64;
+                stats.kept_prefixes = self.prefixes.len();
+                tracing::info!(
+                    "engine: read back {tokens} tokens of prefixes from {}",
+                    path.display()
+                );
+            }
+            Err(e) => tracing::info!("engine: not using saved prefixes: {e}"),
+        }
+    }
+
+    /// Writes the kept prefixes beside the session, when a reply named the file.
+    fn save_prefixes(&mut self) {
+        let Some(path) = self.prefix_file.clone() else {
+            return;
+        };
+        let Some(identity) = self.identity() else {
+            return;
+        };
+        let started = Instant::now();
+        match prefix_file::save(&path, identity, self.prefixes.iter(), self.limits.bytes) {
+            Ok(bytes) => {
+                let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+                stats.saved_bytes = bytes as u64;
+                stats.save_micros = started.elapsed().as_micros() as u64;
+            }
+            Err(e) => tracing::warn!("engine: saving the session's prefixes failed: {e}"),
+        }
+    }
+
     fn reply(&mut self, job: Job) {
         // A panic in the arithmetic is a bug, but it must cost one reply, not the session: the
         // cache is dropped (it may be half written) and the thread serves the next request.
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_reply(&job)));
+        if outcome.is_ok() {
+            self.keep_working();
+            self.save_prefixes();
+        }
         let error = match outcome {
             Ok(Ok(())) => return,
             Ok(Err(error)) => self.fail(error),
             Err(panic) => {
-                self.cache.truncate(0);
-                self.cached.clear();
+                self.working = self.empty_prefix();
+                self.prefixes.clear();
                 let what = panic
                     .downcast_ref::<String>()
                     .map(String::as_str)
@@ -252,11 +416,12 @@ impl Worker {
                 window,
             }));
         }
+        self.restore_prefixes(request.prefix_file.as_deref());
         let started = Instant::now();
         // At least the last prompt token is computed: its logits choose the first reply token.
-        let reused = common_prefix(&self.cached, &ids).min(ids.len() - 1);
-        self.cache.truncate(reused);
-        self.cached.truncate(reused);
+        let empty = self.model.new_cache();
+        let Start { prefix, reused } = self.prefixes.start(&ids, || empty);
+        self.working = prefix;
         let mut logits = None;
         let new = ids.len() - reused;
         let mut done = 0usize;
@@ -274,8 +439,8 @@ impl Worker {
                     message: format!("reading the conversation: {done} of {new} new tokens"),
                 })));
             }
-            logits = Some(self.model.forward(step, &mut self.cache)?);
-            self.cached.extend_from_slice(step);
+            logits = Some(self.model.forward(step, &mut self.working.cache)?);
+            self.working.tokens.extend_from_slice(step);
             done += step.len();
         }
         let Some(logits) = logits else {
@@ -352,11 +517,11 @@ impl Worker {
                     }
                 }
             }
-            if generated >= max_tokens || self.cache.len() + 1 >= window {
+            if generated >= max_tokens || self.working.cache.len() + 1 >= window {
                 return self.flush(job, text, splitter, guard, FinishReason::Length, generated);
             }
-            logits = self.model.forward(&[token], &mut self.cache)?;
-            self.cached.push(token);
+            logits = self.model.forward(&[token], &mut self.working.cache)?;
+            self.working.tokens.push(token);
         }
         self.flush(job, text, splitter, guard, FinishReason::Stop, generated)
     }
@@ -412,10 +577,6 @@ fn send(job: &Job, delta: ThinkDelta, guard: &mut RepetitionGuard) -> Sent {
     }
 }
 
-fn common_prefix(a: &[u32], b: &[u32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
 fn seed_from_clock() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -436,16 +597,4 @@ fn chat_messages(messages: &[crate::llm::Message]) -> Vec<seek_engine::chat::Mes
             Message::new(role, m.content.clone())
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::common_prefix;
-
-    #[test]
-    fn the_common_prefix_stops_at_the_first_difference() {
-        assert_eq!(common_prefix(&[1, 2, 3], &[1, 2, 4, 5]), 2);
-        assert_eq!(common_prefix(&[], &[1]), 0);
-        assert_eq!(common_prefix(&[1, 2], &[1, 2, 3]), 2);
-    }
 }

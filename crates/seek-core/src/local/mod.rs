@@ -12,6 +12,8 @@ pub mod download;
 pub mod engine;
 pub mod error;
 pub mod fetch;
+pub(crate) mod prefix_file;
+pub(crate) mod prefixes;
 pub mod provider;
 
 pub use error::LocalError;

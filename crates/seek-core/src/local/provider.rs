@@ -28,6 +28,8 @@ pub(crate) struct LocalOptions {
     pub threads: usize,
     /// What `super::download` needs to find and fetch catalog models.
     pub downloads: super::fetch::Settings,
+    /// How much of what it read the engine keeps.
+    pub prefixes: super::engine::PrefixLimits,
 }
 
 impl LocalOptions {
@@ -35,6 +37,11 @@ impl LocalOptions {
         Self {
             threads: config.local.thread_count(),
             downloads: super::fetch::Settings::from(&config.local),
+            prefixes: super::engine::PrefixLimits {
+                count: config.local.kept_prefixes.value as usize,
+                bytes: usize::try_from(config.local.prefix_cache_mb.value << 20)
+                    .unwrap_or(usize::MAX),
+            },
         }
     }
 }
@@ -99,10 +106,10 @@ impl LocalChatModel {
                 message: format!("loading {}", self.model),
             })))
             .await;
-        let threads = self.options.threads;
+        let (threads, limits) = (self.options.threads, self.options.prefixes);
         let file = path.clone();
         let started = Instant::now();
-        let engine = tokio::task::spawn_blocking(move || Engine::load(&file, threads))
+        let engine = tokio::task::spawn_blocking(move || Engine::load_with(&file, threads, limits))
             .await
             .map_err(|e| LocalError::EngineGone {
                 reason: format!("loading stopped: {e}"),

@@ -20,7 +20,9 @@ use std::path::PathBuf;
 pub use load::{Loaded, load};
 pub use record::{MemoryOp, Record, VERSION, now_ms, worth_keeping};
 pub use remove::{Pruned, prune, remove};
-pub use store::{Listing, Skipped, Summary, dir, find, latest, list, new_id, path_of};
+pub use store::{
+    Listing, Skipped, Summary, dir, find, latest, list, new_id, path_of, prefix_file_of,
+};
 pub use writer::SessionFile;
 
 #[derive(Debug, thiserror::Error)]

@@ -92,6 +92,15 @@ fn remove_checked(id: &str, path: &Path, dry_run: bool) -> Result<Summary, Sessi
             });
         }
         std::fs::remove_file(path).map_err(io)?;
+        // What the engine had read of it goes with it (a cache, perhaps never written).
+        let prefixes = super::store::prefix_file_of(path);
+        for leftover in [prefixes.with_extension("kv.partial"), prefixes] {
+            if let Err(e) = std::fs::remove_file(&leftover)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!("removing {} failed: {e}", leftover.display());
+            }
+        }
     }
     // The lock goes with `peek`, after the name is gone.
     drop(peek);

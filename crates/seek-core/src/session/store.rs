@@ -19,6 +19,12 @@ pub fn path_of(data_dir: &Path, id: &str) -> PathBuf {
     dir(data_dir).join(format!("{id}.jsonl"))
 }
 
+/// Where the built-in engine keeps what it has read of the session at `session` (a cache: it
+/// goes with the session and is never needed to continue it).
+pub fn prefix_file_of(session: &Path) -> PathBuf {
+    session.with_extension("kv")
+}
+
 /// A new id: the UTC time (so names sort by creation) and four random hex digits.
 pub fn new_id(now_ms: u64) -> String {
     let secs = now_ms / 1000;
