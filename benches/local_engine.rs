@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use seek::llm::{ChatRequest, Delta, GenerationOptions, Message, Role};
-use seek::local::engine::Engine;
+use seek::local::engine::{Engine, PrefixLimits};
 use tokio_util::sync::CancellationToken;
 
 /// The decode prompt (38 tokens with SmolLM2's template, as in the lead's llama.cpp runs).
@@ -151,7 +151,9 @@ fn main() {
         .build()
         .expect("a tokio runtime");
     let started = Instant::now();
-    let engine = Engine::load(&path, threads).expect("the model loads");
+    // One prefix kept: `forget` then really makes the next prompt computed from nothing.
+    let one = PrefixLimits { count: 1, bytes: 0 };
+    let engine = Engine::load_with(&path, threads, one).expect("the model loads");
     println!("load_ms {:.1}", started.elapsed().as_secs_f64() * 1e3);
     // Loading copies the tensors out of the file's mapping, which is dropped afterwards: the
     // peak is usually reached here, before any token.
@@ -232,6 +234,139 @@ fn main() {
     println!("round2_prompt_tokens {}", engine.stats().prompt_tokens);
     println!("round2_kept_ms {:.1}", kept.as_secs_f64() * 1e3);
     println!("round2_recomputed_ms {:.1}", recomputed.as_secs_f64() * 1e3);
+    drop(engine);
+    switches(&runtime, &path, threads, runs);
+}
+
+/// An agent's system prompt of roughly 300 tokens: its role, then rules (the numbers make
+/// each agent's differ from its first line on).
+fn agent_prompt(agent: &str) -> String {
+    let mut text = format!("You are the {agent} agent of a terminal assistant.\n");
+    for rule in 0..14 {
+        text.push_str(&format!(
+            "Rule {rule} of the {agent} agent: answer with one fenced code block when a command is needed, explain briefly, and never invent file names.\n"
+        ));
+    }
+    text
+}
+
+/// A session of about 2,000 tokens under `agent`'s prompt: tasks, replies and results.
+fn session(agent: &str, turns: usize) -> Vec<Message> {
+    let mut messages = vec![Message::new(Role::System, agent_prompt(agent))];
+    for i in 0..turns {
+        messages.push(Message::new(
+            Role::User,
+            format!("Task {i}: count the lines of every Python file under src/module{i} and print the three longest with their sizes."),
+        ));
+        messages.push(Message::new(
+            Role::Assistant,
+            format!("```bash\nfind src/module{i} -name '*.py' -exec wc -l {{}} + | sort -n | tail -n 4\n```"),
+        ));
+        messages.push(Message::new(
+            Role::User,
+            format!("[success] 120 src/module{i}/a.py\n 340 src/module{i}/b.py\n 515 src/module{i}/c.py\n 975 total"),
+        ));
+        messages.push(Message::new(
+            Role::Assistant,
+            format!("The longest file in module {i} is c.py with 515 lines, then b.py (340) and a.py (120)."),
+        ));
+    }
+    messages
+}
+
+fn asked(mut messages: Vec<Message>, task: &str) -> Vec<Message> {
+    messages.push(Message::new(Role::User, task));
+    messages
+}
+
+/// No conversation read twice: in a session of about 2,000 tokens, the first token after the
+/// same agent's follow-up, after switching to another agent and back, after the first switch
+/// to an agent never used, and after resuming the session in a new engine from its saved
+/// prefixes; and the whole conversation read from nothing, for scale.
+fn switches(
+    runtime: &tokio::runtime::Runtime,
+    path: &std::path::Path,
+    threads: usize,
+    runs: usize,
+) {
+    let turns = 18;
+    let coder = session("coder", turns);
+    let casual = session("casual", turns);
+    let first = |m: Vec<Message>| request(m, 1);
+    let (mut follow, mut back, mut new_agent, mut resumed, mut scratch) = (
+        Duration::MAX,
+        Duration::MAX,
+        Duration::MAX,
+        Duration::MAX,
+        Duration::MAX,
+    );
+    let mut tokens = 0;
+    let dir = std::env::temp_dir().join(format!("seek-bench-prefixes-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("session.kv");
+    let (mut saved_bytes, mut save_ms) = (0, 0.0);
+    for run in 0..runs {
+        let engine = Engine::load(path, threads).expect("the model loads");
+        let with_file = |m: Vec<Message>| ChatRequest {
+            prefix_file: Some(file.clone()),
+            ..first(m)
+        };
+        let _ = std::fs::remove_file(&file);
+        // The coder's session, read once.
+        let _ = reply(runtime, &engine, with_file(coder.clone()));
+        tokens = engine.settled_stats().prompt_tokens;
+        let (_, t) = reply(
+            runtime,
+            &engine,
+            with_file(asked(coder.clone(), "And module 0?")),
+        );
+        follow = follow.min(t);
+        // The first switch to the casual agent: another system prompt, read whole.
+        let (_, t) = reply(
+            runtime,
+            &engine,
+            with_file(asked(casual.clone(), "Thanks!")),
+        );
+        new_agent = new_agent.min(t);
+        // Back to the coder: its prefix was kept.
+        let (_, t) = reply(
+            runtime,
+            &engine,
+            with_file(asked(coder.clone(), "And module 1?")),
+        );
+        back = back.min(t);
+        let stats = engine.settled_stats();
+        saved_bytes = stats.saved_bytes;
+        save_ms = stats.save_micros as f64 / 1e3;
+        drop(engine);
+        // `seek -c`: a new engine, the session's saved prefixes.
+        let engine = Engine::load(path, threads).expect("the model loads");
+        let (_, t) = reply(
+            runtime,
+            &engine,
+            with_file(asked(coder.clone(), "And module 2?")),
+        );
+        resumed = resumed.min(t);
+        if run == 0 {
+            let fresh = Engine::load(path, threads).expect("the model loads");
+            let (_, t) = reply(
+                runtime,
+                &fresh,
+                first(asked(coder.clone(), "And module 2?")),
+            );
+            scratch = scratch.min(t);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("session_prompt_tokens {tokens}");
+    println!("session_follow_up_first_token_ms {:.1}", ms(follow));
+    println!("session_switch_back_first_token_ms {:.1}", ms(back));
+    println!("session_resume_first_token_ms {:.1}", ms(resumed));
+    println!("session_first_switch_first_token_ms {:.1}", ms(new_agent));
+    println!("session_from_nothing_first_token_ms {:.1}", ms(scratch));
+    println!("session_saved_bytes {saved_bytes}");
+    println!("session_save_ms {save_ms:.1}");
 }
 
 /// Microseconds of the best of `runs` calls of `f`.

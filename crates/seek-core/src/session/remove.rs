@@ -149,6 +149,30 @@ mod tests {
     }
 
     #[test]
+    fn the_engines_saved_prefixes_go_with_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let (id, path) = saved(dir.path(), "first");
+        let (kept, other) = saved(dir.path(), "second");
+        let prefixes = super::super::prefix_file_of(&path);
+        std::fs::write(&prefixes, b"cache").unwrap();
+        std::fs::write(prefixes.with_extension("kv.partial"), b"half").unwrap();
+        let others = super::super::prefix_file_of(&other);
+        std::fs::write(&others, b"cache").unwrap();
+        // A dry run leaves it.
+        let before = prune(dir.path(), u64::MAX, true).unwrap();
+        assert_eq!(before.removed.len(), 2);
+        assert!(prefixes.exists());
+        remove(dir.path(), &id).unwrap();
+        assert!(!prefixes.exists());
+        assert!(!prefixes.with_extension("kv.partial").exists());
+        assert!(others.exists(), "{kept}'s stays");
+        // A session never given one is removed all the same.
+        std::fs::remove_file(&others).unwrap();
+        remove(dir.path(), &kept).unwrap();
+        assert!(!other.exists());
+    }
+
+    #[test]
     fn a_session_in_use_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let file = sessions(dir.path()).create(AgentName::Casual).unwrap();
