@@ -233,7 +233,13 @@ mod tests {
     #[test]
     fn equals_candles_quantized_matmul_on_odd_shapes() {
         // Even block counts: candle's Q4_1 kernel asserts them (ours need not; see `kernels`).
-        for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        for dtype in [
+            GgmlDType::Q4_0,
+            GgmlDType::Q4_1,
+            GgmlDType::Q5_0,
+            GgmlDType::Q5_1,
+            GgmlDType::Q8_0,
+        ] {
             for (n, k, seq) in [
                 (1, 64, 1),
                 (37, 128, 1),
@@ -260,7 +266,7 @@ mod tests {
 
     #[test]
     fn k_quants_equal_candles_quantized_matmul() {
-        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q5K, GgmlDType::Q6K] {
             for (n, k, seq) in [(3, 256, 1), (21, 512, 1), (10, 768, 6)] {
                 let seed = n as u64 * 7 + k as u64;
                 let x = Tensor::from_vec(values(seq * k, seed), (1, seq, k), &Device::Cpu).unwrap();

@@ -15,11 +15,13 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod kquants;
+mod legacy;
 pub mod norm;
 #[cfg(test)]
 mod tests;
 
-pub use kquants::{Q4K, Q6K, Q8K};
+pub use kquants::{Q4K, Q5K, Q6K, Q8K};
+pub use legacy::{Q4_0, Q5_0, Q5_1};
 
 /// Values per block of the 32-wide formats.
 pub const QK: usize = 32;
@@ -120,9 +122,13 @@ impl Kernel {
     pub fn scalar(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         let (weight, activation, quantize, reference): (_, _, Quantize, RowDots) = match dtype {
+            T::Q4_0 => (Q4_0, Q8_0, quantize_q8_0, legacy::scalar_q4_0),
             T::Q4_1 => (Q4_1, Q8_1, quantize_q8_1, scalar_q4_1),
+            T::Q5_0 => (Q5_0, Q8_0, quantize_q8_0, legacy::scalar_q5_0),
+            T::Q5_1 => (Q5_1, Q8_1, quantize_q8_1, legacy::scalar_q5_1),
             T::Q8_0 => (Q8_0, Q8_0, quantize_q8_0, scalar_q8_0),
             T::Q4K => (Q4K, Q8K, kquants::quantize_q8_k, kquants::scalar_q4_k),
+            T::Q5K => (Q5K, Q8K, kquants::quantize_q8_k, kquants::scalar_q5_k),
             T::Q6K => (Q6K, Q8K, kquants::quantize_q8_k, kquants::scalar_q6_k),
             _ => return None,
         };

@@ -6,6 +6,18 @@ use super::*;
 use candle_core::quantized::GgmlDType;
 use candle_core::{DType, Device, Tensor};
 
+/// Every type with a kernel of ours.
+const ALL_TYPES: [GgmlDType; 8] = [
+    GgmlDType::Q4_0,
+    GgmlDType::Q4_1,
+    GgmlDType::Q5_0,
+    GgmlDType::Q5_1,
+    GgmlDType::Q8_0,
+    GgmlDType::Q4K,
+    GgmlDType::Q5K,
+    GgmlDType::Q6K,
+];
+
 /// A deterministic xorshift stream.
 struct Random(u64);
 
@@ -268,12 +280,7 @@ fn q8_k_quantizer_keeps_values_and_sums() {
 /// The scalar kernels against the dequantized weights of candle (the file's meaning).
 #[test]
 fn scalar_kernels_match_dequantized_weights() {
-    for dtype in [
-        GgmlDType::Q4_1,
-        GgmlDType::Q8_0,
-        GgmlDType::Q4K,
-        GgmlDType::Q6K,
-    ] {
+    for dtype in ALL_TYPES {
         let kernel = Kernel::scalar(dtype).unwrap();
         let mut random = Random(11);
         let k = 3 * kernel.weight.values;
@@ -298,5 +305,79 @@ fn scalar_kernels_match_dequantized_weights() {
             "{dtype:?}: {} vs {expected}",
             got[0]
         );
+    }
+}
+
+/// The values an activation row's blocks encode (`d·q` for each of its formats).
+fn dequantized_activations(kernel: &Kernel, bytes: &[u8]) -> Vec<f32> {
+    let format = kernel.activation;
+    let (values_at, d): (usize, fn(&[u8]) -> f32) = match format.name {
+        "Q8_0" => (2, |b| f16_at(b, 0)),
+        "Q8_1" => (4, |b| f16_at(b, 0)),
+        _ => (4, kquants::q8k_d),
+    };
+    bytes
+        .chunks_exact(format.bytes)
+        .flat_map(|block| {
+            let d = d(block);
+            block[values_at..values_at + format.values]
+                .iter()
+                .map(move |&q| d * f32::from(q as i8))
+        })
+        .collect()
+}
+
+/// The scalar kernels equal, up to float rounding, the dot products of candle's dequantized
+/// weights with the values our activation blocks encode: the layouts are read as the file
+/// means them, for every type and several rows.
+#[test]
+fn scalar_kernels_equal_dequantized_products() {
+    for dtype in ALL_TYPES {
+        let kernel = Kernel::scalar(dtype).unwrap();
+        let mut random = Random(13);
+        let (n, rows, k) = (5, 3, 4 * kernel.weight.values);
+        let dense = Tensor::from_vec(random.values(n * k), (n, k), &Device::Cpu).unwrap();
+        let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
+        let exact: Vec<f32> = weight
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let acts = quantized_rows(&kernel, rows, k, &mut random);
+        let values = dequantized_activations(&kernel, &acts);
+        let mut got = vec![0f32; n * rows];
+        kernel.dots(k, &weight.data().unwrap(), &acts, &mut got);
+        let weights = weight.data().unwrap();
+        let (weight_row, act_row) = (kernel.weight_row_bytes(k), kernel.activation_row_bytes(k));
+        for (i, g) in got.iter().enumerate() {
+            let (w, r) = (i / rows, i % rows);
+            let mut products: Vec<f32> = exact[w * k..(w + 1) * k]
+                .iter()
+                .zip(&values[r * k..(r + 1) * k])
+                .map(|(w, x)| w * x)
+                .collect();
+            if kernel.activation == Q8_1 {
+                // `x = d·q + m`: the minimum meets the block's stored sum `s = d·Σq`, which is
+                // rounded to f16, rather than the sum of the values.
+                let blocks = k / QK;
+                for b in 0..blocks {
+                    let weight_block = &weights[w * weight_row + b * kernel.weight.bytes..];
+                    let act_block = &acts[r * act_row + b * Q8_1.bytes..];
+                    let m = f16_at(weight_block, 2);
+                    for j in 0..QK {
+                        products[b * QK + j] -= m * values[r * k + b * QK + j];
+                    }
+                    products.push(m * f16_at(act_block, 2));
+                }
+            }
+            let expected: f32 = products.iter().sum();
+            let norm: f32 = products.iter().map(|p| p.abs()).sum();
+            assert!(
+                (g - expected).abs() <= 1e-4 * norm,
+                "{dtype:?} ({w}, {r}): {g} vs {expected}"
+            );
+        }
     }
 }
