@@ -28,7 +28,7 @@ use super::{Q4_1, Q8_0, Q8_1};
 /// but measured much slower in the engine's decode (1 thread: 57 vs 91 tokens/s on SmolLM2),
 /// where the weights stream from memory and interleaved rows defeat the prefetcher; so decode
 /// multiplies single rows.
-const TILE: usize = 4;
+pub(super) const TILE: usize = 4;
 
 /// Whether this CPU runs these kernels.
 pub fn available() -> bool {
@@ -39,18 +39,18 @@ pub fn available() -> bool {
 
 /// A tile function: `W` weight rows × `R` activation rows of `blocks` blocks each, result
 /// `(w, r)` written to `out[w·R + r]` (so one of `W`, `R` is 1 and `out` is contiguous).
-type TileFn = unsafe fn(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]);
+pub(super) type TileFn = unsafe fn(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]);
 
 /// One kernel's tiles: `R = TILE`, and a single row pair.
-struct Tiles {
-    weight: super::Format,
-    activation: super::Format,
-    activation_tile: TileFn,
-    single: TileFn,
+pub(super) struct Tiles {
+    pub weight: super::Format,
+    pub activation: super::Format,
+    pub activation_tile: TileFn,
+    pub single: TileFn,
 }
 
 /// Covers `weights × acts` with tiles; see [`super::Kernel::dots`] for the layout of `out`.
-fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
+pub(super) fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let (weight_bytes, act_bytes) = (blocks * tiles.weight.bytes, blocks * tiles.activation.bytes);
     if weight_bytes == 0 || act_bytes == 0 {
         return;
@@ -68,8 +68,9 @@ fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut
             };
             let rows = &acts[a * act_bytes..(a + count) * act_bytes];
             let o = &mut out[w * act_rows + a..w * act_rows + a + count];
-            // SAFETY: the tile functions are installed only when `available()` found AVX2, FMA
-            // and F16C; they check their slices' lengths themselves.
+            // SAFETY: the tile functions are installed only when the CPU has the features they
+            // are compiled for (`available()` here, the AVX-512 module's own check for its);
+            // they check their slices' lengths themselves.
             unsafe { tile(blocks, row, rows, o) }
             a += count;
         }
@@ -78,7 +79,7 @@ fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut
 
 /// Splits `bytes` into `N` rows of `row_bytes`, after checking it holds them.
 #[inline]
-fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8]; N] {
+pub(super) fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8]; N] {
     assert!(
         bytes.len() >= N * row_bytes,
         "{N} rows of {row_bytes} bytes"

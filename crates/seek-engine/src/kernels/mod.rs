@@ -14,6 +14,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx2_q45;
 mod kquants;
 mod legacy;
 pub mod norm;
@@ -216,9 +218,13 @@ fn simd_kernel(dtype: candle_core::quantized::GgmlDType) -> Option<Kernel> {
     }
     let scalar = Kernel::scalar(dtype)?;
     let tiles: TileDots = match dtype {
+        T::Q4_0 => avx2_q45::q4_0,
         T::Q4_1 => avx2::q4_1,
+        T::Q5_0 => avx2_q45::q5_0,
+        T::Q5_1 => avx2_q45::q5_1,
         T::Q8_0 => avx2::q8_0,
         T::Q4K => avx2::q4_k,
+        T::Q5K => avx2_q45::q5_k,
         T::Q6K => avx2::q6_k,
         _ => return None,
     };

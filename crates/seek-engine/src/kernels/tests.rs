@@ -115,6 +115,26 @@ fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
 }
 
 #[test]
+fn simd_q4_0_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q4_0, &[0]);
+}
+
+#[test]
+fn simd_q5_0_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5_0, &[0]);
+}
+
+#[test]
+fn simd_q5_1_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5_1, &[0, 2]);
+}
+
+#[test]
+fn simd_q5_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5K, &[0, 2]);
+}
+
+#[test]
 fn simd_q4_1_equals_scalar() {
     check_simd_equals_scalar(GgmlDType::Q4_1, &[0, 2]);
 }
