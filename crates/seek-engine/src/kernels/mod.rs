@@ -16,6 +16,8 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx2_q45;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod kquants;
 mod legacy;
 pub mod norm;
@@ -80,16 +82,19 @@ pub struct Kernel {
     tiles: Option<TileDots>,
     /// Whether a SIMD kernel computes the dots (for reports and benchmarks).
     pub simd: bool,
+    /// The instruction set of the kernel: `"scalar"`, or one of [`SIMD_ISAS`].
+    pub isa: &'static str,
 }
+
+/// The instruction sets our SIMD kernels are written for, slowest first.
+pub const SIMD_ISAS: [&str; 2] = ["avx2", "avx512vnni"];
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
             "{}×{} ({})",
-            self.weight.name,
-            self.activation.name,
-            if self.simd { "simd" } else { "scalar" }
+            self.weight.name, self.activation.name, self.isa
         )
     }
 }
@@ -117,7 +122,13 @@ impl Kernel {
     /// `linear` prefers it; `None` for types we have no kernel for.
     pub fn ours(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         let scalar = Self::scalar(dtype)?;
-        Some(simd_kernel(dtype).unwrap_or(scalar))
+        Some(Self::variants(dtype).pop().unwrap_or(scalar))
+    }
+
+    /// Every SIMD kernel for `dtype` this CPU runs, slowest first (for tests and benchmarks,
+    /// which compare each with the reference and with the others).
+    pub fn variants(dtype: candle_core::quantized::GgmlDType) -> Vec<Self> {
+        simd_kernels(dtype)
     }
 
     /// The portable reference kernel for `dtype`.
@@ -141,6 +152,7 @@ impl Kernel {
             reference,
             tiles: None,
             simd: false,
+            isa: "scalar",
         })
     }
 
@@ -211,33 +223,41 @@ impl Kernel {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn simd_kernel(dtype: candle_core::quantized::GgmlDType) -> Option<Kernel> {
+fn simd_kernels(dtype: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
     use candle_core::quantized::GgmlDType as T;
-    if !avx2::available() {
-        return None;
-    }
-    let scalar = Kernel::scalar(dtype)?;
-    let tiles: TileDots = match dtype {
-        T::Q4_0 => avx2_q45::q4_0,
-        T::Q4_1 => avx2::q4_1,
-        T::Q5_0 => avx2_q45::q5_0,
-        T::Q5_1 => avx2_q45::q5_1,
-        T::Q8_0 => avx2::q8_0,
-        T::Q4K => avx2::q4_k,
-        T::Q5K => avx2_q45::q5_k,
-        T::Q6K => avx2::q6_k,
-        _ => return None,
+    let Some(scalar) = Kernel::scalar(dtype) else {
+        return Vec::new();
     };
-    Some(Kernel {
+    let with = |tiles: TileDots, isa: &'static str| Kernel {
         tiles: Some(tiles),
         simd: true,
+        isa,
         ..scalar
-    })
+    };
+    let mut kernels = Vec::new();
+    if avx2::available() {
+        let tiles: Option<TileDots> = match dtype {
+            T::Q4_0 => Some(avx2_q45::q4_0),
+            T::Q4_1 => Some(avx2::q4_1),
+            T::Q5_0 => Some(avx2_q45::q5_0),
+            T::Q5_1 => Some(avx2_q45::q5_1),
+            T::Q8_0 => Some(avx2::q8_0),
+            T::Q4K => Some(avx2::q4_k),
+            T::Q5K => Some(avx2_q45::q5_k),
+            T::Q6K => Some(avx2::q6_k),
+            _ => None,
+        };
+        kernels.extend(tiles.map(|t| with(t, SIMD_ISAS[0])));
+    }
+    if avx512::available() {
+        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
+    }
+    kernels
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn simd_kernel(_: candle_core::quantized::GgmlDType) -> Option<Kernel> {
-    None
+fn simd_kernels(_: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
+    Vec::new()
 }
 
 /// The f16 at `bytes[at..at + 2]` (little-endian), as f32.

@@ -72,14 +72,25 @@ fn quantized_rows(kernel: &Kernel, rows: usize, k: usize, random: &mut Random) -
     acts
 }
 
-/// The scalar and the chosen kernel of `dtype` agree on `rows` rows of `blocks` blocks.
+/// Every SIMD kernel of `dtype` this CPU runs agrees with the scalar one on rows of random
+/// blocks, for tiles of activation rows and their tails; the instruction sets this CPU lacks
+/// are named as skipped.
 fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
     let scalar = Kernel::scalar(dtype).unwrap();
-    let chosen = Kernel::ours(dtype).unwrap();
-    if !chosen.simd {
-        eprintln!("no SIMD kernel for {dtype:?} on this CPU: nothing to compare");
-        return;
+    let variants = Kernel::variants(dtype);
+    for isa in SIMD_ISAS {
+        if !variants.iter().any(|v| v.isa == isa) {
+            eprintln!("{dtype:?}: skipped {isa} (this CPU lacks it)");
+        }
     }
+    for chosen in variants {
+        eprintln!("{dtype:?}: checking {chosen:?}");
+        check_equal(&scalar, &chosen, scales_at);
+    }
+}
+
+/// `chosen` equals `scalar` up to the order of float additions.
+fn check_equal(scalar: &Kernel, chosen: &Kernel, scales_at: &[usize]) {
     let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ scalar.weight.bytes as u64);
     // Weight-row tiles (one activation row) and activation-row tiles, with their tails.
     let shapes = [
@@ -98,7 +109,7 @@ fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
             let k = blocks * scalar.weight.values;
             let weights =
                 random_weights(scalar.weight, weight_rows * blocks, scales_at, &mut random);
-            let acts = quantized_rows(&scalar, rows, k, &mut random);
+            let acts = quantized_rows(scalar, rows, k, &mut random);
             let outputs = weight_rows * rows;
             let (mut expected, mut got) = (vec![0f32; outputs], vec![0f32; outputs]);
             scalar.dots(k, &weights, &acts, &mut expected);
@@ -107,7 +118,7 @@ fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
             for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
                 assert!(
                     (e - g).abs() <= 1e-5 * magnitude * blocks as f32,
-                    "{dtype:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
+                    "{chosen:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
                 );
             }
         }
