@@ -75,11 +75,11 @@ fn main() -> candle_core::Result<()> {
             .unwrap_or(400),
     );
     println!(
-        "threads {}; µs per matmul (best of batches); ratio = candle / ours",
+        "threads {}; µs per matmul (best of batches); (candle / ours)",
         rayon::current_num_threads()
     );
     for dtype in TYPES {
-        let Some(ours) = Kernel::ours(dtype) else {
+        if Kernel::ours(dtype).is_none() {
             continue;
         };
         if !listed("KERNEL_BENCH_TYPES", &format!("{dtype:?}")) {
@@ -91,32 +91,34 @@ fn main() -> candle_core::Result<()> {
             }
             let dense = Tensor::from_vec(values(n * k, 7), (n, k), &Device::Cpu)?;
             let weight = Arc::new(QTensor::quantize(&dense, dtype)?);
-            let candidates = [
-                ("ours", Linear::with_kernel(weight.clone(), Some(ours))?),
-                ("candle", Linear::with_kernel(weight.clone(), None)?),
-            ];
+            let mut candidates = vec![(
+                "candle".to_string(),
+                Linear::with_kernel(weight.clone(), None)?,
+            )];
+            for kernel in Kernel::variants(dtype) {
+                candidates.push((
+                    kernel.isa.to_string(),
+                    Linear::with_kernel(weight.clone(), Some(kernel))?,
+                ));
+            }
             for rows in ROWS {
                 let x = Tensor::from_vec(values(rows * k, 11), (1, rows, k), &Device::Cpu)?;
-                let times: Vec<f64> = candidates
-                    .iter()
-                    .map(|(_, linear)| {
-                        best_of(budget, || {
-                            std::hint::black_box(linear.forward(&x).map(|y| y.dims().len())).ok();
-                        })
-                        .as_secs_f64()
-                            * 1e6
+                let mut line = format!("{:<5} {n:>4}x{k:<4} rows {rows:>2}:", format!("{dtype:?}"));
+                let mut candle = 0.0;
+                for (name, linear) in &candidates {
+                    let micros = best_of(budget, || {
+                        std::hint::black_box(linear.forward(&x).map(|y| y.dims().len())).ok();
                     })
-                    .collect();
-                println!(
-                    "{:<5} {:>4}x{:<4} rows {rows:>2}: ours {:>9.1} ({:?})  candle {:>9.1}  ratio {:>5.2}",
-                    format!("{dtype:?}"),
-                    n,
-                    k,
-                    times[0],
-                    ours,
-                    times[1],
-                    times[1] / times[0],
-                );
+                    .as_secs_f64()
+                        * 1e6;
+                    if name == "candle" {
+                        candle = micros;
+                        line += &format!("  candle {micros:>9.1}");
+                    } else {
+                        line += &format!("  {name} {micros:>9.1} ({:.2}×)", candle / micros);
+                    }
+                }
+                println!("{line}");
             }
         }
     }

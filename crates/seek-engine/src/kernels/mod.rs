@@ -103,17 +103,22 @@ impl Kernel {
     /// The kernel `linear` uses for weights of GGML type `dtype`, or `None` where candle's own
     /// is better (the caller falls back to candle's `QMatMul`).
     ///
-    /// Only `Q4_1` is ours: candle has no fast kernel for it (13× slower than ours for one row,
-    /// 20× for 64). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights into interleaved
-    /// tiles with VNNI or AVX2 kernels (x86) or dotprod/i8mm (aarch64), which measured faster
-    /// than ours on one thread for a 1536² matrix (`Q8_0` 48 vs 92 µs for one row, 1.4 vs
-    /// 6.0 ms for 64; `Q4_K` 33 vs 243 µs; `Q6_K` 102 vs 115 µs; `cargo bench --bench
-    /// local_engine` with `SEEK_BENCH_KERNELS=1`). On SmolLM2, whose output projection is
-    /// `Q8_0`, either gives the same greedy reply and the same decode speed within noise.
+    /// Ours for `Q4_0`, `Q4_1`, `Q5_0` and `Q5_1`, for which candle has no fast x86 kernel
+    /// (`Q4_1`, `Q5_0`, `Q5_1`: none at all) or a plain AVX2 one (`Q4_0`). For `Q8_0`, `Q4_K`
+    /// and `Q6_K` candle repacks the weights into tiles of 16 rows (with their scales unpacked
+    /// to f32) for VNNI, AMX or AVX2 kernels, faster than ours on the file's own blocks; for
+    /// `Q5_K` candle's AVX2 kernel is faster for one row, ours for 64.
+    ///
+    /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` (µs per
+    /// 1536×1536 product, one row / 64 rows, on a shared 2-core Xeon with AVX-512 VNNI, load
+    /// average about 5, so ±30 %): `Q4_0` ours 403 / 14 200 vs candle 401 / 27 800; `Q4_1` 269
+    /// / 10 700 vs 1 950 / 137 000; `Q5_0` 451 / 19 900 vs 2 710 / 261 000; `Q5_1` 341 /
+    /// 12 000 vs 2 870 / 186 000; `Q8_0` 275 / 16 000 vs 135 / 3 570; `Q4_K` 525 / 12 400 vs
+    /// 106 / 2 820; `Q5_K` 542 / 11 100 vs 239 / 15 300; `Q6_K` 207 / 6 660 vs 205 / 2 070.
     pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
-            T::Q4_1 => Self::ours(dtype),
+            T::Q4_0 | T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
             _ => None,
         }
     }
