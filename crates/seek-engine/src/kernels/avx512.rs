@@ -115,18 +115,6 @@ fn join(low: __m256i, high: __m256i) -> __m512i {
     _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1)
 }
 
-/// `[low; 8] ++ [high; 8]` as floats.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn join_scales(low: f32, high: f32) -> __m512 {
-    let low = _mm512_castps256_ps512(_mm256_set1_ps(low));
-    _mm512_castpd_ps(_mm512_insertf64x4(
-        _mm512_castps_pd(low),
-        _mm256_castps_pd(_mm256_set1_ps(high)),
-        1,
-    ))
-}
-
 /// The sum of the sixteen lanes.
 #[inline]
 #[target_feature(enable = "avx512f,avx2")]
@@ -138,13 +126,30 @@ fn hsum512(v: __m512) -> f32 {
     hsum(halves)
 }
 
-/// A 32-value weight block unpacked: its scale, its minimum (0 for the formats without) and
-/// its 32 values, signed or unsigned as the format's kernel expects.
-type Unpacked = (f32, f32, __m256i);
+/// A 32-value weight block unpacked: its 32 values, signed or unsigned as the format's kernel
+/// expects.
+type Unpacked = __m256i;
+
+/// The f16 header fields of two blocks `first` and `second` (`d` alone, or `d` and `m`/`s`
+/// when `both`), as `[d₀, m₀, d₁, m₁]` in f32 (`m` 0 when not `both`).
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+fn headers(first: &[u8], second: &[u8], both: bool) -> __m128 {
+    let field = |block: &[u8]| {
+        let bytes = if both {
+            [block[0], block[1], block[2], block[3]]
+        } else {
+            [block[0], block[1], 0, 0]
+        };
+        i32::from_le_bytes(bytes)
+    };
+    _mm_cvtph_ps(_mm_set_epi32(0, 0, field(second), field(first)))
+}
 
 /// The tile loop of every 32-value format: one weight row × `R` activation rows of `blocks`
 /// blocks. `SIGNED` formats have signed values `x` (`d·x`) and `Q8_0` activations;
-/// the others unsigned values `q` with a minimum (`d·q + m`) and `Q8_1` activations.
+/// the others unsigned values `q` with a minimum (`d·q + m`) and `Q8_1` activations. `unpack`
+/// gives a block's values; the scale (and minimum) are the f16 at its start.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
 fn legacy_tile<const R: usize, const SIGNED: bool>(
@@ -166,13 +171,16 @@ fn legacy_tile<const R: usize, const SIGNED: bool>(
         &act_rows[r][b * activation.bytes..(b + 1) * activation.bytes]
     };
     let flip = _mm512_set1_epi8(0x80u8 as i8);
+    // Lane 0 (the first block's d·d) for lanes 0..8, lane 2 (the second's) for 8..16.
+    let spread = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
     // Two accumulators a row (even and odd pairs) so that consecutive multiply-adds overlap.
     let mut acc = [[_mm512_setzero_ps(); R]; 2];
-    let mut mins = [0f32; R];
+    // Lanes 1 and 3 gather the minimums' products `m·s`.
+    let mut mins = [_mm_setzero_ps(); R];
     for pair in 0..blocks / 2 {
-        let (d0, m0, x0) = unpack(weight_block(2 * pair));
-        let (d1, m1, x1) = unpack(weight_block(2 * pair + 1));
-        let x = join(x0, x1);
+        let (w0, w1) = (weight_block(2 * pair), weight_block(2 * pair + 1));
+        let weight_headers = headers(w0, w1, !SIGNED);
+        let x = join(unpack(w0), unpack(w1));
         // −128·Σx per lane: the share of the activations' +128 offset, removed once.
         let offset = if SIGNED {
             _mm512_sub_epi32(
@@ -184,16 +192,15 @@ fn legacy_tile<const R: usize, const SIGNED: bool>(
         };
         for r in 0..R {
             let (a0, a1) = (act_block(r, 2 * pair), act_block(r, 2 * pair + 1));
-            let (da0, sa0) = f16_pair(a0);
-            let (da1, sa1) = f16_pair(a1);
+            let products = _mm_mul_ps(weight_headers, headers(a0, a1, !SIGNED));
             let a = join(load32(&a0[values_at..]), load32(&a1[values_at..]));
             let dot = if SIGNED {
                 _mm512_dpbusd_epi32(offset, _mm512_xor_si512(a, flip), x)
             } else {
-                mins[r] += m0 * sa0 + m1 * sa1;
+                mins[r] = _mm_add_ps(mins[r], products);
                 _mm512_dpbusd_epi32(offset, x, a)
             };
-            let scale = join_scales(d0 * da0, d1 * da1);
+            let scale = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(products));
             let slot = &mut acc[pair % 2][r];
             *slot = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, *slot);
         }
@@ -201,7 +208,9 @@ fn legacy_tile<const R: usize, const SIGNED: bool>(
     let mut tail = [_mm256_setzero_ps(); R];
     if blocks % 2 == 1 {
         let b = blocks - 1;
-        let (d, m, x) = unpack(weight_block(b));
+        let w = weight_block(b);
+        let weight_headers = headers(w, w, !SIGNED);
+        let x = unpack(w);
         let flip = _mm256_set1_epi8(0x80u8 as i8);
         let offset = if SIGNED {
             _mm256_sub_epi32(
@@ -213,19 +222,30 @@ fn legacy_tile<const R: usize, const SIGNED: bool>(
         };
         for r in 0..R {
             let a = act_block(r, b);
-            let (da, sa) = f16_pair(a);
+            // Both halves are this block: the minimum's product counts once (lane 1).
+            let products = _mm_mul_ps(weight_headers, headers(a, a, !SIGNED));
             let values = load32(&a[values_at..]);
             let dot = if SIGNED {
                 _mm256_dpbusd_epi32(offset, _mm256_xor_si256(values, flip), x)
             } else {
-                mins[r] += m * sa;
+                mins[r] = _mm_add_ps(mins[r], _mm_blend_ps(_mm_setzero_ps(), products, 0b0010));
                 _mm256_dpbusd_epi32(offset, x, values)
             };
-            tail[r] = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * da));
+            let scale = _mm256_broadcastss_ps(products);
+            tail[r] = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), scale);
         }
     }
     for r in 0..R {
-        out[r] = hsum512(_mm512_add_ps(acc[0][r], acc[1][r])) + hsum(tail[r]) + mins[r];
+        let m = mins[r];
+        let min_sum = if SIGNED {
+            0.0
+        } else {
+            _mm_cvtss_f32(_mm_add_ss(
+                _mm_movehdup_ps(m),
+                _mm_movehl_ps(m, _mm_movehdup_ps(m)),
+            ))
+        };
+        out[r] = hsum512(_mm512_add_ps(acc[0][r], acc[1][r])) + hsum(tail[r]) + min_sum;
     }
 }
 
@@ -234,8 +254,7 @@ fn legacy_tile<const R: usize, const SIGNED: bool>(
 fn q4_0_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let eight = _mm256_set1_epi8(8);
     legacy_tile::<R, true>(Q4_0, blocks, weights, acts, out, |block| {
-        let x = _mm256_sub_epi8(nibbles(&block[2..]), eight);
-        (f16_one(block), 0.0, x)
+        _mm256_sub_epi8(nibbles(&block[2..]), eight)
     });
 }
 
@@ -247,8 +266,7 @@ fn q5_0_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
         // q − 16 is the low nibble when the fifth bit is set, else the nibble − 16, which as a
         // signed byte is the nibble with its high nibble all ones.
         let missing = _mm256_andnot_si256(bits_to_bytes(&block[2..]), high_nibble);
-        let x = _mm256_or_si256(nibbles(&block[6..]), missing);
-        (f16_one(block), 0.0, x)
+        _mm256_or_si256(nibbles(&block[6..]), missing)
     });
 }
 
@@ -256,7 +274,7 @@ fn q5_0_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
 fn q8_0_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     legacy_tile::<R, true>(Q8_0, blocks, weights, acts, out, |block| {
-        (f16_one(block), 0.0, load32(&block[2..]))
+        load32(&block[2..])
     });
 }
 
@@ -264,8 +282,7 @@ fn q8_0_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
 fn q4_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     legacy_tile::<R, false>(Q4_1, blocks, weights, acts, out, |block| {
-        let (d, m) = f16_pair(block);
-        (d, m, nibbles(&block[4..]))
+        nibbles(&block[4..])
     });
 }
 
@@ -274,9 +291,8 @@ fn q4_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
 fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let fifth_bit = _mm256_set1_epi8(0x10);
     legacy_tile::<R, false>(Q5_1, blocks, weights, acts, out, |block| {
-        let (d, m) = f16_pair(block);
         let high = _mm256_and_si256(bits_to_bytes(&block[4..]), fifth_bit);
-        (d, m, _mm256_or_si256(nibbles(&block[8..]), high))
+        _mm256_or_si256(nibbles(&block[8..]), high)
     });
 }
 
