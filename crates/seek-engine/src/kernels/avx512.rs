@@ -20,7 +20,7 @@ use super::avx2::{
 use super::avx2_q45::{bits_to_bytes, nibbles};
 use super::kquants::{
     Q4K, Q4K_SCALES, Q4K_VALUES, Q5K, Q5K_HIGH, Q5K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K,
-    Q8K_SUMS, Q8K_VALUES, q4k_scale_min, q8k_d,
+    Q8K_SUMS, Q8K_VALUES, q8k_d,
 };
 use super::{Format, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1};
 
@@ -298,25 +298,52 @@ fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
 
 /// The eight 6-bit minimums of a `Q4_K`/`Q5_K` block as i16, and its eight scales as four
 /// registers of 32 i16: `[scale 2c; 16] ++ [scale 2c + 1; 16]`, for the register of groups
-/// `2c`, `2c + 1`.
+/// `2c`, `2c + 1` (`spread[c]` picks them).
+///
+/// The 12 bytes as three u32 `u₀ u₁ u₂`: scales 0..4 are the low 6 bits of `u₀`'s bytes,
+/// minimums 0..4 of `u₁`'s; scales 4..8 are `u₂`'s low nibbles under `u₀`'s top 2 bits,
+/// minimums 4..8 `u₂`'s high nibbles under `u₁`'s (see `kquants::q4k_scale_min`).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
-fn k4_scales_mins(packed: &[u8]) -> ([__m512i; 4], __m128i) {
-    let pairs: [(u8, u8); 8] = std::array::from_fn(|j| q4k_scale_min(packed, j));
-    let scale = |j: usize| _mm256_set1_epi16(i16::from(pairs[j].0));
-    let scales = std::array::from_fn(|c| join(scale(2 * c), scale(2 * c + 1)));
-    let min = |j: usize| i16::from(pairs[j].1);
-    let mins = _mm_set_epi16(
-        min(7),
-        min(6),
-        min(5),
-        min(4),
-        min(3),
-        min(2),
-        min(1),
-        min(0),
+fn k4_scales_mins(packed: &[u8], spread: &[__m512i; 4]) -> ([__m512i; 4], __m128i) {
+    const SIX_BITS: u32 = 0x3f3f_3f3f;
+    const NIBBLES: u32 = 0x0f0f_0f0f;
+    const TWO_BITS: u32 = 0x0303_0303;
+    let word = |i: usize| {
+        u32::from_le_bytes([
+            packed[4 * i],
+            packed[4 * i + 1],
+            packed[4 * i + 2],
+            packed[4 * i + 3],
+        ])
+    };
+    let (u0, u1, u2) = (word(0), word(1), word(2));
+    let scales_low = u0 & SIX_BITS;
+    let scales_high = (u2 & NIBBLES) | (((u0 >> 6) & TWO_BITS) << 4);
+    let mins_low = u1 & SIX_BITS;
+    let mins_high = ((u2 >> 4) & NIBBLES) | (((u1 >> 6) & TWO_BITS) << 4);
+    let bytes = _mm_set_epi32(
+        mins_high as i32,
+        mins_low as i32,
+        scales_high as i32,
+        scales_low as i32,
     );
+    let scales16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(bytes));
+    let mins = _mm_cvtepu8_epi16(_mm_srli_si128(bytes, 8));
+    let scales = std::array::from_fn(|c| _mm512_permutexvar_epi16(spread[c], scales16));
     (scales, mins)
+}
+
+/// The indices `k4_scales_mins` spreads the scales with: lanes 0..16 of register `c` take
+/// scale `2c`, lanes 16..32 scale `2c + 1`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn k4_spread() -> [__m512i; 4] {
+    std::array::from_fn(|c| {
+        let index: [i16; 32] = std::array::from_fn(|j| (2 * c + j / 16) as i16);
+        // SAFETY: `index` is 64 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm512_loadu_si512(index.as_ptr().cast()) }
+    })
 }
 
 /// The tile loop of `Q4_K` and `Q5_K`: `values` gives a block's four registers of 64 values
@@ -336,10 +363,11 @@ fn k4_tile<const R: usize>(
     assert!(out.len() >= R, "room for the tile");
     let mut acc = [_mm256_setzero_ps(); R];
     let mut acc_mins = [_mm_setzero_ps(); R];
+    let spread = k4_spread();
     for b in 0..blocks {
         let block = &weights[b * weight.bytes..(b + 1) * weight.bytes];
         let (d, dmin) = f16_pair(block);
-        let (scales, mins) = k4_scales_mins(&block[Q4K_SCALES..Q4K_SCALES + 12]);
+        let (scales, mins) = k4_scales_mins(&block[Q4K_SCALES..Q4K_SCALES + 12], &spread);
         let v = values(block);
         for r in 0..R {
             let a = &act_rows[r][b * Q8K.bytes..(b + 1) * Q8K.bytes];
