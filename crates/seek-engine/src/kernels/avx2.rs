@@ -13,8 +13,7 @@
 use std::arch::x86_64::*;
 
 use super::kquants::{
-    Q4K, Q4K_SCALES, Q4K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES,
-    q4k_scale_min, q8k_d,
+    Q4K, Q4K_SCALES, Q4K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES, q8k_d,
 };
 use super::{Q4_1, Q8_0, Q8_1};
 
@@ -283,20 +282,7 @@ fn q4_k_tile<const R: usize, const W: usize>(
             let block = &weight_rows[w][b * Q4K.bytes..(b + 1) * Q4K.bytes];
             let (d, dmin) = f16_pair(block);
             let packed = &block[Q4K_SCALES..Q4K_VALUES];
-            let pairs: [(u8, u8); 8] = std::array::from_fn(|j| q4k_scale_min(packed, j));
-            let scales: [__m256i; 8] =
-                std::array::from_fn(|j| _mm256_set1_epi16(i16::from(pairs[j].0)));
-            let min = |j: usize| i16::from(pairs[j].1);
-            let mins = _mm_set_epi16(
-                min(7),
-                min(6),
-                min(5),
-                min(4),
-                min(3),
-                min(2),
-                min(1),
-                min(0),
-            );
+            let (scales, mins) = super::avx2_q45::k4_scales_mins(packed);
             // Group 2c is chunk c's low nibbles, group 2c + 1 its high ones.
             let mut values = [_mm256_setzero_si256(); 8];
             for c in 0..4 {

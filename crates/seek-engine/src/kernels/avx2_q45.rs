@@ -11,7 +11,7 @@ use super::avx2::{
     TILE, Tiles, by_tiles, dot_u8_i8, f16_one, f16_pair, hsum, load16, load32, rows_of,
 };
 use super::kquants::{Q4K_SCALES, Q5K, Q5K_HIGH, Q5K_VALUES, Q8K, Q8K_SUMS, Q8K_VALUES};
-use super::kquants::{q4k_scale_min, q8k_d};
+use super::kquants::{q4k_scales_mins, q8k_d};
 use super::{Q4_0, Q5_0, Q5_1, Q8_0, Q8_1};
 
 /// `Q4_0 × Q8_0`; see [`super::Kernel::dots`].
@@ -169,6 +169,28 @@ fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
     }
 }
 
+/// The eight scales of a `Q4_K`/`Q5_K` block's 12 packed bytes, each in all 16 i16 lanes of
+/// a register, and its eight minimums as i16.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn k4_scales_mins(packed: &[u8]) -> ([__m256i; 8], __m128i) {
+    let [scales_low, scales_high, mins_low, mins_high] = q4k_scales_mins(packed);
+    let bytes = _mm_set_epi32(
+        mins_high as i32,
+        mins_low as i32,
+        scales_high as i32,
+        scales_low as i32,
+    );
+    let scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(bytes));
+    let mins = _mm_cvtepu8_epi16(_mm_srli_si128(bytes, 8));
+    // Scale j is bytes 2j, 2j + 1 of each half: copied into every 16-bit lane.
+    let scales = std::array::from_fn(|j| {
+        let pick = (((2 * j + 1) << 8) | (2 * j)) as i16;
+        _mm256_shuffle_epi8(scales16, _mm256_set1_epi16(pick))
+    });
+    (scales, mins)
+}
+
 /// One `Q5_K` weight row × `R` activation rows.
 #[target_feature(enable = "avx2,fma,f16c")]
 fn q5_k_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
@@ -183,20 +205,7 @@ fn q5_k_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
         let block = &weights[b * Q5K.bytes..(b + 1) * Q5K.bytes];
         let (d, dmin) = f16_pair(block);
         let packed = &block[Q4K_SCALES..Q5K_HIGH];
-        let pairs: [(u8, u8); 8] = std::array::from_fn(|j| q4k_scale_min(packed, j));
-        let scales: [__m256i; 8] =
-            std::array::from_fn(|j| _mm256_set1_epi16(i16::from(pairs[j].0)));
-        let min = |j: usize| i16::from(pairs[j].1);
-        let mins = _mm_set_epi16(
-            min(7),
-            min(6),
-            min(5),
-            min(4),
-            min(3),
-            min(2),
-            min(1),
-            min(0),
-        );
+        let (scales, mins) = k4_scales_mins(packed);
         // Group 2c is chunk c's low nibbles, group 2c + 1 its high ones; group g's fifth bits
         // are bit g of the 32 high bytes.
         let high = load32(&block[Q5K_HIGH..]);

@@ -20,7 +20,7 @@ use super::avx2::{
 use super::avx2_q45::{bits_to_bytes, nibbles};
 use super::kquants::{
     Q4K, Q4K_SCALES, Q4K_VALUES, Q5K, Q5K_HIGH, Q5K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K,
-    Q8K_SUMS, Q8K_VALUES, q8k_d,
+    Q8K_SUMS, Q8K_VALUES, q4k_scales_mins, q8k_d,
 };
 use super::{Format, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1};
 
@@ -299,29 +299,10 @@ fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
 /// The eight 6-bit minimums of a `Q4_K`/`Q5_K` block as i16, and its eight scales as four
 /// registers of 32 i16: `[scale 2c; 16] ++ [scale 2c + 1; 16]`, for the register of groups
 /// `2c`, `2c + 1` (`spread[c]` picks them).
-///
-/// The 12 bytes as three u32 `u₀ u₁ u₂`: scales 0..4 are the low 6 bits of `u₀`'s bytes,
-/// minimums 0..4 of `u₁`'s; scales 4..8 are `u₂`'s low nibbles under `u₀`'s top 2 bits,
-/// minimums 4..8 `u₂`'s high nibbles under `u₁`'s (see `kquants::q4k_scale_min`).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
 fn k4_scales_mins(packed: &[u8], spread: &[__m512i; 4]) -> ([__m512i; 4], __m128i) {
-    const SIX_BITS: u32 = 0x3f3f_3f3f;
-    const NIBBLES: u32 = 0x0f0f_0f0f;
-    const TWO_BITS: u32 = 0x0303_0303;
-    let word = |i: usize| {
-        u32::from_le_bytes([
-            packed[4 * i],
-            packed[4 * i + 1],
-            packed[4 * i + 2],
-            packed[4 * i + 3],
-        ])
-    };
-    let (u0, u1, u2) = (word(0), word(1), word(2));
-    let scales_low = u0 & SIX_BITS;
-    let scales_high = (u2 & NIBBLES) | (((u0 >> 6) & TWO_BITS) << 4);
-    let mins_low = u1 & SIX_BITS;
-    let mins_high = ((u2 >> 4) & NIBBLES) | (((u1 >> 6) & TWO_BITS) << 4);
+    let [scales_low, scales_high, mins_low, mins_high] = q4k_scales_mins(packed);
     let bytes = _mm_set_epi32(
         mins_high as i32,
         mins_low as i32,

@@ -61,6 +61,34 @@ pub(super) fn q4k_scale_min(packed: &[u8], j: usize) -> (u8, u8) {
     }
 }
 
+/// All eight scales and minimums of a `Q4_K`/`Q5_K` block's 12 packed bytes at once, as the
+/// bytes of four u32: scales 0..4, scales 4..8, minimums 0..4, minimums 4..8 (what
+/// [`q4k_scale_min`] gives one by one).
+///
+/// With the bytes as u32 `u₀ u₁ u₂`: scales 0..4 are the low 6 bits of `u₀`'s bytes, minimums
+/// 0..4 of `u₁`'s; scales 4..8 are `u₂`'s low nibbles under `u₀`'s top 2 bits, minimums 4..8
+/// `u₂`'s high nibbles under `u₁`'s.
+pub(super) fn q4k_scales_mins(packed: &[u8]) -> [u32; 4] {
+    const SIX_BITS: u32 = 0x3f3f_3f3f;
+    const NIBBLES: u32 = 0x0f0f_0f0f;
+    const TWO_BITS: u32 = 0x0303_0303;
+    let word = |i: usize| {
+        u32::from_le_bytes([
+            packed[4 * i],
+            packed[4 * i + 1],
+            packed[4 * i + 2],
+            packed[4 * i + 3],
+        ])
+    };
+    let (u0, u1, u2) = (word(0), word(1), word(2));
+    [
+        u0 & SIX_BITS,
+        (u2 & NIBBLES) | (((u0 >> 6) & TWO_BITS) << 4),
+        u1 & SIX_BITS,
+        ((u2 >> 4) & NIBBLES) | (((u1 >> 6) & TWO_BITS) << 4),
+    ]
+}
+
 /// The f32 `d` of a `Q8_K` block.
 pub(super) fn q8k_d(block: &[u8]) -> f32 {
     f32::from_le_bytes([block[0], block[1], block[2], block[3]])

@@ -412,3 +412,21 @@ fn scalar_kernels_equal_dequantized_products() {
         }
     }
 }
+
+/// The packed `Q4_K` scales and minimums unpack the same all at once as one by one.
+#[test]
+fn q4_k_scales_unpack_alike_at_once_and_one_by_one() {
+    let mut random = Random(17);
+    for _ in 0..1000 {
+        let packed = random.bytes(12);
+        let words = kquants::q4k_scales_mins(&packed);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for j in 0..8 {
+            assert_eq!(
+                kquants::q4k_scale_min(&packed, j),
+                (bytes[j], bytes[8 + j]),
+                "{packed:?}, group {j}"
+            );
+        }
+    }
+}
