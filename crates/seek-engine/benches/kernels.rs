@@ -43,22 +43,37 @@ fn values(count: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// The best time of one call of `f`, over batches lasting about `budget` in all.
-fn best_of(budget: Duration, mut f: impl FnMut()) -> Duration {
-    f();
-    let start = Instant::now();
-    f();
-    let once = start.elapsed().max(Duration::from_micros(1));
-    let per_batch = ((budget.as_secs_f64() / 8.0 / once.as_secs_f64()) as u32).max(1);
-    let mut best = Duration::MAX;
-    for _ in 0..8 {
-        let start = Instant::now();
-        for _ in 0..per_batch {
+/// The best time of one call of each of `calls`, over rounds lasting about `budget` in all;
+/// each round times a batch of every call in turn, so that a change of the machine's load
+/// falls on all of them alike.
+fn best_of(budget: Duration, calls: &mut [Box<dyn FnMut() + '_>]) -> Vec<Duration> {
+    let per_batch: Vec<u32> = calls
+        .iter_mut()
+        .map(|f| {
             f();
+            let start = Instant::now();
+            f();
+            let once = start.elapsed().max(Duration::from_micros(1));
+            let share = budget.as_secs_f64() / 12.0 / calls_len_hint();
+            ((share / once.as_secs_f64()) as u32).max(1)
+        })
+        .collect();
+    let mut best = vec![Duration::MAX; calls.len()];
+    for _ in 0..12 {
+        for ((f, count), best) in calls.iter_mut().zip(&per_batch).zip(&mut best) {
+            let start = Instant::now();
+            for _ in 0..*count {
+                f();
+            }
+            *best = (*best).min(start.elapsed() / *count);
         }
-        best = best.min(start.elapsed() / per_batch);
     }
     best
+}
+
+/// The number of candidates a round shares its budget with (candle and up to two of ours).
+fn calls_len_hint() -> f64 {
+    3.0
 }
 
 fn listed(variable: &str, name: &str) -> bool {
@@ -103,16 +118,21 @@ fn main() -> candle_core::Result<()> {
             }
             for rows in ROWS {
                 let x = Tensor::from_vec(values(rows * k, 11), (1, rows, k), &Device::Cpu)?;
-                let mut line = format!("{:<5} {n:>4}x{k:<4} rows {rows:>2}:", format!("{dtype:?}"));
-                let mut candle = 0.0;
-                for (name, linear) in &candidates {
-                    let micros = best_of(budget, || {
-                        std::hint::black_box(linear.forward(&x).map(|y| y.dims().len())).ok();
+                let mut calls: Vec<Box<dyn FnMut()>> = candidates
+                    .iter()
+                    .map(|(_, linear)| {
+                        let x = &x;
+                        Box::new(move || {
+                            std::hint::black_box(linear.forward(x).map(|y| y.dims().len())).ok();
+                        }) as Box<dyn FnMut()>
                     })
-                    .as_secs_f64()
-                        * 1e6;
+                    .collect();
+                let times = best_of(budget, &mut calls);
+                let mut line = format!("{:<5} {n:>4}x{k:<4} rows {rows:>2}:", format!("{dtype:?}"));
+                let candle = times[0].as_secs_f64() * 1e6;
+                for ((name, _), time) in candidates.iter().zip(&times) {
+                    let micros = time.as_secs_f64() * 1e6;
                     if name == "candle" {
-                        candle = micros;
                         line += &format!("  candle {micros:>9.1}");
                     } else {
                         line += &format!("  {name} {micros:>9.1} ({:.2}×)", candle / micros);

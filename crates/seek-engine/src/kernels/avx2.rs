@@ -40,8 +40,9 @@ pub fn available() -> bool {
 /// `(w, r)` written to `out[w·R + r]` (so one of `W`, `R` is 1 and `out` is contiguous).
 pub(super) type TileFn = unsafe fn(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]);
 
-/// One kernel's tiles: `R = TILE`, and a single row pair.
+/// One kernel's tiles: `R = tile_rows`, and a single row pair.
 pub(super) struct Tiles {
+    pub tile_rows: usize,
     pub weight: super::Format,
     pub activation: super::Format,
     pub activation_tile: TileFn,
@@ -60,8 +61,8 @@ pub(super) fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8]
         let row = &weights[w * weight_bytes..(w + 1) * weight_bytes];
         let mut a = 0;
         while a < act_rows {
-            let (tile, count) = if act_rows - a >= TILE {
-                (tiles.activation_tile, TILE)
+            let (tile, count) = if act_rows - a >= tiles.tile_rows {
+                (tiles.activation_tile, tiles.tile_rows)
             } else {
                 (tiles.single, 1)
             };
@@ -89,6 +90,7 @@ pub(super) fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8];
 /// `Q4_1 × Q8_1`; see [`super::Kernel::dots`].
 pub fn q4_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q4_1,
         activation: Q8_1,
         activation_tile: q4_1_tile::<TILE, 1>,
@@ -100,6 +102,7 @@ pub fn q4_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q8_0 × Q8_0`; see [`super::Kernel::dots`].
 pub fn q8_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q8_0,
         activation: Q8_0,
         activation_tile: q8_0_tile::<TILE, 1>,
@@ -111,6 +114,7 @@ pub fn q8_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q4_K × Q8_K`; see [`super::Kernel::dots`].
 pub fn q4_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q4K,
         activation: Q8K,
         activation_tile: q4_k_tile::<TILE, 1>,
@@ -122,6 +126,7 @@ pub fn q4_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q6_K × Q8_K`; see [`super::Kernel::dots`].
 pub fn q6_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q6K,
         activation: Q8K,
         activation_tile: q6_k_tile::<TILE, 1>,

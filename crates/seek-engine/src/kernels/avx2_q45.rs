@@ -17,6 +17,7 @@ use super::{Q4_0, Q5_0, Q5_1, Q8_0, Q8_1};
 /// `Q4_0 × Q8_0`; see [`super::Kernel::dots`].
 pub fn q4_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q4_0,
         activation: Q8_0,
         activation_tile: q4_0_tile::<TILE>,
@@ -28,6 +29,7 @@ pub fn q4_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q5_0 × Q8_0`; see [`super::Kernel::dots`].
 pub fn q5_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q5_0,
         activation: Q8_0,
         activation_tile: q5_0_tile::<TILE>,
@@ -39,6 +41,7 @@ pub fn q5_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q5_1 × Q8_1`; see [`super::Kernel::dots`].
 pub fn q5_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q5_1,
         activation: Q8_1,
         activation_tile: q5_1_tile::<TILE>,
@@ -50,6 +53,7 @@ pub fn q5_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q5_K × Q8_K`; see [`super::Kernel::dots`].
 pub fn q5_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q5K,
         activation: Q8K,
         activation_tile: q5_k_tile::<TILE>,

@@ -14,9 +14,7 @@
 
 use std::arch::x86_64::*;
 
-use super::avx2::{
-    TILE, TileFn, Tiles, by_tiles, f16_one, f16_pair, hsum, load16, load32, rows_of,
-};
+use super::avx2::{TileFn, Tiles, by_tiles, f16_one, f16_pair, hsum, load16, load32, rows_of};
 use super::avx2_q45::{bits_to_bytes, nibbles};
 use super::kquants::{
     Q4K, Q4K_SCALES, Q4K_VALUES, Q5K, Q5K_HIGH, Q5K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K,
@@ -49,6 +47,10 @@ pub fn tiles(dtype: candle_core::quantized::GgmlDType) -> Option<super::TileDots
     })
 }
 
+/// Activation rows computed together per weight row (prefill): twice `avx2`'s, as AVX-512 has
+/// twice the registers to hold their sums; a weight block is unpacked once per tile.
+const TILE: usize = 8;
+
 /// Covers `weights × acts` with `tile` (for `TILE` rows) and `single`.
 fn run(
     weight: Format,
@@ -60,6 +62,7 @@ fn run(
     out: &mut [f32],
 ) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight,
         activation,
         activation_tile,

@@ -50,6 +50,7 @@ pub(super) const Q8K_SUMS: usize = 4 + QK_K;
 /// The scale and the minimum of 32-value group `j` (0..8) of a `Q4_K` block's 12 packed bytes:
 /// groups 0..4 hold theirs in the low 6 bits of bytes `j` and `j + 4`; groups 4..8 in the
 /// nibbles of byte `j + 4` with the top 2 bits of bytes `j − 4` and `j` above them.
+#[inline]
 pub(super) fn q4k_scale_min(packed: &[u8], j: usize) -> (u8, u8) {
     if j < 4 {
         (packed[j] & 63, packed[j + 4] & 63)
@@ -68,6 +69,7 @@ pub(super) fn q4k_scale_min(packed: &[u8], j: usize) -> (u8, u8) {
 /// With the bytes as u32 `u₀ u₁ u₂`: scales 0..4 are the low 6 bits of `u₀`'s bytes, minimums
 /// 0..4 of `u₁`'s; scales 4..8 are `u₂`'s low nibbles under `u₀`'s top 2 bits, minimums 4..8
 /// `u₂`'s high nibbles under `u₁`'s.
+#[inline]
 pub(super) fn q4k_scales_mins(packed: &[u8]) -> [u32; 4] {
     const SIX_BITS: u32 = 0x3f3f_3f3f;
     const NIBBLES: u32 = 0x0f0f_0f0f;
@@ -90,6 +92,7 @@ pub(super) fn q4k_scales_mins(packed: &[u8]) -> [u32; 4] {
 }
 
 /// The f32 `d` of a `Q8_K` block.
+#[inline]
 pub(super) fn q8k_d(block: &[u8]) -> f32 {
     f32::from_le_bytes([block[0], block[1], block[2], block[3]])
 }

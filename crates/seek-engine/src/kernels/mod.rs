@@ -119,6 +119,7 @@ impl Kernel {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
             T::Q4_0 | T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
+            T::Q5K => Self::ours(dtype).filter(|kernel| kernel.isa == SIMD_ISAS[1]),
             _ => None,
         }
     }
