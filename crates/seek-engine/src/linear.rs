@@ -317,12 +317,7 @@ mod tests {
 
     #[test]
     fn ours_are_chosen_where_faster_and_candles_elsewhere() {
-        for dtype in [
-            GgmlDType::Q4_0,
-            GgmlDType::Q4_1,
-            GgmlDType::Q5_0,
-            GgmlDType::Q5_1,
-        ] {
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1] {
             let linear = Linear::new(weight(dtype, 2, 64, 1)).unwrap();
             assert!(linear.kernel().is_some(), "{dtype:?}");
         }
@@ -330,10 +325,12 @@ mod tests {
             let linear = Linear::new(weight(dtype, 2, 256, 1)).unwrap();
             assert!(linear.kernel().is_none(), "{dtype:?}");
         }
-        // Q5_K is ours only with AVX-512 (VNNI), candle's otherwise.
-        let avx512 = Kernel::ours(GgmlDType::Q5K).is_some_and(|k| k.isa == "avx512vnni");
-        let linear = Linear::new(weight(GgmlDType::Q5K, 2, 256, 1)).unwrap();
-        assert_eq!(linear.kernel().is_some(), avx512);
+        // Q4_0 and Q5_K are ours where we have a SIMD kernel, candle's otherwise.
+        for (dtype, k) in [(GgmlDType::Q4_0, 64), (GgmlDType::Q5K, 256)] {
+            let simd = Kernel::ours(dtype).unwrap().simd;
+            let linear = Linear::new(weight(dtype, 2, k, 1)).unwrap();
+            assert_eq!(linear.kernel().is_some(), simd, "{dtype:?}");
+        }
     }
 
     #[test]

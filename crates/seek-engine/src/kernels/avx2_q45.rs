@@ -108,7 +108,8 @@ fn signed_tile<const R: usize>(
     let act_rows: [&[u8]; R] = rows_of(acts, blocks * Q8_0.bytes);
     assert!(weights.len() >= blocks * weight.bytes, "a weight row");
     assert!(out.len() >= R, "room for the tile");
-    let mut acc = [_mm256_setzero_ps(); R];
+    // Two accumulators a row (even and odd blocks) so that consecutive multiply-adds overlap.
+    let mut acc = [[_mm256_setzero_ps(); R]; 2];
     for b in 0..blocks {
         let (d, x) = unpack(&weights[b * weight.bytes..(b + 1) * weight.bytes]);
         // maddubs wants unsigned × signed: |x| × (a with x's sign) is the same product.
@@ -116,11 +117,12 @@ fn signed_tile<const R: usize>(
         for (r, row) in act_rows.iter().enumerate() {
             let a = &row[b * Q8_0.bytes..(b + 1) * Q8_0.bytes];
             let products = dot_u8_i8(magnitudes, _mm256_sign_epi8(load32(&a[2..]), x));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * f16_one(a)), products, acc[r]);
+            let slot = &mut acc[b % 2][r];
+            *slot = _mm256_fmadd_ps(_mm256_set1_ps(d * f16_one(a)), products, *slot);
         }
     }
     for r in 0..R {
-        out[r] = hsum(acc[r]);
+        out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r]));
     }
 }
 
@@ -152,7 +154,8 @@ fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
     let act_rows: [&[u8]; R] = rows_of(acts, blocks * Q8_1.bytes);
     assert!(weights.len() >= blocks * Q5_1.bytes, "a weight row");
     assert!(out.len() >= R, "room for the tile");
-    let mut acc = [_mm256_setzero_ps(); R];
+    // Two accumulators a row (even and odd blocks) so that consecutive multiply-adds overlap.
+    let mut acc = [[_mm256_setzero_ps(); R]; 2];
     let mut mins = [0f32; R];
     let fifth_bit = _mm256_set1_epi8(0x10);
     for b in 0..blocks {
@@ -164,12 +167,13 @@ fn q5_1_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
             let a = &row[b * Q8_1.bytes..(b + 1) * Q8_1.bytes];
             let (da, sa) = f16_pair(a);
             let products = dot_u8_i8(values, load32(&a[4..]));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), products, acc[r]);
+            let slot = &mut acc[b % 2][r];
+            *slot = _mm256_fmadd_ps(_mm256_set1_ps(d * da), products, *slot);
             mins[r] += m * sa;
         }
     }
     for r in 0..R {
-        out[r] = hsum(acc[r]) + mins[r];
+        out[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r])) + mins[r];
     }
 }
 

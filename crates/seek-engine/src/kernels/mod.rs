@@ -103,23 +103,25 @@ impl Kernel {
     /// The kernel `linear` uses for weights of GGML type `dtype`, or `None` where candle's own
     /// is better (the caller falls back to candle's `QMatMul`).
     ///
-    /// Ours for `Q4_0`, `Q4_1`, `Q5_0` and `Q5_1`, for which candle has no fast x86 kernel
-    /// (`Q4_1`, `Q5_0`, `Q5_1`: none at all) or a plain AVX2 one (`Q4_0`). For `Q8_0`, `Q4_K`
-    /// and `Q6_K` candle repacks the weights into tiles of 16 rows (with their scales unpacked
-    /// to f32) for VNNI, AMX or AVX2 kernels, faster than ours on the file's own blocks; for
-    /// `Q5_K` candle's AVX2 kernel is faster for one row, ours for 64.
+    /// Ours for `Q4_1`, `Q5_0` and `Q5_1`, for which candle has no fast x86 kernel, and for
+    /// `Q4_0` and `Q5_K` where ours are SIMD (candle has plain AVX2 ones, which ours match for
+    /// one row and beat for many). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights
+    /// into tiles of 16 rows (their scales unpacked to f32) for VNNI, AMX or AVX2 kernels,
+    /// faster than ours on the file's own blocks, above all for many rows.
     ///
-    /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` (µs per
-    /// 1536×1536 product, one row / 64 rows, on a shared 2-core Xeon with AVX-512 VNNI, load
-    /// average about 5, so ±30 %): `Q4_0` ours 403 / 14 200 vs candle 401 / 27 800; `Q4_1` 269
-    /// / 10 700 vs 1 950 / 137 000; `Q5_0` 451 / 19 900 vs 2 710 / 261 000; `Q5_1` 341 /
-    /// 12 000 vs 2 870 / 186 000; `Q8_0` 275 / 16 000 vs 135 / 3 570; `Q4_K` 525 / 12 400 vs
-    /// 106 / 2 820; `Q5_K` 542 / 11 100 vs 239 / 15 300; `Q6_K` 207 / 6 660 vs 205 / 2 070.
+    /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` on a
+    /// shared 2-core Xeon (Sapphire Rapids, AVX-512 VNNI; load average 7, so ±30 %): µs per
+    /// 1536×1536 product for one row / 64 rows, ours (AVX-512, AVX2) vs candle:
+    /// `Q4_0` 171, 161 / 6 420, 12 400 vs 225 / 18 500; `Q4_1` 172, 137 / 8 020, 10 400 vs
+    /// 1 420 / 146 000; `Q5_0` 205, 270 / 8 430, 17 200 vs 2 070 / 239 000; `Q5_1` 233, 237 /
+    /// 7 470, 9 220 vs 1 910 / 146 000; `Q8_0` 272, 294 / 9 720, 16 700 vs 95 / 3 020; `Q4_K`
+    /// 173, 178 / 8 260, 8 290 vs 72 / 4 270; `Q5_K` 204, 182 / 4 230, 5 130 vs 180 / 12 000;
+    /// `Q6_K` 203, 266 / 3 340, 9 680 vs 158 / 1 980.
     pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
-            T::Q4_0 | T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
-            T::Q5K => Self::ours(dtype).filter(|kernel| kernel.isa == SIMD_ISAS[1]),
+            T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
+            T::Q4_0 | T::Q5K => Self::ours(dtype).filter(|kernel| kernel.simd),
             _ => None,
         }
     }
