@@ -18,6 +18,8 @@ mod avx2;
 mod avx2_q45;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avxvnni;
 mod kquants;
 mod legacy;
 pub mod norm;
@@ -87,7 +89,7 @@ pub struct Kernel {
 }
 
 /// The instruction sets our SIMD kernels are written for, slowest first.
-pub const SIMD_ISAS: [&str; 2] = ["avx2", "avx512vnni"];
+pub const SIMD_ISAS: [&str; 3] = ["avx2", "avxvnni", "avx512vnni"];
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -257,8 +259,11 @@ fn simd_kernels(dtype: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
         };
         kernels.extend(tiles.map(|t| with(t, SIMD_ISAS[0])));
     }
+    if avxvnni::available() {
+        kernels.extend(avxvnni::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
+    }
     if avx512::available() {
-        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
+        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
     }
     kernels
 }
