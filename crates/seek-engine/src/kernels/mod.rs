@@ -19,6 +19,8 @@ mod avx2_q45;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
+mod avx512_k;
+#[cfg(target_arch = "x86_64")]
 mod avxvnni;
 mod kquants;
 mod legacy;
