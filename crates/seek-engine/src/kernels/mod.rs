@@ -114,13 +114,15 @@ impl Kernel {
     /// faster than ours on the file's own blocks, above all for many rows.
     ///
     /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` on a
-    /// shared 2-core Xeon (Sapphire Rapids, AVX-512 VNNI; load average 7, so ±30 %): µs per
-    /// 1536×1536 product for one row / 64 rows, ours (AVX-512, AVX2) vs candle:
-    /// `Q4_0` 171, 161 / 6 420, 12 400 vs 225 / 18 500; `Q4_1` 172, 137 / 8 020, 10 400 vs
-    /// 1 420 / 146 000; `Q5_0` 205, 270 / 8 430, 17 200 vs 2 070 / 239 000; `Q5_1` 233, 237 /
-    /// 7 470, 9 220 vs 1 910 / 146 000; `Q8_0` 272, 294 / 9 720, 16 700 vs 95 / 3 020; `Q4_K`
-    /// 173, 178 / 8 260, 8 290 vs 72 / 4 270; `Q5_K` 204, 182 / 4 230, 5 130 vs 180 / 12 000;
-    /// `Q6_K` 203, 266 / 3 340, 9 680 vs 158 / 1 980.
+    /// shared 2-core Xeon (Sapphire Rapids, AVX-512 VNNI; load average 10, so ±30 %): µs per
+    /// 1536×1536 product for one row / 64 rows, ours with AVX-512 (and AVX2) vs candle:
+    /// `Q4_0` 142 / 10 500 (165 / 14 200) vs 230 / 26 900; `Q4_1` 168 / 9 240 (266 / 10 200)
+    /// vs 1 870 / 142 000; `Q5_0` 311 / 6 340 (348 / 11 200) vs 2 040 / 239 000; `Q5_1` 184 /
+    /// 9 770 (255 / 11 900) vs 1 460 / 170 000; `Q8_0` 145 / 7 220 (371 / 8 610) vs 78 /
+    /// 1 640; `Q4_K` 266 / 6 190 (409 / 4 920) vs 79 / 2 320; `Q5_K` 121 / 4 080 (167 / 4 900)
+    /// vs 161 / 7 950; `Q6_K` 104 / 3 730 (146 / 5 430) vs 116 / 2 100. At 1536×8960 and
+    /// 8960×1536 one row of `Q4_0` and `Q5_K` is within ±15 % of candle's, 64 rows 1.5-2.7×
+    /// faster.
     pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
