@@ -233,7 +233,13 @@ mod tests {
     #[test]
     fn equals_candles_quantized_matmul_on_odd_shapes() {
         // Even block counts: candle's Q4_1 kernel asserts them (ours need not; see `kernels`).
-        for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        for dtype in [
+            GgmlDType::Q4_0,
+            GgmlDType::Q4_1,
+            GgmlDType::Q5_0,
+            GgmlDType::Q5_1,
+            GgmlDType::Q8_0,
+        ] {
             for (n, k, seq) in [
                 (1, 64, 1),
                 (37, 128, 1),
@@ -260,7 +266,7 @@ mod tests {
 
     #[test]
     fn k_quants_equal_candles_quantized_matmul() {
-        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q5K, GgmlDType::Q6K] {
             for (n, k, seq) in [(3, 256, 1), (21, 512, 1), (10, 768, 6)] {
                 let seed = n as u64 * 7 + k as u64;
                 let x = Tensor::from_vec(values(seq * k, seed), (1, seq, k), &Device::Cpu).unwrap();
@@ -268,13 +274,7 @@ mod tests {
                     .unwrap()
                     .forward(&x)
                     .unwrap();
-                // Linear leaves these types to candle; ours are compared to it explicitly.
-                assert!(
-                    Linear::new(weight(dtype, n, k, seed))
-                        .unwrap()
-                        .kernel()
-                        .is_none()
-                );
+                // Linear may leave these types to candle; ours are compared to it explicitly.
                 let linear =
                     Linear::with_kernel(Arc::new(weight(dtype, n, k, seed)), Kernel::ours(dtype))
                         .unwrap();
@@ -286,40 +286,58 @@ mod tests {
 
     #[test]
     fn each_row_of_a_batch_equals_the_row_alone() {
-        let (n, k, seq) = (70, 128, 11);
-        let linear = Linear::new(weight(GgmlDType::Q4_1, n, k, 3)).unwrap();
-        let x = Tensor::from_vec(values(seq * k, 5), (1, seq, k), &Device::Cpu).unwrap();
-        let batch = linear.forward(&x).unwrap();
-        for s in 0..seq {
-            let alone = linear.forward(&x.narrow(1, s, 1).unwrap()).unwrap();
-            let in_batch = batch.narrow(1, s, 1).unwrap();
-            // Identical, not merely close: a prompt computed at once or token by token agrees.
-            assert_eq!(
-                alone.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
-                in_batch.flatten_all().unwrap().to_vec1::<f32>().unwrap()
-            );
+        // An odd number of 32-value blocks (9), so that the AVX-512 kernels' tail block is in it.
+        for (dtype, k) in [
+            (GgmlDType::Q4_0, 288),
+            (GgmlDType::Q4_1, 288),
+            (GgmlDType::Q5_0, 288),
+            (GgmlDType::Q5_1, 288),
+            (GgmlDType::Q8_0, 288),
+            (GgmlDType::Q4K, 512),
+            (GgmlDType::Q5K, 512),
+            (GgmlDType::Q6K, 512),
+        ] {
+            let (n, seq) = (70, 11);
+            let linear =
+                Linear::with_kernel(Arc::new(weight(dtype, n, k, 3)), Kernel::ours(dtype)).unwrap();
+            let x = Tensor::from_vec(values(seq * k, 5), (1, seq, k), &Device::Cpu).unwrap();
+            let batch = linear.forward(&x).unwrap();
+            for s in 0..seq {
+                let alone = linear.forward(&x.narrow(1, s, 1).unwrap()).unwrap();
+                let in_batch = batch.narrow(1, s, 1).unwrap();
+                // Identical, not merely close: a prompt computed at once or token by token agrees.
+                assert_eq!(
+                    alone.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                    in_batch.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                    "{dtype:?}"
+                );
+            }
         }
     }
 
     #[test]
-    fn q4_1_is_ours_and_the_others_are_candles() {
-        assert!(
-            Linear::new(weight(GgmlDType::Q4_1, 2, 64, 1))
-                .unwrap()
-                .kernel()
-                .is_some()
-        );
+    fn ours_are_chosen_where_faster_and_candles_elsewhere() {
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1] {
+            let linear = Linear::new(weight(dtype, 2, 64, 1)).unwrap();
+            assert!(linear.kernel().is_some(), "{dtype:?}");
+        }
         for dtype in [GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q6K] {
             let linear = Linear::new(weight(dtype, 2, 256, 1)).unwrap();
             assert!(linear.kernel().is_none(), "{dtype:?}");
+        }
+        // Q4_0 and Q5_K are ours where we have a SIMD kernel, candle's otherwise.
+        for (dtype, k) in [(GgmlDType::Q4_0, 64), (GgmlDType::Q5K, 256)] {
+            let simd = Kernel::ours(dtype).unwrap().simd;
+            let linear = Linear::new(weight(dtype, 2, k, 1)).unwrap();
+            assert_eq!(linear.kernel().is_some(), simd, "{dtype:?}");
         }
     }
 
     #[test]
     fn types_without_a_kernel_use_candle() {
-        let w = weight(GgmlDType::Q5_0, 33, 64, 9);
-        let x = Tensor::from_vec(values(2 * 64, 1), (1, 2, 64), &Device::Cpu).unwrap();
-        let reference = QMatMul::from_qtensor(weight(GgmlDType::Q5_0, 33, 64, 9))
+        let w = weight(GgmlDType::Q3K, 33, 256, 9);
+        let x = Tensor::from_vec(values(2 * 256, 1), (1, 2, 256), &Device::Cpu).unwrap();
+        let reference = QMatMul::from_qtensor(weight(GgmlDType::Q3K, 33, 256, 9))
             .unwrap()
             .forward(&x)
             .unwrap();

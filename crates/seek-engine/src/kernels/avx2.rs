@@ -13,8 +13,7 @@
 use std::arch::x86_64::*;
 
 use super::kquants::{
-    Q4K, Q4K_SCALES, Q4K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES,
-    q4k_scale_min, q8k_d,
+    Q4K, Q4K_SCALES, Q4K_VALUES, Q6K, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES, q8k_d,
 };
 use super::{Q4_1, Q8_0, Q8_1};
 
@@ -28,7 +27,7 @@ use super::{Q4_1, Q8_0, Q8_1};
 /// but measured much slower in the engine's decode (1 thread: 57 vs 91 tokens/s on SmolLM2),
 /// where the weights stream from memory and interleaved rows defeat the prefetcher; so decode
 /// multiplies single rows.
-const TILE: usize = 4;
+pub(super) const TILE: usize = 4;
 
 /// Whether this CPU runs these kernels.
 pub fn available() -> bool {
@@ -39,18 +38,19 @@ pub fn available() -> bool {
 
 /// A tile function: `W` weight rows × `R` activation rows of `blocks` blocks each, result
 /// `(w, r)` written to `out[w·R + r]` (so one of `W`, `R` is 1 and `out` is contiguous).
-type TileFn = unsafe fn(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]);
+pub(super) type TileFn = unsafe fn(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]);
 
-/// One kernel's tiles: `R = TILE`, and a single row pair.
-struct Tiles {
-    weight: super::Format,
-    activation: super::Format,
-    activation_tile: TileFn,
-    single: TileFn,
+/// One kernel's tiles: `R = tile_rows`, and a single row pair.
+pub(super) struct Tiles {
+    pub tile_rows: usize,
+    pub weight: super::Format,
+    pub activation: super::Format,
+    pub activation_tile: TileFn,
+    pub single: TileFn,
 }
 
 /// Covers `weights × acts` with tiles; see [`super::Kernel::dots`] for the layout of `out`.
-fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
+pub(super) fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let (weight_bytes, act_bytes) = (blocks * tiles.weight.bytes, blocks * tiles.activation.bytes);
     if weight_bytes == 0 || act_bytes == 0 {
         return;
@@ -61,15 +61,16 @@ fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut
         let row = &weights[w * weight_bytes..(w + 1) * weight_bytes];
         let mut a = 0;
         while a < act_rows {
-            let (tile, count) = if act_rows - a >= TILE {
-                (tiles.activation_tile, TILE)
+            let (tile, count) = if act_rows - a >= tiles.tile_rows {
+                (tiles.activation_tile, tiles.tile_rows)
             } else {
                 (tiles.single, 1)
             };
             let rows = &acts[a * act_bytes..(a + count) * act_bytes];
             let o = &mut out[w * act_rows + a..w * act_rows + a + count];
-            // SAFETY: the tile functions are installed only when `available()` found AVX2, FMA
-            // and F16C; they check their slices' lengths themselves.
+            // SAFETY: the tile functions are installed only when the CPU has the features they
+            // are compiled for (`available()` here, the AVX-512 module's own check for its);
+            // they check their slices' lengths themselves.
             unsafe { tile(blocks, row, rows, o) }
             a += count;
         }
@@ -78,7 +79,7 @@ fn by_tiles(tiles: &Tiles, blocks: usize, weights: &[u8], acts: &[u8], out: &mut
 
 /// Splits `bytes` into `N` rows of `row_bytes`, after checking it holds them.
 #[inline]
-fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8]; N] {
+pub(super) fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8]; N] {
     assert!(
         bytes.len() >= N * row_bytes,
         "{N} rows of {row_bytes} bytes"
@@ -89,6 +90,7 @@ fn rows_of<const N: usize>(bytes: &[u8], row_bytes: usize) -> [&[u8]; N] {
 /// `Q4_1 × Q8_1`; see [`super::Kernel::dots`].
 pub fn q4_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q4_1,
         activation: Q8_1,
         activation_tile: q4_1_tile::<TILE, 1>,
@@ -100,6 +102,7 @@ pub fn q4_1(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q8_0 × Q8_0`; see [`super::Kernel::dots`].
 pub fn q8_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q8_0,
         activation: Q8_0,
         activation_tile: q8_0_tile::<TILE, 1>,
@@ -111,6 +114,7 @@ pub fn q8_0(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q4_K × Q8_K`; see [`super::Kernel::dots`].
 pub fn q4_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q4K,
         activation: Q8K,
         activation_tile: q4_k_tile::<TILE, 1>,
@@ -122,6 +126,7 @@ pub fn q4_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
 /// `Q6_K × Q8_K`; see [`super::Kernel::dots`].
 pub fn q6_k(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
     let tiles = Tiles {
+        tile_rows: TILE,
         weight: Q6K,
         activation: Q8K,
         activation_tile: q6_k_tile::<TILE, 1>,
@@ -282,20 +287,7 @@ fn q4_k_tile<const R: usize, const W: usize>(
             let block = &weight_rows[w][b * Q4K.bytes..(b + 1) * Q4K.bytes];
             let (d, dmin) = f16_pair(block);
             let packed = &block[Q4K_SCALES..Q4K_VALUES];
-            let pairs: [(u8, u8); 8] = std::array::from_fn(|j| q4k_scale_min(packed, j));
-            let scales: [__m256i; 8] =
-                std::array::from_fn(|j| _mm256_set1_epi16(i16::from(pairs[j].0)));
-            let min = |j: usize| i16::from(pairs[j].1);
-            let mins = _mm_set_epi16(
-                min(7),
-                min(6),
-                min(5),
-                min(4),
-                min(3),
-                min(2),
-                min(1),
-                min(0),
-            );
+            let (scales, mins) = super::avx2_q45::k4_scales_mins(packed);
             // Group 2c is chunk c's low nibbles, group 2c + 1 its high ones.
             let mut values = [_mm256_setzero_si256(); 8];
             for c in 0..4 {

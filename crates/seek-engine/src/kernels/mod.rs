@@ -14,12 +14,22 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx2_q45;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avx512_k;
+#[cfg(target_arch = "x86_64")]
+mod avxvnni;
 mod kquants;
+mod legacy;
 pub mod norm;
 #[cfg(test)]
 mod tests;
 
-pub use kquants::{Q4K, Q6K, Q8K};
+pub use kquants::{Q4K, Q5K, Q6K, Q8K};
+pub use legacy::{Q4_0, Q5_0, Q5_1};
 
 /// Values per block of the 32-wide formats.
 pub const QK: usize = 32;
@@ -76,16 +86,19 @@ pub struct Kernel {
     tiles: Option<TileDots>,
     /// Whether a SIMD kernel computes the dots (for reports and benchmarks).
     pub simd: bool,
+    /// The instruction set of the kernel: `"scalar"`, or one of [`SIMD_ISAS`].
+    pub isa: &'static str,
 }
+
+/// The instruction sets our SIMD kernels are written for, slowest first.
+pub const SIMD_ISAS: [&str; 3] = ["avx2", "avxvnni", "avx512vnni"];
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
             "{}×{} ({})",
-            self.weight.name,
-            self.activation.name,
-            if self.simd { "simd" } else { "scalar" }
+            self.weight.name, self.activation.name, self.isa
         )
     }
 }
@@ -94,17 +107,27 @@ impl Kernel {
     /// The kernel `linear` uses for weights of GGML type `dtype`, or `None` where candle's own
     /// is better (the caller falls back to candle's `QMatMul`).
     ///
-    /// Only `Q4_1` is ours: candle has no fast kernel for it (13× slower than ours for one row,
-    /// 20× for 64). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights into interleaved
-    /// tiles with VNNI or AVX2 kernels (x86) or dotprod/i8mm (aarch64), which measured faster
-    /// than ours on one thread for a 1536² matrix (`Q8_0` 48 vs 92 µs for one row, 1.4 vs
-    /// 6.0 ms for 64; `Q4_K` 33 vs 243 µs; `Q6_K` 102 vs 115 µs; `cargo bench --bench
-    /// local_engine` with `SEEK_BENCH_KERNELS=1`). On SmolLM2, whose output projection is
-    /// `Q8_0`, either gives the same greedy reply and the same decode speed within noise.
+    /// Ours for `Q4_1`, `Q5_0` and `Q5_1`, for which candle has no fast x86 kernel, and for
+    /// `Q4_0` and `Q5_K` where ours are SIMD (candle has plain AVX2 ones, which ours match for
+    /// one row and beat for many). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights
+    /// into tiles of 16 rows (their scales unpacked to f32) for VNNI, AMX or AVX2 kernels,
+    /// faster than ours on the file's own blocks, above all for many rows.
+    ///
+    /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` on a
+    /// shared 2-core Xeon (Sapphire Rapids, AVX-512 VNNI; load average 10, so ±30 %): µs per
+    /// 1536×1536 product for one row / 64 rows, ours with AVX-512 (and AVX2) vs candle:
+    /// `Q4_0` 142 / 10 500 (165 / 14 200) vs 230 / 26 900; `Q4_1` 168 / 9 240 (266 / 10 200)
+    /// vs 1 870 / 142 000; `Q5_0` 311 / 6 340 (348 / 11 200) vs 2 040 / 239 000; `Q5_1` 184 /
+    /// 9 770 (255 / 11 900) vs 1 460 / 170 000; `Q8_0` 145 / 7 220 (371 / 8 610) vs 78 /
+    /// 1 640; `Q4_K` 266 / 6 190 (409 / 4 920) vs 79 / 2 320; `Q5_K` 121 / 4 080 (167 / 4 900)
+    /// vs 161 / 7 950; `Q6_K` 104 / 3 730 (146 / 5 430) vs 116 / 2 100. At 1536×8960 and
+    /// 8960×1536 one row of `Q4_0` and `Q5_K` is within ±15 % of candle's, 64 rows 1.5-2.7×
+    /// faster.
     pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
-            T::Q4_1 => Self::ours(dtype),
+            T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
+            T::Q4_0 | T::Q5K => Self::ours(dtype).filter(|kernel| kernel.simd),
             _ => None,
         }
     }
@@ -113,16 +136,26 @@ impl Kernel {
     /// `linear` prefers it; `None` for types we have no kernel for.
     pub fn ours(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         let scalar = Self::scalar(dtype)?;
-        Some(simd_kernel(dtype).unwrap_or(scalar))
+        Some(Self::variants(dtype).pop().unwrap_or(scalar))
+    }
+
+    /// Every SIMD kernel for `dtype` this CPU runs, slowest first (for tests and benchmarks,
+    /// which compare each with the reference and with the others).
+    pub fn variants(dtype: candle_core::quantized::GgmlDType) -> Vec<Self> {
+        simd_kernels(dtype)
     }
 
     /// The portable reference kernel for `dtype`.
     pub fn scalar(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         let (weight, activation, quantize, reference): (_, _, Quantize, RowDots) = match dtype {
+            T::Q4_0 => (Q4_0, Q8_0, quantize_q8_0, legacy::scalar_q4_0),
             T::Q4_1 => (Q4_1, Q8_1, quantize_q8_1, scalar_q4_1),
+            T::Q5_0 => (Q5_0, Q8_0, quantize_q8_0, legacy::scalar_q5_0),
+            T::Q5_1 => (Q5_1, Q8_1, quantize_q8_1, legacy::scalar_q5_1),
             T::Q8_0 => (Q8_0, Q8_0, quantize_q8_0, scalar_q8_0),
             T::Q4K => (Q4K, Q8K, kquants::quantize_q8_k, kquants::scalar_q4_k),
+            T::Q5K => (Q5K, Q8K, kquants::quantize_q8_k, kquants::scalar_q5_k),
             T::Q6K => (Q6K, Q8K, kquants::quantize_q8_k, kquants::scalar_q6_k),
             _ => return None,
         };
@@ -133,6 +166,7 @@ impl Kernel {
             reference,
             tiles: None,
             simd: false,
+            isa: "scalar",
         })
     }
 
@@ -203,29 +237,44 @@ impl Kernel {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn simd_kernel(dtype: candle_core::quantized::GgmlDType) -> Option<Kernel> {
+fn simd_kernels(dtype: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
     use candle_core::quantized::GgmlDType as T;
-    if !avx2::available() {
-        return None;
-    }
-    let scalar = Kernel::scalar(dtype)?;
-    let tiles: TileDots = match dtype {
-        T::Q4_1 => avx2::q4_1,
-        T::Q8_0 => avx2::q8_0,
-        T::Q4K => avx2::q4_k,
-        T::Q6K => avx2::q6_k,
-        _ => return None,
+    let Some(scalar) = Kernel::scalar(dtype) else {
+        return Vec::new();
     };
-    Some(Kernel {
+    let with = |tiles: TileDots, isa: &'static str| Kernel {
         tiles: Some(tiles),
         simd: true,
+        isa,
         ..scalar
-    })
+    };
+    let mut kernels = Vec::new();
+    if avx2::available() {
+        let tiles: Option<TileDots> = match dtype {
+            T::Q4_0 => Some(avx2_q45::q4_0),
+            T::Q4_1 => Some(avx2::q4_1),
+            T::Q5_0 => Some(avx2_q45::q5_0),
+            T::Q5_1 => Some(avx2_q45::q5_1),
+            T::Q8_0 => Some(avx2::q8_0),
+            T::Q4K => Some(avx2::q4_k),
+            T::Q5K => Some(avx2_q45::q5_k),
+            T::Q6K => Some(avx2::q6_k),
+            _ => None,
+        };
+        kernels.extend(tiles.map(|t| with(t, SIMD_ISAS[0])));
+    }
+    if avxvnni::available() {
+        kernels.extend(avxvnni::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
+    }
+    if avx512::available() {
+        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
+    }
+    kernels
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn simd_kernel(_: candle_core::quantized::GgmlDType) -> Option<Kernel> {
-    None
+fn simd_kernels(_: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
+    Vec::new()
 }
 
 /// The f16 at `bytes[at..at + 2]` (little-endian), as f32.

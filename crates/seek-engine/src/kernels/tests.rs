@@ -6,6 +6,18 @@ use super::*;
 use candle_core::quantized::GgmlDType;
 use candle_core::{DType, Device, Tensor};
 
+/// Every type with a kernel of ours.
+const ALL_TYPES: [GgmlDType; 8] = [
+    GgmlDType::Q4_0,
+    GgmlDType::Q4_1,
+    GgmlDType::Q5_0,
+    GgmlDType::Q5_1,
+    GgmlDType::Q8_0,
+    GgmlDType::Q4K,
+    GgmlDType::Q5K,
+    GgmlDType::Q6K,
+];
+
 /// A deterministic xorshift stream.
 struct Random(u64);
 
@@ -60,14 +72,35 @@ fn quantized_rows(kernel: &Kernel, rows: usize, k: usize, random: &mut Random) -
     acts
 }
 
-/// The scalar and the chosen kernel of `dtype` agree on `rows` rows of `blocks` blocks.
+/// Every SIMD kernel of `dtype` this CPU runs agrees with the scalar one on rows of random
+/// blocks, for tiles of activation rows and their tails; the instruction sets this CPU lacks
+/// are named as skipped.
 fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
     let scalar = Kernel::scalar(dtype).unwrap();
-    let chosen = Kernel::ours(dtype).unwrap();
-    if !chosen.simd {
-        eprintln!("no SIMD kernel for {dtype:?} on this CPU: nothing to compare");
-        return;
+    let variants = Kernel::variants(dtype);
+    // Q4_0 has a kernel for every instruction set: its variants are what this CPU runs.
+    let cpu_runs = |isa: &str| {
+        Kernel::variants(GgmlDType::Q4_0)
+            .iter()
+            .any(|v| v.isa == isa)
+    };
+    for isa in SIMD_ISAS {
+        if !variants.iter().any(|v| v.isa == isa) {
+            if cpu_runs(isa) {
+                eprintln!("{dtype:?}: no {isa} kernel (it would gain nothing over the others)");
+            } else {
+                eprintln!("{dtype:?}: skipped {isa} (this CPU lacks it)");
+            }
+        }
     }
+    for chosen in variants {
+        eprintln!("{dtype:?}: checking {chosen:?}");
+        check_equal(&scalar, &chosen, scales_at);
+    }
+}
+
+/// `chosen` equals `scalar` up to the order of float additions.
+fn check_equal(scalar: &Kernel, chosen: &Kernel, scales_at: &[usize]) {
     let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ scalar.weight.bytes as u64);
     // Weight-row tiles (one activation row) and activation-row tiles, with their tails.
     let shapes = [
@@ -86,7 +119,7 @@ fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
             let k = blocks * scalar.weight.values;
             let weights =
                 random_weights(scalar.weight, weight_rows * blocks, scales_at, &mut random);
-            let acts = quantized_rows(&scalar, rows, k, &mut random);
+            let acts = quantized_rows(scalar, rows, k, &mut random);
             let outputs = weight_rows * rows;
             let (mut expected, mut got) = (vec![0f32; outputs], vec![0f32; outputs]);
             scalar.dots(k, &weights, &acts, &mut expected);
@@ -95,11 +128,31 @@ fn check_simd_equals_scalar(dtype: GgmlDType, scales_at: &[usize]) {
             for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
                 assert!(
                     (e - g).abs() <= 1e-5 * magnitude * blocks as f32,
-                    "{dtype:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
+                    "{chosen:?}, {blocks} blocks, {weight_rows}×{rows}, output {i}: scalar {e}, simd {g}"
                 );
             }
         }
     }
+}
+
+#[test]
+fn simd_q4_0_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q4_0, &[0]);
+}
+
+#[test]
+fn simd_q5_0_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5_0, &[0]);
+}
+
+#[test]
+fn simd_q5_1_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5_1, &[0, 2]);
+}
+
+#[test]
+fn simd_q5_k_equals_scalar() {
+    check_simd_equals_scalar(GgmlDType::Q5K, &[0, 2]);
 }
 
 #[test]
@@ -268,12 +321,7 @@ fn q8_k_quantizer_keeps_values_and_sums() {
 /// The scalar kernels against the dequantized weights of candle (the file's meaning).
 #[test]
 fn scalar_kernels_match_dequantized_weights() {
-    for dtype in [
-        GgmlDType::Q4_1,
-        GgmlDType::Q8_0,
-        GgmlDType::Q4K,
-        GgmlDType::Q6K,
-    ] {
+    for dtype in ALL_TYPES {
         let kernel = Kernel::scalar(dtype).unwrap();
         let mut random = Random(11);
         let k = 3 * kernel.weight.values;
@@ -298,5 +346,97 @@ fn scalar_kernels_match_dequantized_weights() {
             "{dtype:?}: {} vs {expected}",
             got[0]
         );
+    }
+}
+
+/// The values an activation row's blocks encode (`d·q` for each of its formats).
+fn dequantized_activations(kernel: &Kernel, bytes: &[u8]) -> Vec<f32> {
+    let format = kernel.activation;
+    let (values_at, d): (usize, fn(&[u8]) -> f32) = match format.name {
+        "Q8_0" => (2, |b| f16_at(b, 0)),
+        "Q8_1" => (4, |b| f16_at(b, 0)),
+        _ => (4, kquants::q8k_d),
+    };
+    bytes
+        .chunks_exact(format.bytes)
+        .flat_map(|block| {
+            let d = d(block);
+            block[values_at..values_at + format.values]
+                .iter()
+                .map(move |&q| d * f32::from(q as i8))
+        })
+        .collect()
+}
+
+/// The scalar kernels equal, up to float rounding, the dot products of candle's dequantized
+/// weights with the values our activation blocks encode: the layouts are read as the file
+/// means them, for every type and several rows.
+#[test]
+fn scalar_kernels_equal_dequantized_products() {
+    for dtype in ALL_TYPES {
+        let kernel = Kernel::scalar(dtype).unwrap();
+        let mut random = Random(13);
+        let (n, rows, k) = (5, 3, 4 * kernel.weight.values);
+        let dense = Tensor::from_vec(random.values(n * k), (n, k), &Device::Cpu).unwrap();
+        let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
+        let exact: Vec<f32> = weight
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let acts = quantized_rows(&kernel, rows, k, &mut random);
+        let values = dequantized_activations(&kernel, &acts);
+        let mut got = vec![0f32; n * rows];
+        kernel.dots(k, &weight.data().unwrap(), &acts, &mut got);
+        let weights = weight.data().unwrap();
+        let (weight_row, act_row) = (kernel.weight_row_bytes(k), kernel.activation_row_bytes(k));
+        for (i, g) in got.iter().enumerate() {
+            let (w, r) = (i / rows, i % rows);
+            let mut products: Vec<f32> = exact[w * k..(w + 1) * k]
+                .iter()
+                .zip(&values[r * k..(r + 1) * k])
+                .map(|(w, x)| w * x)
+                .collect();
+            if kernel.activation == Q8_1 {
+                // `x = d·q + m`: the minimum meets the block's stored sum `s = d·Σq`, which is
+                // rounded to f16, rather than the sum of the values.
+                let blocks = k / QK;
+                for b in 0..blocks {
+                    let weight_block = &weights[w * weight_row + b * kernel.weight.bytes..];
+                    let act_block = &acts[r * act_row + b * Q8_1.bytes..];
+                    let m = f16_at(weight_block, 2);
+                    for j in 0..QK {
+                        products[b * QK + j] -= m * values[r * k + b * QK + j];
+                    }
+                    products.push(m * f16_at(act_block, 2));
+                }
+            }
+            let expected: f32 = products.iter().sum();
+            let norm: f32 = products.iter().map(|p| p.abs()).sum();
+            assert!(
+                (g - expected).abs() <= 1e-4 * norm,
+                "{dtype:?} ({w}, {r}): {g} vs {expected}"
+            );
+        }
+    }
+}
+
+/// The packed `Q4_K` scales and minimums unpack the same all at once as one by one.
+#[test]
+fn q4_k_scales_unpack_alike_at_once_and_one_by_one() {
+    let mut random = Random(17);
+    for _ in 0..1000 {
+        let packed = random.bytes(12);
+        let words = kquants::q4k_scales_mins(&packed);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for j in 0..8 {
+            assert_eq!(
+                kquants::q4k_scale_min(&packed, j),
+                (bytes[j], bytes[8 + j]),
+                "{packed:?}, group {j}"
+            );
+        }
     }
 }
