@@ -219,6 +219,11 @@ fn compare(name: &str, bar: Bar) {
             .forward(&reference.prompt, &mut cache)
             .expect("the engine reads the prompt");
         for (step, &token) in reference.tokens.iter().enumerate() {
+            // A NaN would compare as no gap at all.
+            assert!(
+                logits.iter().all(|l| l.is_finite()),
+                "{name}: the engine's logits at prompt {p} step {step} are not all finite"
+            );
             let logprobs = log_softmax(&logits);
             let llama_top = reference
                 .top
@@ -532,4 +537,18 @@ fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> std::io::Res
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| bad("no status"))?;
     Ok((status, body.to_owned()))
+}
+
+#[test]
+fn a_cut_utf8_character_is_found_as_llama_cpp_finds_it() {
+    let chinese = "数".as_bytes(); // three bytes
+    let rocket = "🚀".as_bytes(); // four bytes
+    assert!(!ends_inside_character(b""));
+    assert!(!ends_inside_character(b"ab"));
+    assert!(ends_inside_character(&chinese[..1]));
+    assert!(ends_inside_character(&chinese[..2]));
+    assert!(!ends_inside_character(chinese));
+    assert!(ends_inside_character(&rocket[..3]));
+    assert!(!ends_inside_character(&[chinese, rocket].concat()));
+    assert!(ends_inside_character(&[b"x", &rocket[..2]].concat()));
 }
