@@ -289,7 +289,7 @@ fn switches(
     threads: usize,
     runs: usize,
 ) {
-    let turns = 18;
+    let turns = 10;
     let coder = session("coder", turns);
     let casual = session("casual", turns);
     let first = |m: Vec<Message>| request(m, 1);

@@ -181,3 +181,21 @@ fn the_limits_bound_what_is_kept_and_saved() {
     assert_eq!(engine.settled_stats().kept_prefixes, 1);
     assert!(!file.exists(), "0 bytes: nothing saved");
 }
+
+#[test]
+fn an_idle_engine_saves_by_itself_and_not_after_every_reply() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("session.kv");
+    let engine = engine();
+    reply(&engine, request(&conversation(CODER, 1), Some(&file)));
+    // The reply has ended; the save waits for the engine to be idle (2 s), so the file appears
+    // only later. Watched, not slept on: the deadline only bounds a failure.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    assert!(!file.exists(), "saved at once");
+    while engine.stats().saved_bytes == 0 {
+        assert!(std::time::Instant::now() < deadline, "never saved");
+        std::thread::park_timeout(std::time::Duration::from_millis(10));
+    }
+    // The counter is set once the file is in place.
+    assert!(file.exists());
+}

@@ -35,6 +35,10 @@ use seek_engine::EngineError;
 /// New positions computed between two looks at the cancel token while reading a prompt.
 const PREFILL_STEP: usize = 64;
 
+/// How long the engine waits for the next request before saving what it read beside the
+/// session (also saved when the engine is dropped, and when asked to settle).
+const SAVE_WHEN_IDLE_FOR: Duration = Duration::from_secs(2);
+
 /// What is known of the loaded model.
 #[derive(Debug, Clone)]
 pub struct ModelInfo {
@@ -125,6 +129,8 @@ struct Worker {
     /// when a file is first asked for).
     prefix_file: Option<PathBuf>,
     identity: Option<ModelIdentity>,
+    /// Prefixes were read since the last save to `prefix_file`.
+    unsaved: bool,
     stats: Arc<Mutex<Stats>>,
     path: PathBuf,
     seed_counter: u64,
@@ -185,6 +191,7 @@ impl Engine {
             limits,
             prefix_file: None,
             identity: None,
+            unsaved: false,
             model,
             tokenizer,
             template,
@@ -196,11 +203,32 @@ impl Engine {
         std::thread::Builder::new()
             .name("seek-engine".into())
             .spawn(move || {
-                // Ends when the Engine (the sender) is dropped.
-                while let Ok(work) = incoming.recv() {
+                // Ends when the Engine (the sender) is dropped. What was read is saved once
+                // the engine has been idle a while, not after every reply: the agent's next
+                // round usually follows within a second, and must not wait for the write.
+                loop {
+                    let work = if worker.unsaved {
+                        match incoming.recv_timeout(SAVE_WHEN_IDLE_FOR) {
+                            Ok(work) => work,
+                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                                worker.save_prefixes();
+                                continue;
+                            }
+                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                                worker.save_prefixes();
+                                break;
+                            }
+                        }
+                    } else {
+                        match incoming.recv() {
+                            Ok(work) => work,
+                            Err(_) => break,
+                        }
+                    };
                     match work {
                         Work::Reply(job) => pool.install(|| worker.reply(job)),
                         Work::Settle(done) => {
+                            worker.save_prefixes();
                             let _ = done.send(());
                         }
                     }
@@ -321,6 +349,8 @@ impl Worker {
         if file == self.prefix_file.as_deref() {
             return;
         }
+        // Another session now: the last one's prefixes go to its own file first.
+        self.save_prefixes();
         self.prefix_file = file.map(Path::to_owned);
         let Some(path) = file.filter(|p| p.exists()) else {
             return;
@@ -347,11 +377,13 @@ impl Worker {
         }
     }
 
-    /// Writes the kept prefixes beside the session, when a reply named the file.
+    /// Writes the kept prefixes beside the session, when a reply named the file and something
+    /// was read since the last save.
     fn save_prefixes(&mut self) {
-        let Some(path) = self.prefix_file.clone() else {
+        let Some(path) = self.prefix_file.clone().filter(|_| self.unsaved) else {
             return;
         };
+        self.unsaved = false;
         let Some(identity) = self.identity() else {
             return;
         };
@@ -373,7 +405,7 @@ impl Worker {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_reply(&job)));
         if outcome.is_ok() {
             self.keep_working();
-            self.save_prefixes();
+            self.unsaved = self.prefix_file.is_some();
         }
         let error = match outcome {
             Ok(Ok(())) => return,
