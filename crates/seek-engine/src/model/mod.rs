@@ -1,24 +1,34 @@
-//! The transformer: a decoder-only model of the `llama` family (`llama`, `qwen2`) computed with
-//! candle from a GGUF file's quantized tensors.
+//! The transformer: a decoder-only model of the `llama` family (`llama`, `qwen2`) computed
+//! from a GGUF file's quantized tensors.
 //!
-//! Owns the weights, the forward pass and the KV cache's layout. It must not know about
-//! tokens as text, sampling or conversations (`engine` does): it turns token ids at a position
-//! into the next token's logits.
+//! Owns the weights, the shape read from the file and the forward pass's entry. It must not
+//! know about tokens as text, sampling or conversations (`engine` does): it turns token ids at a
+//! position into the next token's logits.
 //!
-//! Two choices matter for speed on a CPU. Grouped-query attention is computed by folding the
-//! query heads of a group into one matrix, so the cached keys and values are never copied per
-//! head; and the cache is a growing buffer that `truncate` shortens in place, so a conversation
-//! whose start is unchanged is never recomputed.
+//! The forward pass (`forward`) runs on plain `f32` buffers with the threads of the current
+//! rayon pool working through it together (`team`), the matrix products on our kernels
+//! (`linear`); attention reads the cache (`cache`) in place, and grouped-query attention reads
+//! each key/value head once per query head, never a copy. The cache grows by doubling and
+//! `truncate` shortens it in place, so a conversation whose start is unchanged is never
+//! recomputed.
+
+mod attention;
+mod cache;
+mod forward;
+mod team;
 
 use std::sync::Arc;
 
+use candle_core::Device;
 use candle_core::quantized::QTensor;
-use candle_core::{DType, Device, Tensor};
+
+pub use cache::KvCache;
 
 use crate::EngineError;
 use crate::gguf::GgufFile;
-use crate::kernels::norm::rms_norm;
+use crate::kernels::norm::rms_norm_row;
 use crate::linear::Linear;
+use attention::{Rope, RopeTables, Vectors};
 
 /// The architectures this engine runs, as GGUF names them.
 pub const SUPPORTED: &[&str] = &["llama", "qwen2"];
@@ -31,15 +41,6 @@ const PREFILL_CHUNK: usize = 256;
 /// this bound, reached by a million-token window of 128-wide heads). A file declaring more
 /// is refused rather than left to exhaust memory.
 const MAX_ROTARY_VALUES: usize = 1 << 27;
-
-/// How the rotary embedding pairs a head's dimensions (llama.cpp's rope types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rope {
-    /// Adjacent pairs (llama.cpp's NORM, used with `llama` files, whose Q/K were permuted).
-    Interleaved,
-    /// The two halves of the head (NEOX, used by `qwen2`).
-    Halves,
-}
 
 /// The shape of the network, read from the file's metadata.
 #[derive(Debug, Clone)]
@@ -57,13 +58,13 @@ pub struct Shape {
 }
 
 struct Layer {
-    attn_norm: Tensor,
+    attn_norm: Vec<f32>,
     wq: Linear,
     wk: Linear,
     wv: Linear,
-    bias: Option<[Tensor; 3]>,
+    bias: Option<[Vec<f32>; 3]>,
     wo: Linear,
-    ffn_norm: Tensor,
+    ffn_norm: Vec<f32>,
     gate: Linear,
     up: Linear,
     down: Linear,
@@ -74,58 +75,13 @@ pub struct Transformer {
     shape: Shape,
     embedding: Arc<QTensor>,
     layers: Vec<Layer>,
-    norm: Tensor,
+    norm: Vec<f32>,
     output: Linear,
-    cos: Tensor,
-    sin: Tensor,
+    /// The feed-forward width (the gate's rows).
+    ffn_width: usize,
+    rope_tables: RopeTables,
+    vectors: Vectors,
     path: std::path::PathBuf,
-}
-
-/// One layer's cached keys and values: `(1, kv_heads, capacity, head_dim)`, of which the first
-/// `len` positions are valid.
-struct LayerCache {
-    keys: Tensor,
-    values: Tensor,
-}
-
-/// The keys and values of every position computed so far.
-pub struct KvCache {
-    layers: Vec<Option<LayerCache>>,
-    capacity: usize,
-    len: usize,
-}
-
-impl KvCache {
-    pub fn new(layers: usize) -> Self {
-        Self {
-            layers: (0..layers).map(|_| None).collect(),
-            capacity: 0,
-            len: 0,
-        }
-    }
-
-    /// Positions held.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Forgets every position from `len` on (their slots are overwritten later).
-    pub fn truncate(&mut self, len: usize) {
-        self.len = self.len.min(len);
-    }
-
-    /// Bytes held by the buffers.
-    pub fn bytes(&self) -> usize {
-        self.layers
-            .iter()
-            .flatten()
-            .map(|c| 2 * c.keys.elem_count() * 4)
-            .sum()
-    }
 }
 
 impl Shape {
@@ -294,8 +250,11 @@ impl Transformer {
         let matmul = |name: &str| -> Result<Linear, EngineError> {
             Linear::new(file.tensor(name)?).map_err(&err)
         };
-        let dense = |name: &str| -> Result<Tensor, EngineError> {
-            file.tensor(name)?.dequantize(&Device::Cpu).map_err(&err)
+        let dense = |name: &str| -> Result<Vec<f32>, EngineError> {
+            file.tensor(name)?
+                .dequantize(&Device::Cpu)
+                .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
+                .map_err(&err)
         };
         let embedding = Arc::new(file.tensor("token_embd.weight")?);
         let (vocab, width) = embedding.shape().dims2().map_err(&err)?;
@@ -339,20 +298,27 @@ impl Transformer {
                 down: matmul(&name("ffn_down.weight"))?,
             });
         }
+        // The tensor table was checked against the shape (`check_tensors`); a layer whose
+        // tensors still disagree (the gate's width is read here) is refused by name.
+        let ffn_width = layers
+            .first()
+            .map_or(Ok((0, 0)), |l| l.gate.dims())
+            .map_err(&err)?
+            .0;
         let freq_factors = if file.has_tensor("rope_freqs.weight") {
             Some(dense("rope_freqs.weight")?)
         } else {
             None
         };
-        let (cos, sin) = rope_tables(&shape, freq_factors.as_ref()).map_err(&err)?;
         Ok(Self {
             norm: dense("output_norm.weight")?,
+            rope_tables: rope_tables(&shape, freq_factors.as_deref()),
+            vectors: Vectors::for_this_cpu(),
+            ffn_width,
             shape,
             embedding,
             layers,
             output,
-            cos,
-            sin,
             path: file.path().to_owned(),
         })
     }
@@ -366,19 +332,20 @@ impl Transformer {
     }
 
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(self.shape.layers)
+        KvCache::with_shape(self.shape.layers, self.shape.kv_heads, self.shape.head_dim)
     }
 
     /// Computes `tokens` at the cache's end and returns the logits that follow the last one.
     pub fn forward(&self, tokens: &[u32], cache: &mut KvCache) -> Result<Vec<f32>, EngineError> {
         let err = compute(&self.path);
+        let fail = |reason: String| EngineError::Compute {
+            path: self.path.clone(),
+            reason,
+        };
         if tokens.is_empty() {
-            return Err(EngineError::Compute {
-                path: self.path.clone(),
-                reason: "no tokens to compute (a bug in the caller)".into(),
-            });
+            return Err(fail("no tokens to compute (a bug in the caller)".into()));
         }
-        let end = cache.len + tokens.len();
+        let end = cache.len() + tokens.len();
         if end > self.shape.context_length {
             return Err(EngineError::ContextExceeded {
                 path: self.path.clone(),
@@ -386,170 +353,33 @@ impl Transformer {
                 window: self.shape.context_length,
             });
         }
-        let mut last = None;
-        for chunk in tokens.chunks(PREFILL_CHUNK) {
-            last = Some(self.forward_chunk(chunk, cache).map_err(&err)?);
-        }
-        let logits = last.ok_or_else(|| EngineError::Compute {
-            path: self.path.clone(),
-            reason: "no chunk computed".into(),
-        })?;
-        logits.to_vec1::<f32>().map_err(&err)
-    }
-
-    fn forward_chunk(&self, tokens: &[u32], cache: &mut KvCache) -> candle_core::Result<Tensor> {
-        let seq = tokens.len();
-        let start = cache.len;
-        grow(cache, &self.shape, start + seq)?;
-        let ids = Tensor::new(tokens, &Device::Cpu)?;
-        let mut x = self.embedding.embedding(&ids)?.unsqueeze(0)?;
-        let mask = causal_mask(seq, start, self.shape.group())?;
-        let cos = self.cos.narrow(0, start, seq)?;
-        let sin = self.sin.narrow(0, start, seq)?;
-        for (layer, slot) in self.layers.iter().zip(cache.layers.iter_mut()) {
-            let slot = slot
-                .as_mut()
-                .ok_or_else(|| candle_core::Error::Msg("the cache was not grown".into()))?;
-            let h = rms_norm(&x, &layer.attn_norm, self.shape.rms_eps as f32)?;
-            let attended = self.attention(layer, &h, slot, start, mask.as_ref(), (&cos, &sin))?;
-            x = (x + attended)?;
-            let h = rms_norm(&x, &layer.ffn_norm, self.shape.rms_eps as f32)?;
-            let gated =
-                (candle_nn::ops::silu(&layer.gate.forward(&h)?)? * layer.up.forward(&h)?)?;
-            x = (x + layer.down.forward(&gated)?)?;
-        }
-        cache.len = start + seq;
-        let last = x.narrow(1, seq - 1, 1)?;
-        let last = rms_norm(&last, &self.norm, self.shape.rms_eps as f32)?;
-        self.output.forward(&last)?.flatten_all()
-    }
-
-    fn attention(
-        &self,
-        layer: &Layer,
-        h: &Tensor,
-        slot: &mut LayerCache,
-        start: usize,
-        mask: Option<&Tensor>,
-        (cos, sin): (&Tensor, &Tensor),
-    ) -> candle_core::Result<Tensor> {
         let s = &self.shape;
-        let seq = h.dim(1)?;
-        let mut q = layer.wq.forward(h)?;
-        let mut k = layer.wk.forward(h)?;
-        let mut v = layer.wv.forward(h)?;
-        if let Some([bq, bk, bv]) = &layer.bias {
-            q = q.broadcast_add(bq)?;
-            k = k.broadcast_add(bk)?;
-            v = v.broadcast_add(bv)?;
+        cache
+            .adopt_shape(s.layers, s.kv_heads, s.head_dim)
+            .map_err(fail)?;
+        cache.reserve(end, s.context_length);
+        let mut last = Vec::new();
+        for chunk in tokens.chunks(PREFILL_CHUNK) {
+            last = self.forward_chunk(chunk, cache).map_err(&err)?;
         }
-        let heads = |t: Tensor, n: usize| {
-            t.reshape((1, seq, n, s.head_dim))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let q = self.rotate(&heads(q, s.heads)?, cos, sin)?;
-        let k = self.rotate(&heads(k, s.kv_heads)?, cos, sin)?;
-        let v = heads(v, s.kv_heads)?;
-        slot.keys.slice_set(&k, 2, start)?;
-        slot.values.slice_set(&v, 2, start)?;
-        let keys = slot.keys.narrow(2, 0, start + seq)?;
-        let values = slot.values.narrow(2, 0, start + seq)?;
-        // The query heads that share a key/value head become rows of one matrix.
-        let q = q.reshape((1, s.kv_heads, s.group() * seq, s.head_dim))?;
-        let scores = (q.matmul(&keys.t()?)? * (1.0 / (s.head_dim as f64).sqrt()))?;
-        let scores = match mask {
-            Some(mask) => scores.broadcast_add(mask)?,
-            None => scores,
-        };
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        let out = weights.matmul(&values)?;
-        let out = out
-            .reshape((1, s.heads, seq, s.head_dim))?
-            .transpose(1, 2)?
-            .reshape((1, seq, s.embedding))?;
-        layer.wo.forward(&out)
+        let mut normed = vec![0f32; last.len()];
+        rms_norm_row(&last, &self.norm, s.rms_eps as f32, &mut normed);
+        self.output.forward_rows(&normed).map_err(&err)
     }
-
-    fn rotate(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
-        match self.shape.rope {
-            Rope::Interleaved => candle_nn::rotary_emb::rope_i(x, cos, sin),
-            Rope::Halves => candle_nn::rotary_emb::rope(x, cos, sin),
-        }
-    }
-}
-
-/// Makes room for `needed` positions, doubling so that a long conversation costs a few copies.
-fn grow(cache: &mut KvCache, shape: &Shape, needed: usize) -> candle_core::Result<()> {
-    if needed <= cache.capacity && cache.layers.iter().all(Option::is_some) {
-        return Ok(());
-    }
-    let capacity = needed
-        .max(cache.capacity * 2)
-        .max(256)
-        .min(shape.context_length.max(needed));
-    for slot in &mut cache.layers {
-        let fresh = || {
-            Tensor::zeros(
-                (1, shape.kv_heads, capacity, shape.head_dim),
-                DType::F32,
-                &Device::Cpu,
-            )
-        };
-        let (keys, values) = (fresh()?, fresh()?);
-        if let Some(old) = slot.as_ref()
-            && cache.len > 0
-        {
-            keys.slice_set(&old.keys.narrow(2, 0, cache.len)?.contiguous()?, 2, 0)?;
-            values.slice_set(&old.values.narrow(2, 0, cache.len)?.contiguous()?, 2, 0)?;
-        }
-        *slot = Some(LayerCache { keys, values });
-    }
-    cache.capacity = capacity;
-    Ok(())
-}
-
-/// The additive mask for `seq` new positions after `start` cached ones, repeated for the
-/// `group` query heads folded into each row block; `None` for one position (it sees all).
-fn causal_mask(seq: usize, start: usize, group: usize) -> candle_core::Result<Option<Tensor>> {
-    if seq == 1 {
-        return Ok(None);
-    }
-    let total = start + seq;
-    let mut rows = Vec::with_capacity(group * seq * total);
-    for _ in 0..group {
-        for i in 0..seq {
-            rows.extend((0..total).map(|j| {
-                if j > start + i {
-                    f32::NEG_INFINITY
-                } else {
-                    0.0
-                }
-            }));
-        }
-    }
-    Tensor::from_vec(rows, (group * seq, total), &Device::Cpu).map(Some)
 }
 
 /// The rotary embedding's cosines and sines for every position of the context.
-fn rope_tables(shape: &Shape, factors: Option<&Tensor>) -> candle_core::Result<(Tensor, Tensor)> {
+fn rope_tables(shape: &Shape, factors: Option<&[f32]>) -> RopeTables {
     let half = shape.head_dim / 2;
     let mut inverse: Vec<f32> = (0..half)
         .map(|i| 1.0 / shape.rope_base.powf((2 * i) as f32 / shape.head_dim as f32))
         .collect();
     if let Some(factors) = factors {
-        let factors = factors.flatten_all()?.to_vec1::<f32>()?;
         for (f, factor) in inverse.iter_mut().zip(factors) {
             *f /= factor;
         }
     }
-    let positions = shape.context_length;
-    let inverse = Tensor::from_vec(inverse, (1, half), &Device::Cpu)?;
-    let t = Tensor::arange(0u32, positions as u32, &Device::Cpu)?
-        .to_dtype(DType::F32)?
-        .reshape((positions, 1))?;
-    let angles = t.broadcast_mul(&inverse)?;
-    Ok((angles.cos()?, angles.sin()?))
+    RopeTables::new(&inverse, shape.context_length)
 }
 
 /// The largest logit's index (greedy decoding), without sorting.
