@@ -73,8 +73,8 @@ impl RopeTables {
 /// The vector loops, for this CPU.
 #[derive(Clone, Copy)]
 pub struct Vectors {
-    dot: fn(&[f32], &[f32]) -> f32,
-    add_scaled: fn(f32, &[f32], &mut [f32]),
+    scores: fn(&[f32], &Cached<'_>, f32, &mut [f32]),
+    weighted_sum: fn(&[f32], &Cached<'_>, &mut [f32]),
 }
 
 impl Vectors {
@@ -82,8 +82,8 @@ impl Vectors {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             return Self {
-                dot: simd::dot,
-                add_scaled: simd::add_scaled,
+                scores: simd::scores,
+                weighted_sum: simd::weighted_sum,
             };
         }
         Self::portable()
@@ -91,42 +91,49 @@ impl Vectors {
 
     pub fn portable() -> Self {
         Self {
-            dot: portable_dot,
-            add_scaled: portable_add_scaled,
+            scores: portable_scores,
+            weighted_sum: portable_weighted_sum,
         }
     }
 
-    /// `Σ a·b` over the shorter of the two.
-    pub fn dot(&self, a: &[f32], b: &[f32]) -> f32 {
-        (self.dot)(a, b)
+    /// `out[j] = (q · key j) · scale` for the first `out.len()` positions.
+    pub fn scores(&self, q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        (self.scores)(q, cache, scale, out)
     }
 
-    /// `out += w · v`.
-    pub fn add_scaled(&self, w: f32, v: &[f32], out: &mut [f32]) {
-        (self.add_scaled)(w, v, out)
+    /// `out = Σ weights[j] · value j`, summed in position order.
+    pub fn weighted_sum(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        (self.weighted_sum)(weights, cache, out)
     }
 }
 
-fn portable_dot(a: &[f32], b: &[f32]) -> f32 {
-    // Eight partial sums, as the SIMD loop keeps them: independent additions vectorise.
-    let mut sums = [0f32; 8];
-    let (whole_a, whole_b) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (tail_a, tail_b) = (whole_a.remainder(), whole_b.remainder());
-    for (x, y) in whole_a.zip(whole_b) {
-        for i in 0..8 {
-            sums[i] += x[i] * y[i];
+fn portable_scores(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let key = cache.key(j, q.len());
+        // Eight partial sums, as the SIMD loop keeps them: independent additions vectorise.
+        let mut sums = [0f32; 8];
+        let (whole_q, whole_k) = (q.chunks_exact(8), key.chunks_exact(8));
+        let (tail_q, tail_k) = (whole_q.remainder(), whole_k.remainder());
+        for (x, y) in whole_q.zip(whole_k) {
+            for i in 0..8 {
+                sums[i] += x[i] * y[i];
+            }
         }
+        let mut sum = sums.iter().sum::<f32>();
+        for (x, y) in tail_q.iter().zip(tail_k) {
+            sum += x * y;
+        }
+        *o = sum * scale;
     }
-    let mut sum = sums.iter().sum::<f32>();
-    for (x, y) in tail_a.iter().zip(tail_b) {
-        sum += x * y;
-    }
-    sum
 }
 
-fn portable_add_scaled(w: f32, v: &[f32], out: &mut [f32]) {
-    for (o, x) in out.iter_mut().zip(v) {
-        *o += w * x;
+fn portable_weighted_sum(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+    out.fill(0.0);
+    let dim = out.len();
+    for (j, w) in weights.iter().enumerate() {
+        for (o, v) in out.iter_mut().zip(cache.value(j, dim)) {
+            *o += w * v;
+        }
     }
 }
 
@@ -134,64 +141,84 @@ fn portable_add_scaled(w: f32, v: &[f32], out: &mut [f32]) {
 mod simd {
     use std::arch::x86_64::*;
 
-    pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    use super::Cached;
+
+    /// Output columns kept in registers while the positions pass: eight registers of eight.
+    const STRIP: usize = 64;
+
+    pub fn scores(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
         // SAFETY: installed only when the CPU has AVX2 and FMA (`Vectors::for_this_cpu`).
-        unsafe { dot_avx2(a, b) }
+        unsafe { scores_avx2(q, cache, scale, out) }
     }
 
-    pub fn add_scaled(w: f32, v: &[f32], out: &mut [f32]) {
-        // SAFETY: as for `dot`.
-        unsafe { add_scaled_avx2(w, v, out) }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-        let len = a.len().min(b.len());
-        let whole = len / 8 * 8;
-        let mut acc = _mm256_setzero_ps();
-        let mut i = 0;
-        while i < whole {
-            // SAFETY: i + 8 ≤ len, within both slices.
-            let (x, y) = unsafe {
-                (
-                    _mm256_loadu_ps(a.as_ptr().add(i)),
-                    _mm256_loadu_ps(b.as_ptr().add(i)),
-                )
-            };
-            acc = _mm256_fmadd_ps(x, y, acc);
-            i += 8;
-        }
-        let s = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        let mut sum = _mm_cvtss_f32(s);
-        for j in whole..len {
-            sum += a[j] * b[j];
-        }
-        sum
+    pub fn weighted_sum(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        // SAFETY: as for `scores`.
+        unsafe { weighted_sum_avx2(weights, cache, out) }
     }
 
     #[target_feature(enable = "avx2,fma")]
-    fn add_scaled_avx2(w: f32, v: &[f32], out: &mut [f32]) {
-        let len = v.len().min(out.len());
-        let whole = len / 8 * 8;
-        let scale = _mm256_set1_ps(w);
-        let mut i = 0;
-        while i < whole {
-            // SAFETY: i + 8 ≤ len, within both slices.
-            unsafe {
-                let o = out.as_mut_ptr().add(i);
-                let sum = _mm256_fmadd_ps(
-                    scale,
-                    _mm256_loadu_ps(v.as_ptr().add(i)),
-                    _mm256_loadu_ps(o),
-                );
-                _mm256_storeu_ps(o, sum);
+    fn scores_avx2(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        let dim = q.len();
+        let whole = dim / 16 * 16;
+        for (j, o) in out.iter_mut().enumerate() {
+            let key = cache.key(j, dim);
+            // Two sums, so that consecutive multiply-adds do not wait for each other.
+            let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            let mut i = 0;
+            while i < whole {
+                // SAFETY: i + 16 ≤ dim, the length of both `q` and `key`.
+                unsafe {
+                    let (qp, kp) = (q.as_ptr().add(i), key.as_ptr().add(i));
+                    even = _mm256_fmadd_ps(_mm256_loadu_ps(qp), _mm256_loadu_ps(kp), even);
+                    odd = _mm256_fmadd_ps(
+                        _mm256_loadu_ps(qp.add(8)),
+                        _mm256_loadu_ps(kp.add(8)),
+                        odd,
+                    );
+                }
+                i += 16;
             }
-            i += 8;
+            let both = _mm256_add_ps(even, odd);
+            let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
+            let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+            let mut sum = _mm_cvtss_f32(s);
+            for t in whole..dim {
+                sum += q[t] * key[t];
+            }
+            *o = sum * scale;
         }
-        for j in whole..len {
-            out[j] += w * v[j];
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        let dim = out.len();
+        let mut column = 0;
+        // Strips of 64 columns summed in registers over every position.
+        while column + STRIP <= dim {
+            let mut acc = [_mm256_setzero_ps(); STRIP / 8];
+            for (j, w) in weights.iter().enumerate() {
+                let value = &cache.value(j, dim)[column..column + STRIP];
+                let w = _mm256_set1_ps(*w);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    // SAFETY: 8·r + 8 ≤ STRIP, the length of `value`.
+                    let v = unsafe { _mm256_loadu_ps(value.as_ptr().add(8 * r)) };
+                    *a = _mm256_fmadd_ps(w, v, *a);
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                // SAFETY: column + 8·r + 8 ≤ dim, the length of `out`.
+                unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(column + 8 * r), *a) };
+            }
+            column += STRIP;
+        }
+        // The rest of a head whose size is not a multiple of 64, column by column.
+        for (c, o) in out.iter_mut().enumerate().skip(column) {
+            let mut sum = 0f32;
+            for (j, w) in weights.iter().enumerate() {
+                sum = w.mul_add(cache.value(j, dim)[c], sum);
+            }
+            *o = sum;
         }
     }
 }
@@ -206,6 +233,18 @@ pub struct Cached<'a> {
     pub offset: usize,
 }
 
+impl Cached<'_> {
+    fn key(&self, position: usize, dim: usize) -> &[f32] {
+        let at = position * self.stride + self.offset;
+        &self.keys[at..at + dim]
+    }
+
+    fn value(&self, position: usize, dim: usize) -> &[f32] {
+        let at = position * self.stride + self.offset;
+        &self.values[at..at + dim]
+    }
+}
+
 /// `out = softmax(q·Kᵀ / √d) · V` over the positions `0..=position` of `cache`, for one query
 /// head `q` (already rotated). `scores` is scratch room (grown as needed).
 pub fn attend(
@@ -216,25 +255,17 @@ pub fn attend(
     scores: &mut Vec<f32>,
     out: &mut [f32],
 ) {
-    let dim = q.len();
-    let scale = 1.0 / (dim as f32).sqrt();
-    let count = position + 1;
+    let scale = 1.0 / (q.len() as f32).sqrt();
     scores.clear();
-    scores.extend((0..count).map(|j| {
-        let at = j * cache.stride + cache.offset;
-        vectors.dot(q, &cache.keys[at..at + dim]) * scale
-    }));
+    scores.resize(position + 1, 0.0);
+    vectors.scores(q, cache, scale, scores);
     let max = scores.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
     let mut sum = 0f32;
     for s in scores.iter_mut() {
         *s = (*s - max).exp();
         sum += *s;
     }
-    out.fill(0.0);
-    for (j, w) in scores.iter().enumerate() {
-        let at = j * cache.stride + cache.offset;
-        vectors.add_scaled(*w, &cache.values[at..at + dim], out);
-    }
+    vectors.weighted_sum(scores, cache, out);
     let inverse = 1.0 / sum;
     for o in out.iter_mut() {
         *o *= inverse;
@@ -247,15 +278,31 @@ mod tests {
 
     #[test]
     fn the_simd_loops_equal_the_portable_ones_up_to_rounding() {
-        let a: Vec<f32> = (0..77).map(|i| (i as f32 * 0.37).sin()).collect();
-        let b: Vec<f32> = (0..77).map(|i| (i as f32 * 0.11).cos()).collect();
-        let (fast, portable) = (Vectors::for_this_cpu(), Vectors::portable());
-        assert!((fast.dot(&a, &b) - portable.dot(&a, &b)).abs() < 1e-4);
-        let (mut x, mut y) = (b.clone(), b.clone());
-        fast.add_scaled(0.5, &a, &mut x);
-        portable.add_scaled(0.5, &a, &mut y);
-        for (p, q) in x.iter().zip(&y) {
-            assert!((p - q).abs() < 1e-6);
+        // Heads of 64 and 80 values (a strip and a rest), rows of 3 heads, 37 positions.
+        for dim in [64, 80, 6] {
+            let stride = 3 * dim;
+            let keys: Vec<f32> = (0..37 * stride).map(|i| (i as f32 * 0.37).sin()).collect();
+            let values: Vec<f32> = (0..37 * stride).map(|i| (i as f32 * 0.11).cos()).collect();
+            let cache = Cached {
+                keys: &keys,
+                values: &values,
+                stride,
+                offset: dim,
+            };
+            let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.05).cos()).collect();
+            let (fast, portable) = (Vectors::for_this_cpu(), Vectors::portable());
+            let (mut a, mut b) = (vec![0f32; 37], vec![0f32; 37]);
+            fast.scores(&q, &cache, 0.5, &mut a);
+            portable.scores(&q, &cache, 0.5, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() < 1e-4, "{dim}: {x} vs {y}");
+            }
+            let (mut x, mut y) = (vec![0f32; dim], vec![1f32; dim]);
+            fast.weighted_sum(&a, &cache, &mut x);
+            portable.weighted_sum(&a, &cache, &mut y);
+            for (p, q) in x.iter().zip(&y) {
+                assert!((p - q).abs() < 1e-4, "{dim}: {p} vs {q}");
+            }
         }
     }
 

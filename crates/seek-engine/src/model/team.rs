@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// Spins before yielding the processor to another thread while waiting at the barrier: the
 /// machine may have fewer free cores than the pool has threads, and the thread waited for may
 /// need this one's core.
-const SPINS_BEFORE_YIELD: u32 = 2_000;
+const SPINS_BEFORE_YIELD: u32 = 200;
 
 /// The state the threads share during one pass.
 pub struct Team {
