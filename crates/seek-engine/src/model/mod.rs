@@ -16,6 +16,8 @@ mod attention;
 mod cache;
 mod forward;
 mod team;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
