@@ -15,11 +15,12 @@ use super::Transformer;
 use super::attention::{Cached, attend};
 use super::cache::KvCache;
 use super::team::{Member, Shared, Team};
-use crate::kernels::norm::rms_norm_row;
+use crate::kernels::norm::{rms_norm_row, rms_scale, scale_row};
 use crate::linear::Linear;
 
-/// Steps that share out items, per layer (norm, quantize, q/k/v, attention, quantize, output,
-/// norm, quantize, gate/up, quantize, down).
+/// Steps that share out items, per layer, at most: norm and quantize (one step when every
+/// layer of the step is ours), q/k/v, attention, quantize, output, norm and quantize, gate/up,
+/// quantize, down.
 const STEPS_PER_LAYER: usize = 11;
 /// Weight rows per item of a matrix product, at most: with more input rows (prefill) an item
 /// is bigger work, so fewer rows suffice to share it out.
@@ -149,9 +150,12 @@ impl Transformer {
                     quantized: &q0,
                     computed: &c0,
                 };
-                norm_rows(m, &x_s, &h_s, &layer.attn_norm, eps, width);
-                m.barrier();
-                if let Err(e) = prepare(m, &attention_in[i], &attention_operand, seq) {
+                let norm = Norm {
+                    residual: &x_s,
+                    weight: &layer.attn_norm,
+                    eps,
+                };
+                if let Err(e) = prepare(m, &attention_in[i], &attention_operand, seq, Some(norm)) {
                     fail(e);
                 }
                 m.barrier();
@@ -241,7 +245,7 @@ impl Transformer {
                     quantized: &q1,
                     computed: &c1,
                 };
-                if let Err(e) = prepare(m, &output_in[i], &output_operand, seq) {
+                if let Err(e) = prepare(m, &output_in[i], &output_operand, seq, None) {
                     fail(e);
                 }
                 m.barrier();
@@ -252,9 +256,12 @@ impl Transformer {
                     quantized: &q2,
                     computed: &c2,
                 };
-                norm_rows(m, &x_s, &h_s, &layer.ffn_norm, eps, width);
-                m.barrier();
-                if let Err(e) = prepare(m, &ffn_in[i], &ffn_operand, seq) {
+                let norm = Norm {
+                    residual: &x_s,
+                    weight: &layer.ffn_norm,
+                    eps,
+                };
+                if let Err(e) = prepare(m, &ffn_in[i], &ffn_operand, seq, Some(norm)) {
                     fail(e);
                 }
                 m.barrier();
@@ -295,7 +302,7 @@ impl Transformer {
                     quantized: &q3,
                     computed: &c3,
                 };
-                if let Err(e) = prepare(m, &down_in[i], &down_operand, seq) {
+                if let Err(e) = prepare(m, &down_in[i], &down_operand, seq, None) {
                     fail(e);
                 }
                 m.barrier();
@@ -351,18 +358,39 @@ fn norm_rows(
     }
 }
 
+/// The RMS norm that makes a step's input from the residual stream.
+struct Norm<'a> {
+    residual: &'a Shared<'a, f32>,
+    weight: &'a [f32],
+    eps: f32,
+}
+
 /// Quantizes the operand's rows for each of `linears` that needs its own form, and has candle
-/// compute those it computes (on the first thread).
+/// compute those it computes (on the first thread). With `norm`, the operand's rows are first
+/// made as the norm of the residual rows: in the same items, part by part, when every layer is
+/// ours (the quantized blocks need only their own part of the row), else in a step before.
 fn prepare(
     m: &Member<'_>,
     linears: &[&Linear],
     operand: &Operand<'_>,
     rows: usize,
+    norm: Option<Norm<'_>>,
 ) -> candle_core::Result<()> {
     let mut result = Ok(());
     let blocks: Vec<_> = linears.iter().map(|l| l.blocks()).collect();
-    // Rows split in parts when there are fewer rows than threads (decode).
-    let parts = if rows < m.threads() { m.threads() } else { 1 };
+    let candle = blocks.iter().any(Option::is_none);
+    if let (Some(norm), true) = (&norm, candle) {
+        let width = norm.weight.len();
+        norm_rows(
+            m,
+            norm.residual,
+            operand.input,
+            norm.weight,
+            norm.eps,
+            width,
+        );
+        m.barrier();
+    }
     let mut jobs = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         match b {
@@ -382,32 +410,57 @@ fn prepare(
             }
         }
     }
-    for item in m.items(jobs.len() * rows * parts) {
-        let (job, rest) = (item / (rows * parts), item % (rows * parts));
-        let (which, b) = jobs[job];
-        let (row, part) = (rest / parts, rest % parts);
-        let block_values = b.kernel.activation.values;
-        let blocks_per_row = b.k / block_values;
-        let per_part = blocks_per_row.div_ceil(parts);
-        let first = (part * per_part).min(blocks_per_row);
-        let last = ((part + 1) * per_part).min(blocks_per_row);
-        if first == last {
+    let Some(k) = jobs.first().map(|(_, b)| b.k) else {
+        return result;
+    };
+    // Rows are split in parts when there are fewer rows than threads (decode), at block
+    // boundaries of every format quantized.
+    let unit = jobs
+        .iter()
+        .map(|(_, b)| b.kernel.activation.values)
+        .max()
+        .unwrap_or(1);
+    let parts = if rows < m.threads() { m.threads() } else { 1 };
+    let per_part = k.div_ceil(unit).div_ceil(parts) * unit;
+    let norm = norm.filter(|_| !candle);
+    for item in m.items(rows * parts) {
+        let (row, part) = (item / parts, item % parts);
+        let columns = (part * per_part).min(k)..((part + 1) * per_part).min(k);
+        if columns.is_empty() {
             continue;
         }
-        let block_bytes = b.kernel.activation.bytes;
-        let row_bytes = b.activation_row_bytes();
-        // SAFETY: the input is only read in this step; this item alone writes these blocks.
-        let (x, out) = unsafe {
-            (
-                operand
-                    .input
-                    .slice(row * b.k + first * block_values..row * b.k + last * block_values),
-                operand.quantized[which].slice_mut(
-                    row * row_bytes + first * block_bytes..row * row_bytes + last * block_bytes,
-                ),
-            )
-        };
-        b.kernel.quantize(x, out);
+        let at = row * k;
+        if let Some(norm) = &norm {
+            // SAFETY: the residual rows are only read in this step; this item alone writes
+            // these columns of the operand's row.
+            let (x, out) = unsafe {
+                (
+                    norm.residual.slice(at..at + k),
+                    operand
+                        .input
+                        .slice_mut(at + columns.start..at + columns.end),
+                )
+            };
+            let scale = rms_scale(x, norm.eps);
+            scale_row(
+                &x[columns.clone()],
+                &norm.weight[columns.clone()],
+                scale,
+                out,
+            );
+        }
+        // SAFETY: this item wrote these columns (or nobody writes the input in this step).
+        let x = unsafe { operand.input.slice(at + columns.start..at + columns.end) };
+        for (which, b) in &jobs {
+            let (block_values, block_bytes) =
+                (b.kernel.activation.values, b.kernel.activation.bytes);
+            let row_bytes = b.activation_row_bytes();
+            let bytes = row * row_bytes + columns.start / block_values * block_bytes
+                ..row * row_bytes + columns.end / block_values * block_bytes;
+            // SAFETY: this item alone writes these blocks.
+            let out = unsafe { operand.quantized[*which].slice_mut(bytes) };
+            b.kernel.quantize(x, out);
+        }
     }
     result
 }
