@@ -1,6 +1,6 @@
 //! One chunk of positions through every layer, computed by the team of threads (see `team`):
 //! the residual stream, norms, matrix products, rotary embedding and attention on plain `f32`
-//! buffers, step by step with a barrier between steps.
+//! buffers, step by step, each step starting when the previous one's items are done.
 //!
 //! Owns the order of the steps, how each step's work is cut into items and where each item
 //! writes. It must not know the file or the tokens as text: `model` loads the weights and hands
@@ -158,7 +158,7 @@ impl Transformer {
                 if let Err(e) = prepare(m, &attention_in[i], &attention_operand, seq, Some(norm)) {
                     fail(e);
                 }
-                m.barrier();
+                m.wait();
                 // Q, K and V, with their biases and rotated, into the query rows and the cache.
                 let rows_per_item = s.head_dim;
                 let chunks: Vec<usize> = attention_in[i]
@@ -200,7 +200,7 @@ impl Transformer {
                         }
                     }
                 }
-                m.barrier();
+                m.wait();
                 // Attention, per block of positions and query head.
                 let blocks = if seq == 1 {
                     1
@@ -208,7 +208,7 @@ impl Transformer {
                     seq.div_ceil(POSITIONS_PER_ITEM)
                 };
                 let per_block = seq.div_ceil(blocks);
-                // SAFETY: the keys and values are only read until the next barrier.
+                // SAFETY: the keys and values are only read in this step.
                 let cached = unsafe { (keys.slice(0..keys.len()), values.slice(0..values.len())) };
                 for item in m.items(blocks * s.heads) {
                     let (block, head) = (item / s.heads, item % s.heads);
@@ -239,7 +239,7 @@ impl Transformer {
                         );
                     }
                 }
-                m.barrier();
+                m.wait();
                 let output_operand = Operand {
                     input: &attended_s,
                     quantized: &q1,
@@ -248,9 +248,9 @@ impl Transformer {
                 if let Err(e) = prepare(m, &output_in[i], &output_operand, seq, None) {
                     fail(e);
                 }
-                m.barrier();
+                m.wait();
                 add_product(m, &layer.wo, &output_operand, &x_s, seq, &mut scratch.tile);
-                m.barrier();
+                m.wait();
                 let ffn_operand = Operand {
                     input: &h_s,
                     quantized: &q2,
@@ -264,7 +264,7 @@ impl Transformer {
                 if let Err(e) = prepare(m, &ffn_in[i], &ffn_operand, seq, Some(norm)) {
                     fail(e);
                 }
-                m.barrier();
+                m.wait();
                 // Gate and up together: silu(gate) · up for the same rows.
                 let rows_per_item = rows_per_item_for(self.ffn_width, seq, m.threads());
                 for item in m.items(self.ffn_width.div_ceil(rows_per_item)) {
@@ -296,7 +296,7 @@ impl Transformer {
                         }
                     }
                 }
-                m.barrier();
+                m.wait();
                 let down_operand = Operand {
                     input: &hidden_s,
                     quantized: &q3,
@@ -305,9 +305,9 @@ impl Transformer {
                 if let Err(e) = prepare(m, &down_in[i], &down_operand, seq, None) {
                     fail(e);
                 }
-                m.barrier();
+                m.wait();
                 add_product(m, &layer.down, &down_operand, &x_s, seq, &mut scratch.tile);
-                m.barrier();
+                m.wait();
             }
         });
         drop(layer_caches);
@@ -366,7 +366,7 @@ struct Norm<'a> {
 }
 
 /// Quantizes the operand's rows for each of `linears` that needs its own form, and has candle
-/// compute those it computes (on the first thread). With `norm`, the operand's rows are first
+/// compute those it computes (one item each). With `norm`, the operand's rows are first
 /// made as the norm of the residual rows: in the same items, part by part, when every layer is
 /// ours (the quantized blocks need only their own part of the row), else in a step before.
 fn prepare(
@@ -389,9 +389,10 @@ fn prepare(
             norm.eps,
             width,
         );
-        m.barrier();
+        m.wait();
     }
     let mut jobs = Vec::new();
+    let mut whole = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
         match b {
             Some(b)
@@ -403,16 +404,10 @@ fn prepare(
                 jobs.push((i, *b))
             }
             Some(_) => {}
-            None => {
-                if m.is_first() {
-                    result = compute_whole(linears[i], operand, i, rows);
-                }
-            }
+            None => whole.push(i),
         }
     }
-    let Some(k) = jobs.first().map(|(_, b)| b.k) else {
-        return result;
-    };
+    let k = jobs.first().map_or(0, |(_, b)| b.k);
     // Rows are split in parts when there are fewer rows than threads (decode), at block
     // boundaries of every format quantized.
     let unit = jobs
@@ -423,7 +418,16 @@ fn prepare(
     let parts = if rows < m.threads() { m.threads() } else { 1 };
     let per_part = k.div_ceil(unit).div_ceil(parts) * unit;
     let norm = norm.filter(|_| !candle);
-    for item in m.items(rows * parts) {
+    let quantizing = if jobs.is_empty() { 0 } else { rows * parts };
+    // The layers candle computes whole come first, one item each.
+    for item in m.items(whole.len() + quantizing) {
+        if let Some(which) = whole.get(item) {
+            if let Err(e) = compute_whole(linears[*which], operand, *which, rows) {
+                result = Err(e);
+            }
+            continue;
+        }
+        let item = item - whole.len();
         let (row, part) = (item / parts, item % parts);
         let columns = (part * per_part).min(k)..((part + 1) * per_part).min(k);
         if columns.is_empty() {
@@ -473,8 +477,8 @@ fn compute_whole(
     rows: usize,
 ) -> candle_core::Result<()> {
     let (n, k) = linear.dims()?;
-    // SAFETY: the first thread alone runs this; the input is only read in this step and the
-    // room is written by nobody else.
+    // SAFETY: one item of the step runs this for `which`; the input is only read in this step
+    // and this layer's room is written by nobody else.
     let (x, out) = unsafe {
         (
             operand.input.slice(0..rows * k),

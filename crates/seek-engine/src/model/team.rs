@@ -1,24 +1,34 @@
 //! The threads of the current rayon pool working through one forward pass together, as
 //! llama.cpp's thread pool does: every thread runs the same sequence of steps, each step's work
-//! is shared out as numbered items, and a spinning barrier separates a step from the next.
+//! is shared out as numbered items, and a thread starts the next step once every item of the
+//! step is done.
 //!
 //! Why: a rayon parallel region per matrix product (seven per layer, over two hundred per token
 //! on a small model) costs each time the wake-up of sleeping threads; here the threads are woken
 //! once per forward pass and wait for each other by spinning, which costs a fraction of a
-//! microsecond when they all run.
+//! microsecond when they all run. A step ends when its items are done, not when every thread
+//! has arrived: on a busy machine a thread the system has paused holds up the others only for
+//! an item it took, and the others take the rest, as rayon's work stealing would.
 //!
-//! Owns the barrier, the sharing of items and [`Shared`], the buffer several threads write at
-//! disjoint places between two barriers. It must not know what is computed: `forward` does.
+//! Owns the waiting, the sharing of items and [`Shared`], the buffer several threads write at
+//! disjoint places during a step. It must not know what is computed: `forward` does.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Spins before yielding the processor to another thread while waiting at the barrier: the
-/// machine may have fewer free cores than the pool has threads, and the thread waited for may
-/// need this one's core.
+/// Spins before yielding the processor to another thread while waiting: the machine may have
+/// fewer free cores than the pool has threads, and the thread waited for may need this one's
+/// core.
 const SPINS_BEFORE_YIELD: u32 = 200;
+
+/// One step's item counters: taken, and done.
+#[derive(Default)]
+struct Step {
+    taken: AtomicUsize,
+    done: AtomicUsize,
+}
 
 /// The state the threads share during one pass.
 pub struct Team {
@@ -26,16 +36,18 @@ pub struct Team {
     arrived: AtomicUsize,
     generation: AtomicUsize,
     poisoned: AtomicBool,
-    /// One item counter per step that shares items; used once each, so never reset.
-    counters: Vec<AtomicUsize>,
+    /// One pair of counters per step; used once each, so never reset.
+    steps: Vec<Step>,
 }
 
 /// One thread's view of the team.
 pub struct Member<'a> {
     team: &'a Team,
     index: usize,
-    /// The next step's counter: every thread takes steps in the same order, so the same number.
+    /// The next step's number: every thread takes steps in the same order, so the same number.
     step: Cell<usize>,
+    /// The last step taken and its item count, which [`Member::wait`] waits for.
+    last: Cell<Option<(usize, usize)>>,
 }
 
 /// Marks the team poisoned if its thread unwinds, so that the others stop waiting for it.
@@ -52,14 +64,14 @@ impl Drop for PoisonOnUnwind<'_> {
 impl Team {
     /// Runs `work` on every thread of the current rayon pool (the global one outside a pool)
     /// and returns when all are done; `steps` bounds how many [`Member::items`] calls each
-    /// makes (more are shared out statically, which is correct but balances worse).
+    /// makes (more are computed by the first thread alone, which is correct but slower).
     pub fn run(steps: usize, work: impl Fn(&Member<'_>) + Sync) {
         let team = Team {
             threads: rayon::current_num_threads().max(1),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
-            counters: (0..steps).map(|_| AtomicUsize::new(0)).collect(),
+            steps: (0..steps).map(|_| Step::default()).collect(),
         };
         let body = |index: usize| {
             let _guard = PoisonOnUnwind(&team);
@@ -67,13 +79,13 @@ impl Team {
                 team: &team,
                 index,
                 step: Cell::new(0),
+                last: Cell::new(None),
             });
         };
         if team.threads == 1 {
             body(0);
         } else {
-            // Every thread of the pool takes exactly one copy, so all `threads` members run at
-            // once and the barrier is reached by each.
+            // Every thread of the pool takes exactly one copy, so all `threads` members run.
             rayon::broadcast(|context| body(context.index()));
         }
     }
@@ -84,14 +96,20 @@ impl Member<'_> {
         self.team.threads
     }
 
-    /// Whether this is the one thread that does what only one should (index 0).
-    pub fn is_first(&self) -> bool {
-        self.index == 0
+    /// Waits until every item of this thread's last step is done (by whichever thread took
+    /// it): what they wrote is then visible to this thread.
+    pub fn wait(&self) {
+        match self.last.get() {
+            Some((step, count)) if step < self.team.steps.len() => {
+                let done = &self.team.steps[step].done;
+                self.spin_until(|| done.load(Ordering::Acquire) >= count);
+            }
+            _ => self.barrier(),
+        }
     }
 
-    /// Waits until every thread has reached this point: what any wrote before is then visible
-    /// to all.
-    pub fn barrier(&self) {
+    /// Waits until every thread has reached this point (for steps past the counted ones).
+    fn barrier(&self) {
         let team = self.team;
         if team.threads == 1 {
             return;
@@ -102,9 +120,13 @@ impl Member<'_> {
             team.generation.fetch_add(1, Ordering::AcqRel);
             return;
         }
+        self.spin_until(|| team.generation.load(Ordering::Acquire) != generation);
+    }
+
+    fn spin_until(&self, ready: impl Fn() -> bool) {
         let mut spins = 0u32;
-        while team.generation.load(Ordering::Acquire) == generation {
-            if team.poisoned.load(Ordering::Acquire) {
+        while !ready() {
+            if self.team.poisoned.load(Ordering::Acquire) {
                 panic!("another compute thread panicked");
             }
             if spins < SPINS_BEFORE_YIELD {
@@ -116,31 +138,67 @@ impl Member<'_> {
         }
     }
 
-    /// The items of `0..count` this thread computes in the current step: taken one at a time
-    /// from a shared counter, so a thread slowed by the rest of the machine takes fewer. Every
-    /// thread must call this for every step, in the same order.
-    pub fn items(&self, count: usize) -> impl Iterator<Item = usize> + '_ {
+    /// The items of `0..count` this thread computes in a new step: taken one at a time from a
+    /// shared counter, so a thread slowed by the rest of the machine takes fewer. An item
+    /// counts as done when the next is asked for (or the iterator is dropped). Every thread
+    /// must call this for every step, in the same order, and [`Member::wait`] before reading
+    /// what the step wrote.
+    pub fn items(&self, count: usize) -> Items<'_> {
         let step = self.step.get();
         self.step.set(step + 1);
-        let counter = self.team.counters.get(step);
-        let (first, stride) = (self.index, self.team.threads);
-        let mut static_next = first;
-        std::iter::from_fn(move || {
-            let item = match counter {
-                Some(counter) => counter.fetch_add(1, Ordering::Relaxed),
-                None => {
-                    let item = static_next;
-                    static_next += stride;
-                    item
-                }
-            };
-            (item < count).then_some(item)
-        })
+        self.last.set(Some((step, count)));
+        let counters = self.team.steps.get(step);
+        // Past the counted steps, the first thread computes every item.
+        let next_static = if self.index == 0 { 0 } else { count };
+        Items {
+            counters,
+            count,
+            held: false,
+            next_static,
+        }
     }
 }
 
-/// A buffer that the team's threads write at disjoint places between two barriers, and read
-/// after the barrier that follows.
+/// The items a thread takes in one step; see [`Member::items`].
+pub struct Items<'a> {
+    counters: Option<&'a Step>,
+    count: usize,
+    /// Whether an item was handed out and is not yet counted as done.
+    held: bool,
+    next_static: usize,
+}
+
+impl Iterator for Items<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let Some(counters) = self.counters else {
+            let item = self.next_static;
+            self.next_static += 1;
+            return (item < self.count).then_some(item);
+        };
+        if std::mem::take(&mut self.held) {
+            counters.done.fetch_add(1, Ordering::Release);
+        }
+        if counters.taken.load(Ordering::Relaxed) >= self.count {
+            return None;
+        }
+        let item = counters.taken.fetch_add(1, Ordering::Relaxed);
+        self.held = item < self.count;
+        self.held.then_some(item)
+    }
+}
+
+impl Drop for Items<'_> {
+    fn drop(&mut self) {
+        if let (true, Some(counters)) = (self.held, self.counters) {
+            counters.done.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+/// A buffer that the team's threads write at disjoint places during a step, and read after
+/// waiting for the step.
 pub struct Shared<'a, T> {
     start: *mut T,
     len: usize,
@@ -168,7 +226,7 @@ impl<'a, T> Shared<'a, T> {
     /// The elements in `range`, to write.
     ///
     /// # Safety
-    /// No other thread reads or writes any of them until the next barrier.
+    /// No other thread reads or writes any of them during this step.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice_mut(&self, range: Range<usize>) -> &mut [T] {
         assert!(
@@ -183,7 +241,7 @@ impl<'a, T> Shared<'a, T> {
     /// The elements in `range`, to read.
     ///
     /// # Safety
-    /// No thread writes any of them until the next barrier.
+    /// No thread writes any of them during this step.
     pub unsafe fn slice(&self, range: Range<usize>) -> &[T] {
         assert!(
             range.start <= range.end && range.end <= self.len,
@@ -214,14 +272,18 @@ mod tests {
             {
                 let (a, b) = (Shared::new(&mut first), Shared::new(&mut second));
                 pool(threads).install(|| {
-                    // Two counted steps and one past the counters (shared statically).
+                    // Two counted steps and two past the counters (on the first thread).
                     Team::run(2, |member| {
-                        for _round in 0..3 {
+                        for round in 0..3 {
                             for i in member.items(1000) {
                                 // SAFETY: item i is this thread's alone in this step.
                                 unsafe { a.slice_mut(i..i + 1)[0] += i + 1 };
+                                if round == 0 && i % 100 == 7 {
+                                    // Slow items: the step must still wait for them.
+                                    std::thread::yield_now();
+                                }
                             }
-                            member.barrier();
+                            member.wait();
                         }
                         // Each reads what all wrote before the barrier.
                         for i in member.items(1000) {
@@ -229,7 +291,7 @@ mod tests {
                             let before = unsafe { a.slice(0..1000) }.iter().sum::<usize>();
                             unsafe { b.slice_mut(i..i + 1)[0] = before };
                         }
-                        member.barrier();
+                        member.wait();
                     });
                 });
             }
@@ -243,10 +305,12 @@ mod tests {
         let result = std::panic::catch_unwind(|| {
             pool(2).install(|| {
                 Team::run(1, |member| {
-                    if member.is_first() {
-                        panic!("a bug");
+                    for item in member.items(2) {
+                        if item == 0 {
+                            panic!("a bug");
+                        }
                     }
-                    member.barrier();
+                    member.wait();
                 })
             })
         });

@@ -29,6 +29,11 @@ fn quantized(rows: usize, cols: usize, seed: u64, dtype: GgmlDType) -> QTensor {
 
 /// A network of 2 layers, width 64, 4 query heads over 2 key/value heads of 16, vocabulary 50.
 fn tiny(rope: Rope, bias: bool) -> Transformer {
+    tiny_with(rope, bias, GgmlDType::Q4_1)
+}
+
+/// [`tiny`] with the value projections of type `values_type`.
+fn tiny_with(rope: Rope, bias: bool, values_type: GgmlDType) -> Transformer {
     let shape = Shape {
         architecture: "test".into(),
         layers: 2,
@@ -51,7 +56,7 @@ fn tiny(rope: Rope, bias: bool) -> Transformer {
                 .collect(),
             wq: linear(width, width, 10 * i + 1),
             wk: linear(kv, width, 10 * i + 2),
-            wv: linear(kv, width, 10 * i + 3),
+            wv: Linear::new(quantized(kv, width, 10 * i + 3, values_type)).expect("a layer"),
             bias: bias.then(|| {
                 [
                     values(width, i + 7, 0.1),
@@ -187,5 +192,31 @@ fn a_prompt_longer_than_a_chunk_equals_its_tokens_one_by_one() {
             .forward(&prompt[prompt.len() - 1..], &mut cache)
             .expect("the last");
         assert_eq!(at_once, last);
+    });
+}
+
+#[test]
+fn a_layer_candle_computes_gives_the_same_logits_up_to_rounding() {
+    // f32 weights have no kernel of ours: candle computes the values' projection whole.
+    let model = tiny_with(Rope::Interleaved, false, GgmlDType::F32);
+    assert!(model.layers[0].wv.blocks().is_none());
+    let reference = tiny(Rope::Interleaved, false);
+    pool(2).install(|| {
+        let at_once = model
+            .forward(&PROMPT, &mut model.new_cache())
+            .expect("the prompt");
+        let mut cache = model.new_cache();
+        let mut last = Vec::new();
+        for token in PROMPT {
+            last = model.forward(&[token], &mut cache).expect("a token");
+        }
+        let quantized = reference
+            .forward(&PROMPT, &mut reference.new_cache())
+            .expect("Q4_1");
+        for ((a, b), q) in at_once.iter().zip(&last).zip(&quantized) {
+            assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+            // The same network with quantized values differs, but not by much.
+            assert!((a - q).abs() < 0.5, "{a} vs {q}");
+        }
     });
 }
