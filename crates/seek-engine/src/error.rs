@@ -48,4 +48,7 @@ pub enum EngineError {
         tokens: usize,
         window: usize,
     },
+    /// Saved key/value cache bytes that are damaged, truncated or for another model.
+    #[error("the saved key/value cache cannot be used: {reason}")]
+    CacheBytes { reason: String },
 }

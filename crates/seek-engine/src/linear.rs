@@ -101,6 +101,55 @@ impl Linear {
         }
     }
 
+    /// `(n, k)`: outputs × inputs.
+    pub fn dims(&self) -> candle_core::Result<(usize, usize)> {
+        match &self.inner {
+            Inner::Blocks { n, k, .. } => Ok((*n, *k)),
+            Inner::Candle(QMatMul::QTensor(weight)) => weight.shape().dims2(),
+            Inner::Candle(QMatMul::Tensor(weight) | QMatMul::TensorF16(weight)) => weight.dims2(),
+        }
+    }
+
+    /// The layer as our kernel sees it, for a caller that splits the work itself; `None` for
+    /// a layer candle computes.
+    pub fn blocks(&self) -> Option<Blocks<'_>> {
+        match &self.inner {
+            Inner::Blocks {
+                weight,
+                kernel,
+                n,
+                k,
+            } => match weight.data().ok()? {
+                // A CPU tensor's data is always borrowed; a copy would be a device's.
+                std::borrow::Cow::Borrowed(weights) => Some(Blocks {
+                    kernel: *kernel,
+                    weights,
+                    n: *n,
+                    k: *k,
+                }),
+                std::borrow::Cow::Owned(_) => None,
+            },
+            Inner::Candle(_) => None,
+        }
+    }
+
+    /// `input (rows, k) · Wᵀ` → `(rows, n)`, row-major, on the current rayon pool.
+    pub fn forward_rows(&self, input: &[f32]) -> candle_core::Result<Vec<f32>> {
+        let (n, k) = self.dims()?;
+        if k == 0 || !input.len().is_multiple_of(k) {
+            candle_core::bail!("{} inputs are not rows of {k}", input.len());
+        }
+        match &self.inner {
+            Inner::Blocks { weight, kernel, .. } => {
+                Ok(multiply(kernel, &weight.data()?, (n, k), input))
+            }
+            Inner::Candle(matmul) => {
+                let x = Tensor::from_slice(input, (input.len() / k, k), &Device::Cpu)?;
+                matmul.forward(&x)?.flatten_all()?.to_vec1::<f32>()
+            }
+        }
+    }
+
     /// `x · Wᵀ` for `x` of shape `(…, k)`, giving `(…, n)`.
     pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match &self.inner {
@@ -126,6 +175,49 @@ impl Linear {
                 let mut shape = leading.to_vec();
                 shape.push(*n);
                 Tensor::from_vec(out, shape, &Device::Cpu)
+            }
+        }
+    }
+}
+
+/// A layer's weights in our kernel's blocks, borrowed from the layer.
+#[derive(Clone, Copy)]
+pub struct Blocks<'a> {
+    pub kernel: Kernel,
+    weights: &'a [u8],
+    /// Outputs (weight rows) and inputs (values per row).
+    pub n: usize,
+    pub k: usize,
+}
+
+impl Blocks<'_> {
+    /// Bytes of one quantized input row.
+    pub fn activation_row_bytes(&self) -> usize {
+        self.kernel.activation_row_bytes(self.k)
+    }
+
+    /// The dot products of weight rows `rows` with every quantized input row in `acts`, into
+    /// `out` weight row by weight row: `out[i · R + r]` = weight row `rows.start + i` · input
+    /// row `r`, for `R` input rows. Each result is the same whatever `R` and `rows` are.
+    pub fn multiply_rows(&self, rows: std::ops::Range<usize>, acts: &[u8], out: &mut [f32]) {
+        let (act_bytes, weight_bytes) = (
+            self.activation_row_bytes(),
+            self.kernel.weight_row_bytes(self.k),
+        );
+        let inputs = acts.len() / act_bytes.max(1);
+        let weights = &self.weights[rows.start * weight_bytes..rows.end * weight_bytes];
+        if inputs <= 1 {
+            self.kernel.dots(self.k, weights, acts, out);
+            return;
+        }
+        // A group of input rows stays in L1 while the weight rows pass over it; each weight row
+        // is unpacked once per tile of the group (see `kernels`).
+        for group in (0..inputs).step_by(ACTIVATION_GROUP) {
+            let group_rows = ACTIVATION_GROUP.min(inputs - group);
+            let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
+            for (i, row) in weights.chunks_exact(weight_bytes).enumerate() {
+                let o = &mut out[i * inputs + group..i * inputs + group + group_rows];
+                self.kernel.dots(self.k, row, group_acts, o);
             }
         }
     }

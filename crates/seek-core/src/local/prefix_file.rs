@@ -81,9 +81,7 @@ pub(crate) fn save<'a>(
     let mut body = Vec::new();
     let mut count = 0u32;
     for prefix in prefixes.rev() {
-        let Ok(cache) = prefix.cache.to_bytes() else {
-            continue;
-        };
+        let cache = prefix.cache.to_bytes();
         let size = 8 + prefix.tokens.len() * 4 + 8 + cache.len();
         if MAGIC.len() + 32 + 4 + body.len() + size + 32 > max_bytes {
             break;
@@ -220,11 +218,13 @@ mod tests {
     use super::*;
 
     fn cache(len: usize) -> KvCache {
-        // Layers 2, one key/value head of size 2: built through the byte format itself.
-        let mut bytes = seek_engine::model::KV_MAGIC.to_vec();
-        for n in [2u32, 1, 2, len as u32] {
+        // Layers 2, one key/value head of size 2: built through the byte format itself
+        // (element type f32, then the shape, then the positions).
+        let mut bytes = seek_engine::model::cache::MAGIC.to_vec();
+        for n in [0u32, 2, 1, 2] {
             bytes.extend_from_slice(&n.to_le_bytes());
         }
+        bytes.extend_from_slice(&(len as u64).to_le_bytes());
         for v in 0..(2 * 2 * len * 2) {
             bytes.extend_from_slice(&(v as f32).to_le_bytes());
         }
@@ -250,10 +250,7 @@ mod tests {
         let back = load(&path, ID, (2, 1, 2), 1 << 20).unwrap();
         let tokens: Vec<_> = back.iter().map(|p| p.tokens.clone()).collect();
         assert_eq!(tokens, vec![vec![1, 2, 3], vec![1, 5]]);
-        assert_eq!(
-            back[0].cache.to_bytes().unwrap(),
-            kept[0].cache.to_bytes().unwrap()
-        );
+        assert_eq!(back[0].cache.to_bytes(), kept[0].cache.to_bytes());
         assert!(!path.with_extension("kv.partial").exists());
     }
 
@@ -284,7 +281,7 @@ mod tests {
         let e = load(&path, other, (2, 1, 2), 1 << 20).unwrap_err();
         assert!(e.to_string().contains("another model file"), "{e}");
         let e = load(&path, ID, (3, 1, 2), 1 << 20).unwrap_err();
-        assert!(e.to_string().contains("for a model of"), "{e}");
+        assert!(e.to_string().contains("the model has"), "{e}");
         let e = load(&path, ID, (2, 1, 2), written - 1).unwrap_err();
         assert!(e.to_string().contains("more than"), "{e}");
         let good = std::fs::read(&path).unwrap();

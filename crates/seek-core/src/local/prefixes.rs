@@ -28,7 +28,7 @@ impl Positions for seek_engine::model::KvCache {
         seek_engine::model::KvCache::truncate(self, len);
     }
     fn fork(&self, len: usize) -> Option<Self> {
-        seek_engine::model::KvCache::fork(self, len).ok()
+        Some(seek_engine::model::KvCache::fork(self, len))
     }
 }
 

@@ -10,9 +10,19 @@ use candle_core::{DType, Device, Tensor};
 
 /// `out = x / sqrt(mean(x²) + eps) · weight` for one row.
 pub fn rms_norm_row(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
+    scale_row(x, weight, rms_scale(x, eps), out);
+}
+
+/// `1 / sqrt(mean(x²) + eps)` for one row.
+pub fn rms_scale(x: &[f32], eps: f32) -> f32 {
     let sum: f64 = x.iter().map(|v| f64::from(v * v)).sum();
     let mean = (sum / x.len().max(1) as f64) as f32;
-    let scale = 1.0 / (mean + eps).sqrt();
+    1.0 / (mean + eps).sqrt()
+}
+
+/// `out = x · scale · weight`: the norm of part of a row, with the whole row's `scale`
+/// ([`rms_scale`]); equal to that part of [`rms_norm_row`]'s result.
+pub fn scale_row(x: &[f32], weight: &[f32], scale: f32, out: &mut [f32]) {
     for ((o, v), w) in out.iter_mut().zip(x).zip(weight) {
         *o = v * scale * w;
     }

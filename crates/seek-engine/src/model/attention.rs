@@ -1,0 +1,348 @@
+//! The `f32` arithmetic between the matrix products: rotary embedding, causal attention of one
+//! query head over the cached keys and values, and the vector loops under them (with AVX2 + FMA
+//! when the CPU has them, chosen once).
+//!
+//! Owns that arithmetic on plain slices. It must not know about threads or the cache's growth:
+//! `forward` says which head of which position to compute and where the rows are. Every result
+//! is computed by the same sequence of operations whatever else is computed with it, so a
+//! prompt computed at once and token by token gives identical values.
+
+/// How the rotary embedding pairs a head's dimensions (llama.cpp's rope types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rope {
+    /// Adjacent pairs (llama.cpp's NORM, used with `llama` files, whose Q/K were permuted).
+    Interleaved,
+    /// The two halves of the head (NEOX, used by `qwen2`).
+    Halves,
+}
+
+impl Rope {
+    /// Rotates one head's values by a position's angles (`cos`, `sin`: half a head each).
+    pub fn apply(self, head: &mut [f32], cos: &[f32], sin: &[f32]) {
+        let half = head.len() / 2;
+        match self {
+            Rope::Interleaved => {
+                for (pair, (c, s)) in head.chunks_exact_mut(2).zip(cos.iter().zip(sin)) {
+                    let (a, b) = (pair[0], pair[1]);
+                    pair[0] = a * c - b * s;
+                    pair[1] = a * s + b * c;
+                }
+            }
+            Rope::Halves => {
+                let (first, second) = head.split_at_mut(half);
+                for ((a, b), (c, s)) in first.iter_mut().zip(second).zip(cos.iter().zip(sin)) {
+                    let (x, y) = (*a, *b);
+                    *a = x * c - y * s;
+                    *b = x * s + y * c;
+                }
+            }
+        }
+    }
+}
+
+/// The rotary tables: per position, `half` cosines and `half` sines.
+pub struct RopeTables {
+    pub cos: Vec<f32>,
+    pub sin: Vec<f32>,
+    pub half: usize,
+}
+
+impl RopeTables {
+    /// Angles `position × inverse[i]` for every position below `positions`.
+    pub fn new(inverse: &[f32], positions: usize) -> Self {
+        let half = inverse.len();
+        let mut cos = Vec::with_capacity(positions * half);
+        let mut sin = Vec::with_capacity(positions * half);
+        for position in 0..positions {
+            for f in inverse {
+                let angle = position as f32 * f;
+                cos.push(angle.cos());
+                sin.push(angle.sin());
+            }
+        }
+        Self { cos, sin, half }
+    }
+
+    /// One position's cosines and sines.
+    pub fn at(&self, position: usize) -> (&[f32], &[f32]) {
+        let range = position * self.half..(position + 1) * self.half;
+        (&self.cos[range.clone()], &self.sin[range])
+    }
+}
+
+/// The vector loops, for this CPU.
+#[derive(Clone, Copy)]
+pub struct Vectors {
+    scores: fn(&[f32], &Cached<'_>, f32, &mut [f32]),
+    weighted_sum: fn(&[f32], &Cached<'_>, &mut [f32]),
+}
+
+impl Vectors {
+    pub fn for_this_cpu() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return Self {
+                scores: simd::scores,
+                weighted_sum: simd::weighted_sum,
+            };
+        }
+        Self::portable()
+    }
+
+    pub fn portable() -> Self {
+        Self {
+            scores: portable_scores,
+            weighted_sum: portable_weighted_sum,
+        }
+    }
+
+    /// `out[j] = (q · key j) · scale` for the first `out.len()` positions.
+    pub fn scores(&self, q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        (self.scores)(q, cache, scale, out)
+    }
+
+    /// `out = Σ weights[j] · value j`, summed in position order.
+    pub fn weighted_sum(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        (self.weighted_sum)(weights, cache, out)
+    }
+}
+
+fn portable_scores(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let key = cache.key(j, q.len());
+        // Eight partial sums, as the SIMD loop keeps them: independent additions vectorise.
+        let mut sums = [0f32; 8];
+        let (whole_q, whole_k) = (q.chunks_exact(8), key.chunks_exact(8));
+        let (tail_q, tail_k) = (whole_q.remainder(), whole_k.remainder());
+        for (x, y) in whole_q.zip(whole_k) {
+            for i in 0..8 {
+                sums[i] += x[i] * y[i];
+            }
+        }
+        let mut sum = sums.iter().sum::<f32>();
+        for (x, y) in tail_q.iter().zip(tail_k) {
+            sum += x * y;
+        }
+        *o = sum * scale;
+    }
+}
+
+fn portable_weighted_sum(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+    out.fill(0.0);
+    let dim = out.len();
+    for (j, w) in weights.iter().enumerate() {
+        for (o, v) in out.iter_mut().zip(cache.value(j, dim)) {
+            *o += w * v;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::*;
+
+    use super::Cached;
+
+    /// Output columns kept in registers while the positions pass: eight registers of eight.
+    const STRIP: usize = 64;
+
+    pub fn scores(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        // SAFETY: installed only when the CPU has AVX2 and FMA (`Vectors::for_this_cpu`).
+        unsafe { scores_avx2(q, cache, scale, out) }
+    }
+
+    pub fn weighted_sum(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        // SAFETY: as for `scores`.
+        unsafe { weighted_sum_avx2(weights, cache, out) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn scores_avx2(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        let dim = q.len();
+        let whole = dim / 16 * 16;
+        for (j, o) in out.iter_mut().enumerate() {
+            let key = cache.key(j, dim);
+            // Two sums, so that consecutive multiply-adds do not wait for each other.
+            let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            let mut i = 0;
+            while i < whole {
+                // SAFETY: i + 16 ≤ dim, the length of both `q` and `key`.
+                unsafe {
+                    let (qp, kp) = (q.as_ptr().add(i), key.as_ptr().add(i));
+                    even = _mm256_fmadd_ps(_mm256_loadu_ps(qp), _mm256_loadu_ps(kp), even);
+                    odd = _mm256_fmadd_ps(
+                        _mm256_loadu_ps(qp.add(8)),
+                        _mm256_loadu_ps(kp.add(8)),
+                        odd,
+                    );
+                }
+                i += 16;
+            }
+            let both = _mm256_add_ps(even, odd);
+            let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
+            let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+            let mut sum = _mm_cvtss_f32(s);
+            for t in whole..dim {
+                sum += q[t] * key[t];
+            }
+            *o = sum * scale;
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
+        let dim = out.len();
+        let mut column = 0;
+        // Strips of 64 columns summed in registers over every position.
+        while column + STRIP <= dim {
+            let mut acc = [_mm256_setzero_ps(); STRIP / 8];
+            for (j, w) in weights.iter().enumerate() {
+                let value = &cache.value(j, dim)[column..column + STRIP];
+                let w = _mm256_set1_ps(*w);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    // SAFETY: 8·r + 8 ≤ STRIP, the length of `value`.
+                    let v = unsafe { _mm256_loadu_ps(value.as_ptr().add(8 * r)) };
+                    *a = _mm256_fmadd_ps(w, v, *a);
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                // SAFETY: column + 8·r + 8 ≤ dim, the length of `out`.
+                unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(column + 8 * r), *a) };
+            }
+            column += STRIP;
+        }
+        // The rest of a head whose size is not a multiple of 64, column by column.
+        for (c, o) in out.iter_mut().enumerate().skip(column) {
+            let mut sum = 0f32;
+            for (j, w) in weights.iter().enumerate() {
+                sum = w.mul_add(cache.value(j, dim)[c], sum);
+            }
+            *o = sum;
+        }
+    }
+}
+
+/// Where one query head's attention reads: the cached rows of its key/value head.
+pub struct Cached<'a> {
+    /// Rows of `stride` values per position, from position 0; the head's values start at
+    /// `offset` in each row.
+    pub keys: &'a [f32],
+    pub values: &'a [f32],
+    pub stride: usize,
+    pub offset: usize,
+}
+
+impl Cached<'_> {
+    fn key(&self, position: usize, dim: usize) -> &[f32] {
+        let at = position * self.stride + self.offset;
+        &self.keys[at..at + dim]
+    }
+
+    fn value(&self, position: usize, dim: usize) -> &[f32] {
+        let at = position * self.stride + self.offset;
+        &self.values[at..at + dim]
+    }
+}
+
+/// `out = softmax(q·Kᵀ / √d) · V` over the positions `0..=position` of `cache`, for one query
+/// head `q` (already rotated). `scores` is scratch room (grown as needed).
+pub fn attend(
+    vectors: &Vectors,
+    q: &[f32],
+    cache: &Cached<'_>,
+    position: usize,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+) {
+    let scale = 1.0 / (q.len() as f32).sqrt();
+    scores.clear();
+    scores.resize(position + 1, 0.0);
+    vectors.scores(q, cache, scale, scores);
+    let max = scores.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+    let mut sum = 0f32;
+    for s in scores.iter_mut() {
+        *s = (*s - max).exp();
+        sum += *s;
+    }
+    vectors.weighted_sum(scores, cache, out);
+    let inverse = 1.0 / sum;
+    for o in out.iter_mut() {
+        *o *= inverse;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simd_loops_equal_the_portable_ones_up_to_rounding() {
+        // Heads of 64 and 80 values (a strip and a rest), rows of 3 heads, 37 positions.
+        for dim in [64, 80, 6] {
+            let stride = 3 * dim;
+            let keys: Vec<f32> = (0..37 * stride).map(|i| (i as f32 * 0.37).sin()).collect();
+            let values: Vec<f32> = (0..37 * stride).map(|i| (i as f32 * 0.11).cos()).collect();
+            let cache = Cached {
+                keys: &keys,
+                values: &values,
+                stride,
+                offset: dim,
+            };
+            let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.05).cos()).collect();
+            let (fast, portable) = (Vectors::for_this_cpu(), Vectors::portable());
+            let (mut a, mut b) = (vec![0f32; 37], vec![0f32; 37]);
+            fast.scores(&q, &cache, 0.5, &mut a);
+            portable.scores(&q, &cache, 0.5, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() < 1e-4, "{dim}: {x} vs {y}");
+            }
+            let (mut x, mut y) = (vec![0f32; dim], vec![1f32; dim]);
+            fast.weighted_sum(&a, &cache, &mut x);
+            portable.weighted_sum(&a, &cache, &mut y);
+            for (p, q) in x.iter().zip(&y) {
+                assert!((p - q).abs() < 1e-4, "{dim}: {p} vs {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn attention_weights_the_values_by_the_softmax_of_the_scores() {
+        // Two positions, head size 2, keys in a row of 4 at offset 2.
+        let keys = [9.0, 9.0, 1.0, 0.0, 9.0, 9.0, 0.0, 1.0];
+        let values = [9.0, 9.0, 10.0, 0.0, 9.0, 9.0, 0.0, 20.0];
+        let cache = Cached {
+            keys: &keys,
+            values: &values,
+            stride: 4,
+            offset: 2,
+        };
+        let q = [2.0f32.sqrt() * 3.0, 0.0];
+        let (mut scores, mut out) = (Vec::new(), [0f32; 2]);
+        attend(&Vectors::portable(), &q, &cache, 1, &mut scores, &mut out);
+        // Scores 3 and 0: weights e³/(e³+1) and 1/(e³+1).
+        let w = 3f32.exp() / (3f32.exp() + 1.0);
+        assert!((out[0] - 10.0 * w).abs() < 1e-4, "{out:?}");
+        assert!((out[1] - 20.0 * (1.0 - w)).abs() < 1e-4, "{out:?}");
+        // The first position sees only itself.
+        attend(&Vectors::portable(), &q, &cache, 0, &mut scores, &mut out);
+        assert_eq!(out, [10.0, 0.0]);
+    }
+
+    #[test]
+    fn rope_rotates_pairs_by_the_positions_angle() {
+        let tables = RopeTables::new(&[1.0, 0.5], 3);
+        let (cos, sin) = tables.at(2);
+        assert_eq!((cos[0], sin[1]), (2f32.cos(), 1f32.sin()));
+        let mut interleaved = [1.0, 0.0, 0.0, 1.0];
+        Rope::Interleaved.apply(&mut interleaved, cos, sin);
+        assert!((interleaved[0] - 2f32.cos()).abs() < 1e-6);
+        assert!((interleaved[1] - 2f32.sin()).abs() < 1e-6);
+        assert!((interleaved[2] + 1f32.sin()).abs() < 1e-6);
+        let mut halves = [1.0, 0.0, 0.0, 1.0];
+        Rope::Halves.apply(&mut halves, cos, sin);
+        assert!((halves[0] - 2f32.cos()).abs() < 1e-6);
+        assert!((halves[2] - 2f32.sin()).abs() < 1e-6);
+        assert!((halves[1] + 1f32.sin()).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,371 @@
+//! The key/value cache: every computed position's keys and values, per layer, as plain `f32`
+//! rows, and their saved form.
+//!
+//! Owns the layout (per layer, one row of `kv_heads × head_dim` values per position, positions
+//! in order, so a new position is appended and `truncate` only moves the end), growing it, and
+//! the byte form `to_bytes`/`from_bytes` (an untrusted input: any damage is refused, never a
+//! panic). It must not compute anything: `model` writes the rows and reads them in attention.
+
+use crate::EngineError;
+
+/// The byte form's first bytes: the format and its version.
+pub const MAGIC: &[u8; 8] = b"SEEKKV01";
+/// The element type code for `f32` values (the only one so far).
+const ELEMENT_F32: u32 = 0;
+/// Magic, element type, layers, kv heads, head size (`u32` each) and positions (`u64`).
+const HEADER_BYTES: usize = 8 + 4 * 4 + 8;
+/// The fewest positions room is made for at once.
+const MIN_CAPACITY: usize = 256;
+
+/// The keys and values of every position computed so far.
+#[derive(Clone)]
+pub struct KvCache {
+    /// Per layer, `capacity` rows of `width` values, of which the first `len` are valid.
+    keys: Vec<Vec<f32>>,
+    values: Vec<Vec<f32>>,
+    kv_heads: usize,
+    head_dim: usize,
+    capacity: usize,
+    len: usize,
+}
+
+impl std::fmt::Debug for KvCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KvCache({} of {} positions)", self.len, self.capacity)
+    }
+}
+
+impl KvCache {
+    /// A cache of its own holding the first `len` positions of this one (only those copied).
+    pub fn fork(&self, len: usize) -> KvCache {
+        let len = len.min(self.len);
+        let valid = len * self.width();
+        let copy = |layers: &[Vec<f32>]| -> Vec<Vec<f32>> {
+            layers
+                .iter()
+                .map(|l| l[..valid.min(l.len())].to_vec())
+                .collect()
+        };
+        KvCache {
+            keys: copy(&self.keys),
+            values: copy(&self.values),
+            kv_heads: self.kv_heads,
+            head_dim: self.head_dim,
+            capacity: len,
+            len,
+        }
+    }
+
+    /// An empty cache for `layers` layers, whose head sizes the first forward pass sets; see
+    /// [`KvCache::with_shape`] for a cache that knows them (needed by `to_bytes`).
+    pub fn new(layers: usize) -> Self {
+        Self::with_shape(layers, 0, 0)
+    }
+
+    /// An empty cache for `layers` layers of `kv_heads` key/value heads of `head_dim` values.
+    pub fn with_shape(layers: usize, kv_heads: usize, head_dim: usize) -> Self {
+        Self {
+            keys: vec![Vec::new(); layers],
+            values: vec![Vec::new(); layers],
+            kv_heads,
+            head_dim,
+            capacity: 0,
+            len: 0,
+        }
+    }
+
+    /// Positions held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets every position from `len` on (their slots are overwritten later).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Bytes held by the buffers.
+    pub fn bytes(&self) -> usize {
+        self.keys
+            .iter()
+            .chain(&self.values)
+            .map(|layer| layer.len() * size_of::<f32>())
+            .sum()
+    }
+
+    pub fn layer_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// `(kv_heads, head_dim)`.
+    pub fn heads(&self) -> (usize, usize) {
+        (self.kv_heads, self.head_dim)
+    }
+
+    /// Values per position and layer, for keys and for values alike.
+    pub(crate) fn width(&self) -> usize {
+        self.kv_heads * self.head_dim
+    }
+
+    /// Sets the head sizes of a cache that has never held a position (one made by
+    /// [`KvCache::new`]), and refuses a used cache of another shape: its rows would be read
+    /// with the wrong layout.
+    pub(crate) fn adopt_shape(
+        &mut self,
+        layers: usize,
+        kv_heads: usize,
+        head_dim: usize,
+    ) -> Result<(), String> {
+        if self.is_empty() && self.capacity == 0 {
+            self.kv_heads = kv_heads;
+            self.head_dim = head_dim;
+        }
+        if (self.layer_count(), self.kv_heads, self.head_dim) != (layers, kv_heads, head_dim) {
+            return Err(format!(
+                "a cache of {} layers × {} heads × {} values used with a model of {layers} × {kv_heads} × {head_dim}",
+                self.layer_count(),
+                self.kv_heads,
+                self.head_dim
+            ));
+        }
+        Ok(())
+    }
+
+    /// Makes room for `needed` positions (at most `limit` unless more are needed), doubling
+    /// so that a long conversation costs a few copies.
+    pub(crate) fn reserve(&mut self, needed: usize, limit: usize) {
+        if needed <= self.capacity {
+            return;
+        }
+        let capacity = needed
+            .max(self.capacity * 2)
+            .max(MIN_CAPACITY)
+            .min(limit.max(needed));
+        let values = capacity * self.width();
+        for layer in self.keys.iter_mut().chain(self.values.iter_mut()) {
+            layer.resize(values, 0.0);
+        }
+        self.capacity = capacity;
+    }
+
+    /// Layer `layer`'s key and value rows (all `capacity` of them).
+    #[cfg(test)]
+    fn layer_mut(&mut self, layer: usize) -> Option<(&mut [f32], &mut [f32])> {
+        Some((self.keys.get_mut(layer)?, self.values.get_mut(layer)?))
+    }
+
+    /// Every layer's key and value rows (all `capacity` of them), for the forward pass.
+    pub(crate) fn layers_mut(&mut self) -> impl Iterator<Item = (&mut [f32], &mut [f32])> {
+        self.keys
+            .iter_mut()
+            .zip(self.values.iter_mut())
+            .map(|(k, v)| (k.as_mut_slice(), v.as_mut_slice()))
+    }
+
+    /// Records that the positions up to `len` are computed.
+    pub(crate) fn set_len(&mut self, len: usize) {
+        self.len = len.min(self.capacity);
+    }
+
+    /// The valid positions in a self-describing little-endian form: `SEEKKV01`, then `u32`
+    /// element type (0: `f32`), layers, kv heads, head size, then `u64` positions, then per
+    /// layer the keys and then the values, each `positions × kv heads × head size` values in
+    /// position order.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let valid = self.len * self.width();
+        let mut out = Vec::with_capacity(HEADER_BYTES + 2 * self.layer_count() * valid * 4);
+        out.extend_from_slice(MAGIC);
+        for field in [ELEMENT_F32, 0, 0, 0] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+        let dims = [self.layer_count(), self.kv_heads, self.head_dim];
+        for (i, dim) in dims.iter().enumerate() {
+            // The shape came from a GGUF file's metadata, which checked it fits the window.
+            let dim = u32::try_from(*dim).unwrap_or(u32::MAX);
+            out[12 + 4 * i..16 + 4 * i].copy_from_slice(&dim.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.len as u64).to_le_bytes());
+        for (keys, values) in self.keys.iter().zip(&self.values) {
+            for v in keys[..valid].iter().chain(&values[..valid]) {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// A cache from [`KvCache::to_bytes`]'s form, for a model of `expected` `(layers,
+    /// kv_heads, head_dim)`; refuses another format, another shape, and missing or extra
+    /// bytes.
+    pub fn from_bytes(
+        bytes: &[u8],
+        expected: (usize, usize, usize),
+    ) -> Result<KvCache, EngineError> {
+        let bad = |reason: String| EngineError::CacheBytes { reason };
+        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+            return Err(bad(
+                "not a saved cache of this version (no SEEKKV01 header)".into(),
+            ));
+        }
+        let field = |i: usize| {
+            let at = 8 + 4 * i;
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        let element = field(0);
+        if element != ELEMENT_F32 {
+            return Err(bad(format!("an unknown element type {element}")));
+        }
+        let shape = (field(1) as usize, field(2) as usize, field(3) as usize);
+        if shape != expected {
+            return Err(bad(format!(
+                "saved for {} layers × {} heads × {} values, the model has {} × {} × {}",
+                shape.0, shape.1, shape.2, expected.0, expected.1, expected.2
+            )));
+        }
+        let mut len_bytes = [0u8; 8];
+        len_bytes.copy_from_slice(&bytes[HEADER_BYTES - 8..HEADER_BYTES]);
+        let len = u64::from_le_bytes(len_bytes);
+        let (layers, kv_heads, head_dim) = shape;
+        let width = kv_heads * head_dim;
+        let body = bytes.len() - HEADER_BYTES;
+        let wanted = usize::try_from(len)
+            .ok()
+            .and_then(|len| len.checked_mul(width))
+            .and_then(|v| v.checked_mul(2 * layers))
+            .and_then(|v| v.checked_mul(size_of::<f32>()));
+        if wanted != Some(body) {
+            return Err(bad(format!(
+                "{body} bytes of keys and values where {len} positions need {}",
+                wanted.map_or("more than memory holds".into(), |w| w.to_string())
+            )));
+        }
+        let len = len as usize;
+        let valid = len * width;
+        let mut cache = KvCache::with_shape(layers, kv_heads, head_dim);
+        let mut floats = bytes[HEADER_BYTES..]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        for (keys, values) in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
+            keys.extend(floats.by_ref().take(valid));
+            values.extend(floats.by_ref().take(valid));
+        }
+        cache.capacity = len;
+        cache.len = len;
+        Ok(cache)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache of `len` positions whose every value is distinct.
+    fn filled(layers: usize, kv_heads: usize, head_dim: usize, len: usize) -> KvCache {
+        let mut cache = KvCache::with_shape(layers, kv_heads, head_dim);
+        cache.reserve(len, 4096);
+        for layer in 0..layers {
+            let (keys, values) = cache.layer_mut(layer).unwrap();
+            for (i, v) in keys.iter_mut().enumerate() {
+                *v = (layer * 100_000 + i) as f32 * 0.5;
+            }
+            for (i, v) in values.iter_mut().enumerate() {
+                *v = -((layer * 100_000 + i) as f32);
+            }
+        }
+        cache.set_len(len);
+        cache
+    }
+
+    #[test]
+    fn a_cache_survives_its_bytes() {
+        let cache = filled(3, 2, 4, 5);
+        let bytes = cache.to_bytes();
+        assert_eq!(bytes.len(), HEADER_BYTES + 3 * 2 * 5 * 8 * 4);
+        let back = KvCache::from_bytes(&bytes, (3, 2, 4)).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(back.heads(), (2, 4));
+        assert_eq!(back.layer_count(), 3);
+        // Only the valid positions are saved, and they read back equal.
+        assert_eq!(back.to_bytes(), bytes);
+        let mut back = back;
+        let mut original = cache.clone();
+        for layer in 0..3 {
+            let (k1, v1) = original.layer_mut(layer).unwrap();
+            let (k1, v1) = (k1[..40].to_vec(), v1[..40].to_vec());
+            let (k2, v2) = back.layer_mut(layer).unwrap();
+            assert_eq!((k1.as_slice(), v1.as_slice()), (&k2[..40], &v2[..40]));
+        }
+    }
+
+    #[test]
+    fn a_truncated_cache_saves_only_its_positions() {
+        let mut cache = filled(2, 1, 2, 10);
+        cache.truncate(3);
+        let back = KvCache::from_bytes(&cache.to_bytes(), (2, 1, 2)).unwrap();
+        assert_eq!(back.len(), 3);
+        let empty = KvCache::with_shape(2, 1, 2);
+        let back = KvCache::from_bytes(&empty.to_bytes(), (2, 1, 2)).unwrap();
+        assert!(back.is_empty());
+    }
+
+    #[test]
+    fn damaged_bytes_are_refused_without_panicking() {
+        let bytes = filled(2, 2, 4, 3).to_bytes();
+        let refused = |b: &[u8], expected| match KvCache::from_bytes(b, expected) {
+            Err(EngineError::CacheBytes { reason }) => reason,
+            Ok(_) => panic!("accepted {} bytes for {expected:?}", b.len()),
+            Err(other) => panic!("another error: {other}"),
+        };
+        // Every truncation, including inside the header.
+        for cut in 0..bytes.len() {
+            refused(&bytes[..cut], (2, 2, 4));
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(refused(&longer, (2, 2, 4)).contains("bytes"));
+        assert!(refused(&bytes, (3, 2, 4)).contains("layers"));
+        assert!(refused(&bytes, (2, 1, 4)).contains("heads"));
+        assert!(refused(&bytes, (2, 2, 8)).contains("values"));
+        let mut other_type = bytes.clone();
+        other_type[8] = 1;
+        assert!(refused(&other_type, (2, 2, 4)).contains("element type"));
+        let mut other_magic = bytes.clone();
+        other_magic[7] = b'2';
+        assert!(refused(&other_magic, (2, 2, 4)).contains("header"));
+        // A position count whose size overflows is refused too.
+        let mut huge = bytes.clone();
+        huge[HEADER_BYTES - 8..HEADER_BYTES].copy_from_slice(&u64::MAX.to_le_bytes());
+        refused(&huge, (2, 2, 4));
+    }
+
+    #[test]
+    fn a_cache_of_another_shape_is_refused_and_a_new_one_adopts_the_models() {
+        let mut fresh = KvCache::new(2);
+        fresh.adopt_shape(2, 3, 8).unwrap();
+        assert_eq!(fresh.heads(), (3, 8));
+        // A cache that has held positions keeps its shape; an unused one takes the model's.
+        let mut other = filled(2, 1, 8, 1);
+        assert!(other.adopt_shape(2, 3, 8).is_err());
+        other.truncate(0);
+        assert!(other.adopt_shape(2, 3, 8).is_err());
+        let mut unused = KvCache::with_shape(2, 1, 8);
+        unused.adopt_shape(2, 3, 8).unwrap();
+        assert!(KvCache::new(4).adopt_shape(2, 3, 8).is_err());
+    }
+
+    #[test]
+    fn room_grows_by_doubling_and_keeps_the_positions() {
+        let mut cache = filled(1, 1, 2, 300);
+        assert_eq!(cache.capacity, 300.max(MIN_CAPACITY));
+        let before = cache.to_bytes();
+        cache.reserve(301, 10_000);
+        assert_eq!(cache.capacity, 600);
+        assert_eq!(cache.to_bytes(), before);
+        cache.reserve(5000, 1000);
+        assert_eq!(cache.capacity, 5000, "what is needed even past the limit");
+        assert_eq!(cache.bytes(), 2 * 5000 * 2 * 4);
+    }
+}
