@@ -1,7 +1,9 @@
 //! A linear layer over quantized weights: `y = x · Wᵀ` with `W` kept in the file's blocks.
 //!
-//! Owns splitting one matrix product over the threads of the current rayon pool (the engine's
-//! `[local] threads`) and the activations' quantization; the block arithmetic is in `kernels`.
+//! Owns one matrix product: whole, split over the threads of the current rayon pool (the
+//! engine's `[local] threads`) with the activations' quantization (`forward`, `forward_rows`),
+//! or a range of weight rows at a time for a caller that splits the work itself (`Blocks`,
+//! which the forward pass's team of threads uses); the block arithmetic is in `kernels`.
 //! Weight types for which candle's kernels are faster (see `Kernel::for_type`) or we have none
 //! use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
 //! what is multiplied with what.

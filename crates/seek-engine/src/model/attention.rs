@@ -146,6 +146,19 @@ mod simd {
     /// Output columns kept in registers while the positions pass: eight registers of eight.
     const STRIP: usize = 64;
 
+    /// Whether the CPU runs these loops (for tests that call them directly).
+    #[cfg(test)]
+    pub fn available() -> bool {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+
+    /// The general loop, for comparing the one for heads of 64 with it.
+    #[cfg(test)]
+    pub fn scores_general(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        // SAFETY: the caller checked `available`.
+        unsafe { scores_any(q, cache, scale, out) }
+    }
+
     pub fn scores(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
         // SAFETY: installed only when the CPU has AVX2 and FMA (`Vectors::for_this_cpu`).
         unsafe { scores_avx2(q, cache, scale, out) }
@@ -158,6 +171,15 @@ mod simd {
 
     #[target_feature(enable = "avx2,fma")]
     fn scores_avx2(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        if q.len() == 64 {
+            scores_64(q, cache, scale, out)
+        } else {
+            scores_any(q, cache, scale, out)
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn scores_any(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
         let dim = q.len();
         let whole = dim / 16 * 16;
         for (j, o) in out.iter_mut().enumerate() {
@@ -187,6 +209,32 @@ mod simd {
                 sum += q[t] * key[t];
             }
             *o = sum * scale;
+        }
+    }
+
+    /// [`scores_any`] for heads of 64 with the query kept in registers: the same additions in
+    /// the same order, so the same results.
+    #[target_feature(enable = "avx2,fma")]
+    fn scores_64(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
+        // SAFETY: q has 64 values (checked by the caller); 8·r + 8 ≤ 64.
+        let query: [__m256; 8] =
+            std::array::from_fn(|r| unsafe { _mm256_loadu_ps(q.as_ptr().add(8 * r)) });
+        for (j, o) in out.iter_mut().enumerate() {
+            let key = cache.key(j, 64);
+            let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            for pair in 0..4 {
+                // SAFETY: 16·pair + 16 ≤ 64, the key's length.
+                unsafe {
+                    let kp = key.as_ptr().add(16 * pair);
+                    even = _mm256_fmadd_ps(query[2 * pair], _mm256_loadu_ps(kp), even);
+                    odd = _mm256_fmadd_ps(query[2 * pair + 1], _mm256_loadu_ps(kp.add(8)), odd);
+                }
+            }
+            let both = _mm256_add_ps(even, odd);
+            let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
+            let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+            *o = _mm_cvtss_f32(s) * scale;
         }
     }
 
@@ -304,6 +352,26 @@ mod tests {
                 assert!((p - q).abs() < 1e-4, "{dim}: {p} vs {q}");
             }
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn heads_of_64_score_exactly_as_any_other_size() {
+        if !simd::available() {
+            return;
+        }
+        let keys: Vec<f32> = (0..20 * 128).map(|i| (i as f32 * 0.37).sin()).collect();
+        let cache = Cached {
+            keys: &keys,
+            values: &keys,
+            stride: 128,
+            offset: 64,
+        };
+        let q: Vec<f32> = (0..64).map(|i| (i as f32 * 0.05).cos()).collect();
+        let (mut fast, mut general) = (vec![0f32; 20], vec![0f32; 20]);
+        simd::scores(&q, &cache, 0.125, &mut fast);
+        simd::scores_general(&q, &cache, 0.125, &mut general);
+        assert_eq!(fast, general);
     }
 
     #[test]
