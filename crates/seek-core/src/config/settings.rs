@@ -466,6 +466,8 @@ pub(crate) static SECTIONS: [Section; 6] = [
             &OFFLINE,
             &DOWNLOAD_STALL_SECS,
             &THREADS,
+            &KEPT_PREFIXES,
+            &PREFIX_CACHE_MB,
         ],
         then: None,
     },
