@@ -343,9 +343,10 @@ impl Worker {
         self.identity
     }
 
-    /// The first time a session's prefix file is named, reads what it holds (a resumed
-    /// session's prefixes), when it was computed with this very model file.
-    fn restore_prefixes(&mut self, file: Option<&Path>) {
+    /// The first time a session's prefix file is named, reads back the saved prefix that the
+    /// conversation `ids` continues (a resumed session's), when it was computed with this very
+    /// model file.
+    fn restore_prefixes(&mut self, file: Option<&Path>, ids: &[u32]) {
         if file == self.prefix_file.as_deref() {
             return;
         }
@@ -359,20 +360,19 @@ impl Worker {
             return;
         };
         let dims = self.model.cache_dims();
-        match prefix_file::load(path, identity, dims, self.limits.bytes) {
-            Ok(prefixes) => {
-                let tokens: usize = prefixes.iter().map(|p| p.tokens.len()).sum();
-                for prefix in prefixes.into_iter().rev() {
-                    self.prefixes.keep_oldest(prefix);
-                }
+        match prefix_file::load(path, identity, dims, self.limits.bytes, ids) {
+            Ok(Some(prefix)) => {
+                let tokens = prefix.tokens.len();
+                self.prefixes.keep_oldest(prefix);
                 let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
                 stats.restored_tokens += tokens as u64;
                 stats.kept_prefixes = self.prefixes.len();
                 tracing::info!(
-                    "engine: read back {tokens} tokens of prefixes from {}",
+                    "engine: read back {tokens} tokens of a prefix from {}",
                     path.display()
                 );
             }
+            Ok(None) => {}
             Err(e) => tracing::info!("engine: not using saved prefixes: {e}"),
         }
     }
@@ -448,7 +448,7 @@ impl Worker {
                 window,
             }));
         }
-        self.restore_prefixes(request.prefix_file.as_deref());
+        self.restore_prefixes(request.prefix_file.as_deref(), &ids);
         let started = Instant::now();
         // At least the last prompt token is computed: its logits choose the first reply token.
         let empty = self.model.new_cache();

@@ -1,27 +1,32 @@
 //! A session's read prompts on disk (`sessions/<id>.kv`, beside the session), so that `seek -c`
 //! and `seek -r` continue where the engine was instead of reading the conversation again.
 //!
-//! The file is a cache: it is used only when everything checks (its format, the model file it
-//! was computed with, its size bound, its checksum, each cache's dimensions) and silently
-//! ignored otherwise, to be overwritten by the next save. It is written to a temporary file and
-//! renamed over the old one, so a crash leaves the old file or the new, never half of one.
+//! The file is a cache: a prefix is used only when everything checks (the format, the model
+//! file it was computed with, the size bound, the prefix's own CRC-32 checksum, the cache's
+//! dimensions) and ignored otherwise, to be overwritten by the next save. Only the prefix the
+//! resumed conversation continues is read back (the others' tokens are read to choose it,
+//! their caches skipped): resuming costs reading one conversation's cache, not every agent's.
+//! The file is written to a temporary file renamed over the old one, so a crash leaves the old
+//! file or the new, never half of one.
 //!
 //! Owns the format and the model file's identity. It must not choose prefixes (`prefixes`)
 //! nor know where sessions live (the agent passes the path).
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use super::model::KvCache;
-use super::prefixes::Prefix;
+use super::prefixes::{Prefix, common_prefix};
 
 /// The first bytes of the file (the digit is the format's version).
-const MAGIC: &[u8; 8] = b"seekPF1\0";
+const MAGIC: &[u8; 8] = b"seekPF2\0";
 /// Bytes hashed from each end of the model file for its identity.
 const IDENTITY_SPAN: u64 = 4 << 20;
+/// The magic, the model's identity and the prefix count.
+const HEADER: usize = MAGIC.len() + 32 + 4;
 
 /// Why the file was not used or not written (logged, never shown as an error: it is a cache).
 #[derive(Debug, thiserror::Error)]
@@ -51,9 +56,8 @@ impl ModelIdentity {
         file.read_exact(&mut buffer)?;
         hash.update(&buffer);
         if size > IDENTITY_SPAN {
-            use std::io::Seek;
             let tail = IDENTITY_SPAN.min(size - IDENTITY_SPAN);
-            file.seek(std::io::SeekFrom::Start(size - tail))?;
+            file.seek(SeekFrom::Start(size - tail))?;
             buffer.truncate(tail as usize);
             file.read_exact(&mut buffer)?;
             hash.update(&buffer);
@@ -64,7 +68,9 @@ impl ModelIdentity {
 
 /// Writes `prefixes` (most recently used last) to `path` for the model `identity`, newest
 /// first until `max_bytes` is reached; returns the bytes written. Nothing is written when
-/// `max_bytes` is 0.
+/// `max_bytes` is 0. Each prefix is: its token count (`u64`), its tokens (`u32`), its cache's
+/// byte count (`u64`), a CRC-32 of the tokens and cache bytes, then the cache
+/// (`KvCache::to_bytes`); all little-endian.
 pub(crate) fn save<'a>(
     path: &Path,
     identity: ModelIdentity,
@@ -78,29 +84,28 @@ pub(crate) fn save<'a>(
     if max_bytes == 0 {
         return Ok(0);
     }
-    let mut body = Vec::new();
+    let mut file = Vec::new();
+    file.extend_from_slice(MAGIC);
+    file.extend_from_slice(&identity.0);
+    file.extend_from_slice(&0u32.to_le_bytes());
     let mut count = 0u32;
     for prefix in prefixes.rev() {
         let cache = prefix.cache.to_bytes();
-        let size = 8 + prefix.tokens.len() * 4 + 8 + cache.len();
-        if MAGIC.len() + 32 + 4 + body.len() + size + 32 > max_bytes {
+        let tokens: Vec<u8> = prefix.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        if file.len() + 8 + tokens.len() + 8 + 4 + cache.len() > max_bytes {
             break;
         }
-        body.extend_from_slice(&(prefix.tokens.len() as u64).to_le_bytes());
-        for token in &prefix.tokens {
-            body.extend_from_slice(&token.to_le_bytes());
-        }
-        body.extend_from_slice(&(cache.len() as u64).to_le_bytes());
-        body.extend_from_slice(&cache);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&tokens);
+        crc.update(&cache);
+        file.extend_from_slice(&(prefix.tokens.len() as u64).to_le_bytes());
+        file.extend_from_slice(&tokens);
+        file.extend_from_slice(&(cache.len() as u64).to_le_bytes());
+        file.extend_from_slice(&crc.finalize().to_le_bytes());
+        file.extend_from_slice(&cache);
         count += 1;
     }
-    let mut file = Vec::with_capacity(MAGIC.len() + 32 + 4 + body.len() + 32);
-    file.extend_from_slice(MAGIC);
-    file.extend_from_slice(&identity.0);
-    file.extend_from_slice(&count.to_le_bytes());
-    file.extend_from_slice(&body);
-    let checksum: [u8; 32] = Sha256::digest(&file).into();
-    file.extend_from_slice(&checksum);
+    file[MAGIC.len() + 32..HEADER].copy_from_slice(&count.to_le_bytes());
     let temporary = path.with_extension("kv.partial");
     let mut out = std::fs::OpenOptions::new()
         .write(true)
@@ -115,102 +120,127 @@ pub(crate) fn save<'a>(
     Ok(file.len())
 }
 
-/// Reads `path` back for the model `identity` with caches of `dims` (layers, key/value heads,
-/// head size), the least recently used first; refuses the whole file on any mismatch.
+/// A prefix's place in the file, found by reading its tokens.
+struct Entry {
+    tokens: Vec<u32>,
+    crc: u32,
+    cache_at: u64,
+    cache_len: u64,
+}
+
+/// Reads back from `path`, for the model `identity` with caches of `dims` (layers, key/value
+/// heads, head size), the saved prefix sharing the most tokens with `wanted` (the conversation
+/// being resumed); `None` when none shares any. Refuses the file on any mismatch.
 pub(crate) fn load(
     path: &Path,
     identity: ModelIdentity,
     dims: (usize, usize, usize),
     max_bytes: usize,
-) -> Result<Vec<Prefix<KvCache>>, PrefixFileError> {
-    let refused = |why: String| PrefixFileError::Refused {
+    wanted: &[u32],
+) -> Result<Option<Prefix<KvCache>>, PrefixFileError> {
+    let refused = |why: &str| PrefixFileError::Refused {
         path: path.to_owned(),
-        why,
+        why: why.to_owned(),
     };
-    let file = std::fs::File::open(path).map_err(|source| PrefixFileError::Io {
+    let io = |source| PrefixFileError::Io {
         path: path.to_owned(),
         source,
-    })?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
     if size > max_bytes as u64 {
-        return Err(refused(format!(
+        return Err(refused(&format!(
             "it has {size} bytes, more than the {max_bytes} allowed ([local] prefix_cache_mb)"
         )));
     }
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(max_bytes as u64)
-        .read_to_end(&mut bytes)
-        .map_err(|source| PrefixFileError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-    let fixed = MAGIC.len() + 32 + 4;
-    if bytes.len() < fixed + 32 || !bytes.starts_with(MAGIC) {
-        return Err(refused("it is not a prefix file of this version".into()));
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header)
+        .map_err(|_| refused("it is too short"))?;
+    if !header.starts_with(MAGIC) {
+        return Err(refused("it is not a prefix file of this version"));
     }
-    let (content, checksum) = bytes.split_at(bytes.len() - 32);
-    if Sha256::digest(content).as_slice() != checksum {
-        return Err(refused("its checksum does not match (damaged)".into()));
+    if header[MAGIC.len()..MAGIC.len() + 32] != identity.0 {
+        return Err(refused("it was computed with another model file"));
     }
-    if content[MAGIC.len()..MAGIC.len() + 32] != identity.0 {
-        return Err(refused("it was computed with another model file".into()));
-    }
-    let count = read_u32(content, MAGIC.len() + 32).unwrap_or(0);
-    let mut at = fixed;
-    let mut prefixes = Vec::new();
+    let count = u32::from_le_bytes([header[40], header[41], header[42], header[43]]);
+    let truncated = || refused("it is truncated");
+    let mut at = HEADER as u64;
+    let mut entries = Vec::new();
     for _ in 0..count {
-        let (tokens, after) =
-            read_tokens(content, at).ok_or_else(|| refused("truncated".into()))?;
-        let cache_len = read_u64(content, after).ok_or_else(|| refused("truncated".into()))?;
-        let start = after + 8;
-        let end = usize::try_from(cache_len)
-            .ok()
-            .and_then(|n| start.checked_add(n))
-            .filter(|end| *end <= content.len())
-            .ok_or_else(|| refused("truncated".into()))?;
-        let cache =
-            KvCache::from_bytes(&content[start..end], dims).map_err(|e| refused(e.to_string()))?;
-        if cache.len() != tokens.len() {
-            return Err(refused(format!(
-                "a cache of {} positions is saved for {} tokens",
-                cache.len(),
-                tokens.len()
-            )));
-        }
-        prefixes.push(Prefix { tokens, cache });
+        let token_count = read_u64(&mut file).map_err(|_| truncated())?;
+        let token_bytes = token_count
+            .checked_mul(4)
+            .filter(|n| at + 8 + n <= size)
+            .ok_or_else(truncated)?;
+        let mut raw = vec![0u8; token_bytes as usize];
+        file.read_exact(&mut raw).map_err(|_| truncated())?;
+        let cache_len = read_u64(&mut file).map_err(|_| truncated())?;
+        let crc = read_u32(&mut file).map_err(|_| truncated())?;
+        let cache_at = at + 8 + token_bytes + 8 + 4;
+        let end = cache_at
+            .checked_add(cache_len)
+            .filter(|end| *end <= size)
+            .ok_or_else(truncated)?;
+        file.seek(SeekFrom::Start(end)).map_err(io)?;
+        let tokens = raw
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        entries.push(Entry {
+            tokens,
+            crc,
+            cache_at,
+            cache_len,
+        });
         at = end;
     }
-    if at != content.len() {
-        return Err(refused("it has bytes after its last prefix".into()));
+    if at != size {
+        return Err(refused("it has bytes after its last prefix"));
     }
-    // Saved newest first.
-    prefixes.reverse();
-    Ok(prefixes)
+    // The most tokens shared; the newest (saved first) among equals.
+    let Some(best) = entries
+        .into_iter()
+        .rev()
+        .max_by_key(|e| common_prefix(&e.tokens, wanted))
+        .filter(|e| common_prefix(&e.tokens, wanted) > 0)
+    else {
+        return Ok(None);
+    };
+    let mut cache = vec![0u8; best.cache_len as usize];
+    file.seek(SeekFrom::Start(best.cache_at)).map_err(io)?;
+    file.read_exact(&mut cache).map_err(|_| truncated())?;
+    let mut crc = crc32fast::Hasher::new();
+    for token in &best.tokens {
+        crc.update(&token.to_le_bytes());
+    }
+    crc.update(&cache);
+    if crc.finalize() != best.crc {
+        return Err(refused("its checksum does not match (damaged)"));
+    }
+    let cache = KvCache::from_bytes(&cache, dims).map_err(|e| refused(&e.to_string()))?;
+    if cache.len() != best.tokens.len() {
+        return Err(refused(&format!(
+            "a cache of {} positions is saved for {} tokens",
+            cache.len(),
+            best.tokens.len()
+        )));
+    }
+    Ok(Some(Prefix {
+        tokens: best.tokens,
+        cache,
+    }))
 }
 
-fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
-    let b = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+fn read_u32(file: &mut std::fs::File) -> std::io::Result<u32> {
+    let mut word = [0u8; 4];
+    file.read_exact(&mut word)?;
+    Ok(u32::from_le_bytes(word))
 }
 
-fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
-    let b = bytes.get(at..at.checked_add(8)?)?;
+fn read_u64(file: &mut std::fs::File) -> std::io::Result<u64> {
     let mut word = [0u8; 8];
-    word.copy_from_slice(b);
-    Some(u64::from_le_bytes(word))
-}
-
-/// A token count and the tokens from `at`; the position after them.
-fn read_tokens(bytes: &[u8], at: usize) -> Option<(Vec<u32>, usize)> {
-    let count = usize::try_from(read_u64(bytes, at)?).ok()?;
-    let start = at + 8;
-    let end = start.checked_add(count.checked_mul(4)?)?;
-    let tokens = bytes
-        .get(start..end)?
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    Some((tokens, end))
+    file.read_exact(&mut word)?;
+    Ok(u64::from_le_bytes(word))
 }
 
 #[cfg(test)]
@@ -241,16 +271,22 @@ mod tests {
     const ID: ModelIdentity = ModelIdentity([7; 32]);
 
     #[test]
-    fn saved_prefixes_come_back_in_order() {
+    fn the_prefix_the_conversation_continues_comes_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.kv");
         let kept = [prefix(&[1, 2, 3]), prefix(&[1, 5])];
         let written = save(&path, ID, kept.iter(), 1 << 20).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, written);
-        let back = load(&path, ID, (2, 1, 2), 1 << 20).unwrap();
-        let tokens: Vec<_> = back.iter().map(|p| p.tokens.clone()).collect();
-        assert_eq!(tokens, vec![vec![1, 2, 3], vec![1, 5]]);
-        assert_eq!(back[0].cache.to_bytes(), kept[0].cache.to_bytes());
+        let back = load(&path, ID, (2, 1, 2), 1 << 20, &[1, 2, 3, 4])
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.tokens, vec![1, 2, 3]);
+        assert_eq!(back.cache.to_bytes(), kept[0].cache.to_bytes());
+        let other = load(&path, ID, (2, 1, 2), 1 << 20, &[1, 5, 9])
+            .unwrap()
+            .unwrap();
+        assert_eq!(other.tokens, vec![1, 5]);
+        assert!(load(&path, ID, (2, 1, 2), 1 << 20, &[7]).unwrap().is_none());
         assert!(!path.with_extension("kv.partial").exists());
     }
 
@@ -261,13 +297,20 @@ mod tests {
         let kept = [prefix(&[1; 40]), prefix(&[2; 40])];
         let one = save(&path, ID, kept[1..].iter(), 1 << 20).unwrap();
         save(&path, ID, kept.iter(), one + 10).unwrap();
-        let back = load(&path, ID, (2, 1, 2), 1 << 20).unwrap();
-        assert_eq!(back.len(), 1);
-        assert_eq!(back[0].tokens, vec![2; 40]);
+        assert!(
+            load(&path, ID, (2, 1, 2), 1 << 20, &[1; 40])
+                .unwrap()
+                .is_none()
+        );
+        let back = load(&path, ID, (2, 1, 2), 1 << 20, &[2; 41])
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.tokens, vec![2; 40]);
         save(&path, ID, kept.iter(), 0).unwrap();
-        assert_eq!(
-            load(&path, ID, (2, 1, 2), 1 << 20).unwrap().len(),
-            1,
+        assert!(
+            load(&path, ID, (2, 1, 2), 1 << 20, &[2; 41])
+                .unwrap()
+                .is_some(),
             "0 writes nothing"
         );
     }
@@ -276,29 +319,36 @@ mod tests {
     fn any_mismatch_refuses_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.kv");
-        let written = save(&path, ID, [prefix(&[1, 2, 3])].iter(), 1 << 20).unwrap();
+        let tokens = [1, 2, 3];
+        let written = save(&path, ID, [prefix(&tokens)].iter(), 1 << 20).unwrap();
+        let load_it = |dims, max| load(&path, ID, dims, max, &tokens);
         let other = ModelIdentity([8; 32]);
-        let e = load(&path, other, (2, 1, 2), 1 << 20).unwrap_err();
+        let e = load(&path, other, (2, 1, 2), 1 << 20, &tokens).unwrap_err();
         assert!(e.to_string().contains("another model file"), "{e}");
-        let e = load(&path, ID, (3, 1, 2), 1 << 20).unwrap_err();
+        let e = load_it((3, 1, 2), 1 << 20).unwrap_err();
         assert!(e.to_string().contains("the model has"), "{e}");
-        let e = load(&path, ID, (2, 1, 2), written - 1).unwrap_err();
+        let e = load_it((2, 1, 2), written - 1).unwrap_err();
         assert!(e.to_string().contains("more than"), "{e}");
         let good = std::fs::read(&path).unwrap();
-        for at in [0, 9, 45, good.len() / 2, good.len() - 1] {
+        // Every byte counts: the header, a token, the lengths, the checksum, the cache.
+        for at in [0, 9, 41, 45, 53, 60, 70, good.len() / 2, good.len() - 1] {
             let mut bad = good.clone();
             bad[at] ^= 1;
             std::fs::write(&path, &bad).unwrap();
             assert!(
-                load(&path, ID, (2, 1, 2), 1 << 20).is_err(),
-                "flipped byte {at}"
+                !matches!(load_it((2, 1, 2), 1 << 20), Ok(Some(p)) if p.tokens == tokens),
+                "flipped byte {at} went unnoticed"
             );
         }
-        for cut in [0, 10, good.len() - 33, good.len() - 1] {
+        for cut in [0, 10, HEADER, good.len() - 33, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            assert!(load(&path, ID, (2, 1, 2), 1 << 20).is_err(), "cut at {cut}");
+            assert!(load_it((2, 1, 2), 1 << 20).is_err(), "cut at {cut}");
         }
-        assert!(load(&dir.path().join("none.kv"), ID, (2, 1, 2), 1 << 20).is_err());
+        let mut longer = good.clone();
+        longer.push(0);
+        std::fs::write(&path, &longer).unwrap();
+        assert!(load_it((2, 1, 2), 1 << 20).is_err());
+        assert!(load(&dir.path().join("none.kv"), ID, (2, 1, 2), 1 << 20, &tokens).is_err());
     }
 
     #[test]
