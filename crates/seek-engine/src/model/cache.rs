@@ -245,12 +245,17 @@ impl KvCache {
         let len = len as usize;
         let valid = len * width;
         let mut cache = KvCache::with_shape(layers, kv_heads, head_dim);
-        let mut floats = bytes[HEADER_BYTES..]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        for (keys, values) in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
-            keys.extend(floats.by_ref().take(valid));
-            values.extend(floats.by_ref().take(valid));
+        // One slice of bytes per buffer, converted in one loop each (a resumed session's
+        // cache is read back before its first token: this is on that path).
+        let mut parts = bytes[HEADER_BYTES..].chunks_exact((valid * size_of::<f32>()).max(1));
+        for layer in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
+            for buffer in [layer.0, layer.1] {
+                let part = parts.next().unwrap_or_default();
+                buffer.extend(
+                    part.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                );
+            }
         }
         cache.capacity = len;
         cache.len = len;
