@@ -107,10 +107,15 @@ pub(crate) fn save<'a>(
     }
     file[MAGIC.len() + 32..HEADER].copy_from_slice(&count.to_le_bytes());
     let temporary = path.with_extension("kv.partial");
+    // A fresh file, never whatever is at that name: a link planted there is removed, not
+    // followed (O_EXCL refuses to create through one).
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
     let mut out = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(&temporary)
         .map_err(io)?;
@@ -146,8 +151,18 @@ pub(crate) fn load(
         path: path.to_owned(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
+    // Not through a link, and never blocking on a FIFO put in the file's place: only a
+    // regular file is read.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let metadata = file.metadata().map_err(io)?;
+    if !metadata.is_file() {
+        return Err(refused("it is not a regular file"));
+    }
+    let size = metadata.len();
     if size > max_bytes as u64 {
         return Err(refused(&format!(
             "it has {size} bytes, more than the {max_bytes} allowed ([local] prefix_cache_mb)"
@@ -349,6 +364,28 @@ mod tests {
         std::fs::write(&path, &longer).unwrap();
         assert!(load_it((2, 1, 2), 1 << 20).is_err());
         assert!(load(&dir.path().join("none.kv"), ID, (2, 1, 2), 1 << 20, &tokens).is_err());
+    }
+
+    #[test]
+    fn links_and_fifos_are_neither_followed_nor_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.kv");
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        // A link at the temporary name is replaced, the file it names left alone.
+        std::os::unix::fs::symlink(&outside, path.with_extension("kv.partial")).unwrap();
+        save(&path, ID, [prefix(&[1, 2])].iter(), 1 << 20).unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        // A link at the file's name is not read through.
+        let saved = dir.path().join("saved.kv");
+        std::fs::rename(&path, &saved).unwrap();
+        std::os::unix::fs::symlink(&saved, &path).unwrap();
+        assert!(load(&path, ID, (2, 1, 2), 1 << 20, &[1, 2]).is_err());
+        // A FIFO is refused at once rather than blocking the engine's thread.
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = load(&path, ID, (2, 1, 2), 1 << 20, &[1, 2]).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]
