@@ -4,8 +4,8 @@
 //! engine's `[local] threads`) with the activations' quantization (`forward`, `forward_rows`),
 //! or a range of weight rows at a time for a caller that splits the work itself (`Blocks`,
 //! which the forward pass's team of threads uses); the block arithmetic is in `kernels`.
-//! Weight types for which candle's kernels are faster (see `Kernel::for_type`) or we have none
-//! use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
+//! Weight types we have no kernel for (or, on a CPU without AVX2, a SIMD kernel for; see
+//! `Kernel::for_layer`) use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
 //! what is multiplied with what.
 //!
 //! The weights are never copied or dequantized: the kernels read the `QTensor`'s bytes.
@@ -56,7 +56,8 @@ impl Linear {
 
     /// A layer over a shared weight (the embedding reused as the output projection).
     pub fn from_arc(weight: Arc<QTensor>) -> candle_core::Result<Self> {
-        let kernel = Kernel::for_type(weight.dtype());
+        let (_, k) = weight.shape().dims2()?;
+        let kernel = Kernel::for_layer(weight.dtype(), k);
         Self::with_kernel(weight, kernel)
     }
 
@@ -74,7 +75,7 @@ impl Linear {
             );
         }
         let inner = match kernel {
-            Some(kernel) if k % kernel.weight.values == 0 && k > 0 => {
+            Some(kernel) if kernel.takes(k) => {
                 let bytes = weight.data()?.len();
                 if bytes != n * kernel.weight_row_bytes(k) {
                     candle_core::bail!(
@@ -212,15 +213,46 @@ impl Blocks<'_> {
             self.kernel.dots(self.k, weights, acts, out);
             return;
         }
-        // A group of input rows stays in L1 while the weight rows pass over it; each weight row
-        // is unpacked once per tile of the group (see `kernels`).
-        for group in (0..inputs).step_by(ACTIVATION_GROUP) {
-            let group_rows = ACTIVATION_GROUP.min(inputs - group);
-            let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
-            for (i, row) in weights.chunks_exact(weight_bytes).enumerate() {
-                let o = &mut out[i * inputs + group..i * inputs + group + group_rows];
-                self.kernel.dots(self.k, row, group_acts, o);
-            }
+        if inputs <= ACTIVATION_GROUP {
+            self.kernel.dots(self.k, weights, acts, out);
+            return;
+        }
+        let mut group_out = Vec::new();
+        group_products(
+            &self.kernel,
+            self.k,
+            weights,
+            acts,
+            inputs,
+            out,
+            &mut group_out,
+        );
+    }
+}
+
+/// `out[i · R + r]` = weight row `i` · input row `r` for the `R` input rows in `acts`, a group
+/// of input rows at a time: the group stays in cache while the weight rows pass over it, and
+/// the kernel takes all the weight rows at once, so that it can tile several of them with
+/// several input rows. `scratch` holds a group's results before they go to their places.
+fn group_products(
+    kernel: &Kernel,
+    k: usize,
+    weights: &[u8],
+    acts: &[u8],
+    inputs: usize,
+    out: &mut [f32],
+    scratch: &mut Vec<f32>,
+) {
+    let act_bytes = kernel.activation_row_bytes(k);
+    let weight_rows = weights.len() / kernel.weight_row_bytes(k).max(1);
+    for group in (0..inputs).step_by(ACTIVATION_GROUP) {
+        let group_rows = ACTIVATION_GROUP.min(inputs - group);
+        let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
+        scratch.clear();
+        scratch.resize(weight_rows * group_rows, 0.0);
+        kernel.dots(k, weights, group_acts, scratch);
+        for (i, results) in scratch.chunks_exact(group_rows).enumerate() {
+            out[i * inputs + group..i * inputs + group + group_rows].copy_from_slice(results);
         }
     }
 }
@@ -246,7 +278,6 @@ fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f3
         .div_ceil(rayon::current_num_threads() * 4)
         .clamp(8, 256)
         .min(n);
-    let weight_row = |j: usize| &weights[j * weight_bytes..(j + 1) * weight_bytes];
     if rows == 1 {
         let mut out = vec![0f32; n];
         out.par_chunks_mut(per_task)
@@ -263,17 +294,11 @@ fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f3
     transposed
         .par_chunks_mut(per_task * rows)
         .enumerate()
-        .for_each(|(task, outs)| {
+        .for_each_init(Vec::new, |scratch, (task, outs)| {
             let first = task * per_task;
             let count = outs.len() / rows;
-            for group in (0..rows).step_by(ACTIVATION_GROUP) {
-                let group_rows = ACTIVATION_GROUP.min(rows - group);
-                let group_acts = &acts[group * act_bytes..(group + group_rows) * act_bytes];
-                for i in 0..count {
-                    let o = &mut outs[i * rows + group..i * rows + group + group_rows];
-                    kernel.dots(k, weight_row(first + i), group_acts, o);
-                }
-            }
+            let task_weights = &weights[first * weight_bytes..(first + count) * weight_bytes];
+            group_products(kernel, k, task_weights, &acts, rows, outs, scratch);
         });
     let mut out = vec![0f32; rows * n];
     for (j, column) in transposed.chunks_exact(rows).enumerate() {
@@ -393,7 +418,8 @@ mod tests {
         ] {
             let (n, seq) = (70, 11);
             let linear =
-                Linear::with_kernel(Arc::new(weight(dtype, n, k, 3)), Kernel::ours(dtype)).unwrap();
+                Linear::with_kernel(Arc::new(weight(dtype, n, k, 3)), Kernel::ours_for(dtype, k))
+                    .unwrap();
             let x = Tensor::from_vec(values(seq * k, 5), (1, seq, k), &Device::Cpu).unwrap();
             let batch = linear.forward(&x).unwrap();
             for s in 0..seq {
@@ -415,16 +441,21 @@ mod tests {
             let linear = Linear::new(weight(dtype, 2, 64, 1)).unwrap();
             assert!(linear.kernel().is_some(), "{dtype:?}");
         }
-        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q6K] {
-            let linear = Linear::new(weight(dtype, 2, 256, 1)).unwrap();
-            assert!(linear.kernel().is_none(), "{dtype:?}");
-        }
-        // Q4_0 and Q5_K are ours where we have a SIMD kernel, candle's otherwise.
-        for (dtype, k) in [(GgmlDType::Q4_0, 64), (GgmlDType::Q5K, 256)] {
-            let simd = Kernel::ours(dtype).unwrap().simd;
+        // The others are ours where we have a SIMD kernel, candle's otherwise.
+        for (dtype, k) in [
+            (GgmlDType::Q4_0, 64),
+            (GgmlDType::Q8_0, 64),
+            (GgmlDType::Q4K, 256),
+            (GgmlDType::Q5K, 256),
+            (GgmlDType::Q6K, 256),
+        ] {
+            let simd = Kernel::ours_for(dtype, k).unwrap().simd;
             let linear = Linear::new(weight(dtype, 2, k, 1)).unwrap();
             assert_eq!(linear.kernel().is_some(), simd, "{dtype:?}");
         }
+        // A width of an odd number of 32-value blocks goes to a kernel that takes it.
+        let linear = Linear::new(weight(GgmlDType::Q4_1, 2, 96, 1)).unwrap();
+        assert!(linear.kernel().is_some_and(|kernel| kernel.takes(96)));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! A kernel computes the dot products of several weight rows with several activation rows.
 //! The SIMD kernels work in tiles: several activation rows per weight row (prefill), so that a
 //! weight block is unpacked once for the tile, or several weight rows per activation row
-//! (decode), so that independent sums hide the latency of the multiply-adds.
+//! (decode), so that independent sums hide the latency of the multiply-adds. A kernel's
+//! activations are quantized by its own `quantize`: the AVX-512 kernels of the 32-value
+//! formats take llama.cpp's `Q8_0`/`Q8_1` values in a layout of their own (`avx512_pairs`).
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -20,6 +22,8 @@ mod avx2_q45;
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
+#[cfg(target_arch = "x86_64")]
+mod avx512_pairs;
 #[cfg(target_arch = "x86_64")]
 mod avxvnni;
 mod kquants;
@@ -104,39 +108,54 @@ impl std::fmt::Debug for Kernel {
 }
 
 impl Kernel {
-    /// The kernel `linear` uses for weights of GGML type `dtype`, or `None` where candle's own
-    /// is better (the caller falls back to candle's `QMatMul`).
+    /// The kernel `linear` uses for a layer of GGML type `dtype` whose rows hold `k` values,
+    /// or `None` where candle's `QMatMul` computes it: types we have no kernel for, and on a
+    /// CPU without AVX2 the types candle has a kernel of its own for.
     ///
-    /// Ours for `Q4_1`, `Q5_0` and `Q5_1`, for which candle has no fast x86 kernel, and for
-    /// `Q4_0` and `Q5_K` where ours are SIMD (candle has plain AVX2 ones, which ours match for
-    /// one row and beat for many). For `Q8_0`, `Q4_K` and `Q6_K` candle repacks the weights
-    /// into tiles of 16 rows (their scales unpacked to f32) for VNNI, AMX or AVX2 kernels,
-    /// faster than ours on the file's own blocks, above all for many rows.
-    ///
-    /// Measured with `RAYON_NUM_THREADS=1 cargo bench -p seek-engine --bench kernels` on a
-    /// shared 2-core Xeon (Sapphire Rapids, AVX-512 VNNI; load average 10, so ±30 %): µs per
-    /// 1536×1536 product for one row / 64 rows, ours with AVX-512 (and AVX2) vs candle:
-    /// `Q4_0` 142 / 10 500 (165 / 14 200) vs 230 / 26 900; `Q4_1` 168 / 9 240 (266 / 10 200)
-    /// vs 1 870 / 142 000; `Q5_0` 311 / 6 340 (348 / 11 200) vs 2 040 / 239 000; `Q5_1` 184 /
-    /// 9 770 (255 / 11 900) vs 1 460 / 170 000; `Q8_0` 145 / 7 220 (371 / 8 610) vs 78 /
-    /// 1 640; `Q4_K` 266 / 6 190 (409 / 4 920) vs 79 / 2 320; `Q5_K` 121 / 4 080 (167 / 4 900)
-    /// vs 161 / 7 950; `Q6_K` 104 / 3 730 (146 / 5 430) vs 116 / 2 100. At 1536×8960 and
-    /// 8960×1536 one row of `Q4_0` and `Q5_K` is within ±15 % of candle's, 64 rows 1.5-2.7×
-    /// faster.
-    pub fn for_type(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
+    /// Ours for `Q4_1`, `Q5_0` and `Q5_1` always (candle has no fast x86 kernel for them), and
+    /// for the others where ours are SIMD. Candle's repacked `Q8_0`, `Q4_K` and `Q6_K` kernels
+    /// are faster than ours on one matrix and one thread (`RAYON_NUM_THREADS=1 cargo bench -p
+    /// seek-engine --bench kernels`: 1536×1536, 64 rows, `Q8_0` 1.9 ms against ours 3.9 ms
+    /// with AVX-512), but in the engine a layer candle computes is one item of the forward
+    /// pass's team while candle's own thread pool competes with the team for the cores:
+    /// `cargo bench -p seek-engine --bench forward` on SmolLM2-135M, 2 threads, ours against
+    /// candle's for those three types: `Q8_0` 265 / 72 tokens/s prefill (500 tokens), 40 / 7
+    /// decode; `Q6_K` 295 / 74 and 42 / 8; `Q4_K_M` 216 / 230 and 37 / 16 (a shared 2-core
+    /// Xeon, load average 5-6, so low for both).
+    pub fn for_layer(dtype: candle_core::quantized::GgmlDType, k: usize) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
-            T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours(dtype),
-            T::Q4_0 | T::Q5K => Self::ours(dtype).filter(|kernel| kernel.simd),
+            T::Q4_1 | T::Q5_0 | T::Q5_1 => Self::ours_for(dtype, k),
+            T::Q4_0 | T::Q5K | T::Q8_0 | T::Q4K | T::Q6K => {
+                Self::ours_for(dtype, k).filter(|kernel| kernel.simd)
+            }
             _ => None,
         }
     }
 
     /// Our fastest kernel for `dtype` on this CPU (SIMD when the CPU has it), whether or not
-    /// `linear` prefers it; `None` for types we have no kernel for.
+    /// `linear` prefers it; `None` for types we have no kernel for. It may take only some row
+    /// widths (see [`Kernel::takes`]); [`Kernel::ours_for`] chooses for a width.
     pub fn ours(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
         let scalar = Self::scalar(dtype)?;
         Some(Self::variants(dtype).pop().unwrap_or(scalar))
+    }
+
+    /// Our fastest kernel for `dtype` that takes rows of `k` values; `None` for types we have
+    /// no kernel for or a width no kernel of ours takes.
+    pub fn ours_for(dtype: candle_core::quantized::GgmlDType, k: usize) -> Option<Self> {
+        let scalar = Self::scalar(dtype)?;
+        Self::variants(dtype)
+            .into_iter()
+            .rev()
+            .chain([scalar])
+            .find(|kernel| kernel.takes(k))
+    }
+
+    /// Whether this kernel multiplies rows of `k` values: whole blocks of its weight format
+    /// and of its activation format (the AVX-512 32-value kernels take pairs of blocks).
+    pub fn takes(&self, k: usize) -> bool {
+        k > 0 && k.is_multiple_of(self.weight.values) && k.is_multiple_of(self.activation.values)
     }
 
     /// Every SIMD kernel for `dtype` this CPU runs, slowest first (for tests and benchmarks,
@@ -196,16 +215,17 @@ impl Kernel {
         (self.quantize)(row, out)
     }
 
-    /// The dot products of `weights` (whole rows of `k` values) with `acts` (whole quantized
-    /// rows of `k` values): `out[w · R + r]` = weight row `w` · activation row `r`, for `R`
+    /// The dot products of `weights` (whole rows of `k` values) with `acts` (whole rows of `k`
+    /// values quantized by [`Kernel::quantize`]; `k` one the kernel [`takes`](Kernel::takes)): `out[w · R + r]` = weight row `w` · activation row `r`, for `R`
     /// activation rows. Panics if the lengths disagree (a bug in the caller, never bad input:
     /// `linear` checks shapes before).
     pub fn dots(&self, k: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
         let (weight_bytes, act_bytes) = (self.weight_row_bytes(k), self.activation_row_bytes(k));
         assert!(
-            k.is_multiple_of(self.weight.values) && weight_bytes > 0,
-            "{k} is a positive number of {} blocks",
-            self.weight.name
+            self.takes(k),
+            "{k} is a positive number of {} and {} blocks",
+            self.weight.name,
+            self.activation.name
         );
         let (weight_rows, act_rows) = (weights.len() / weight_bytes, acts.len() / act_bytes);
         assert_eq!(
@@ -267,7 +287,15 @@ fn simd_kernels(dtype: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
         kernels.extend(avxvnni::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
     }
     if avx512::available() {
-        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
+        if let Some((tiles, activation, quantize)) = avx512_pairs::kernel(dtype) {
+            kernels.push(Kernel {
+                activation,
+                quantize,
+                ..with(tiles, SIMD_ISAS[2])
+            });
+        } else {
+            kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
+        }
     }
     kernels
 }
