@@ -17,6 +17,7 @@ use candle_core::{DType, Device, Module, Tensor};
 use rayon::prelude::*;
 
 use crate::kernels::Kernel;
+use crate::kernels::packed::{self, Packed};
 
 /// Activation rows multiplied with a weight row before moving to the next weight row: small
 /// enough that the rows stay in L1 while a task's weight rows pass over them.
@@ -35,6 +36,8 @@ enum Inner {
         n: usize,
         k: usize,
     },
+    /// `Q8_0`/`Q4_0` repacked into tiles of rows, in place of the file's bytes.
+    Packed { packed: Packed, kernel: Kernel },
     /// A weight type we have no kernel for.
     Candle(QMatMul),
 }
@@ -43,6 +46,7 @@ impl std::fmt::Debug for Linear {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
             Inner::Blocks { kernel, n, k, .. } => write!(f, "Linear({n}×{k}, {kernel:?})"),
+            Inner::Packed { packed, .. } => write!(f, "Linear({packed:?})"),
             Inner::Candle(_) => write!(f, "Linear(candle QMatMul)"),
         }
     }
@@ -55,10 +59,32 @@ impl Linear {
     }
 
     /// A layer over a shared weight (the embedding reused as the output projection).
+    ///
+    /// `Q8_0` and `Q4_0` weights are repacked (see `kernels::packed`) where the CPU has the
+    /// kernels: the layer then holds the packed copy, and the file's bytes are freed unless
+    /// another holder (the embedding) keeps them.
     pub fn from_arc(weight: Arc<QTensor>) -> candle_core::Result<Self> {
+        if let Some(layer) = Self::packed(&weight)? {
+            return Ok(layer);
+        }
         let (_, k) = weight.shape().dims2()?;
         let kernel = Kernel::for_layer(weight.dtype(), k);
         Self::with_kernel(weight, kernel)
+    }
+
+    /// The layer over `weight` repacked, or `None` where it is not packed.
+    pub fn packed(weight: &QTensor) -> candle_core::Result<Option<Self>> {
+        let (n, k) = weight.shape().dims2()?;
+        if !packed::available() {
+            return Ok(None);
+        }
+        let data = weight.data()?;
+        Ok(Packed::new(weight.dtype(), &data, n, k).map(|packed| Self {
+            inner: Inner::Packed {
+                kernel: packed.kernel(),
+                packed,
+            },
+        }))
     }
 
     /// A layer computed with `kernel` (it must be for the weight's type), or with candle's
@@ -99,8 +125,26 @@ impl Linear {
     /// Whether our kernels (rather than candle's) compute this layer.
     pub fn kernel(&self) -> Option<Kernel> {
         match &self.inner {
-            Inner::Blocks { kernel, .. } => Some(*kernel),
+            Inner::Blocks { kernel, .. } | Inner::Packed { kernel, .. } => Some(*kernel),
             Inner::Candle(_) => None,
+        }
+    }
+
+    /// Whether the layer holds its weights repacked (not the file's bytes).
+    pub fn is_packed(&self) -> bool {
+        matches!(self.inner, Inner::Packed { .. })
+    }
+
+    /// Weight row `r` as values into `out` (`k` long), for a packed layer (a token embedding
+    /// shared with the output projection); an error for a row past the matrix or another
+    /// kind of layer.
+    pub fn dequantize_row(&self, r: usize, out: &mut [f32]) -> candle_core::Result<()> {
+        match &self.inner {
+            Inner::Packed { packed, .. } if packed.dequantize_row(r, out) => Ok(()),
+            Inner::Packed { packed, .. } => {
+                candle_core::bail!("no row {r} of {} in a {packed:?} layer", out.len())
+            }
+            _ => candle_core::bail!("only a packed layer's rows are read one by one"),
         }
     }
 
@@ -108,6 +152,7 @@ impl Linear {
     pub fn dims(&self) -> candle_core::Result<(usize, usize)> {
         match &self.inner {
             Inner::Blocks { n, k, .. } => Ok((*n, *k)),
+            Inner::Packed { packed, .. } => Ok(packed.dims()),
             Inner::Candle(QMatMul::QTensor(weight)) => weight.shape().dims2(),
             Inner::Candle(QMatMul::Tensor(weight) | QMatMul::TensorF16(weight)) => weight.dims2(),
         }
@@ -127,11 +172,22 @@ impl Linear {
                 std::borrow::Cow::Borrowed(weights) => Some(Blocks {
                     kernel: *kernel,
                     weights,
+                    packed: None,
                     n: *n,
                     k: *k,
                 }),
                 std::borrow::Cow::Owned(_) => None,
             },
+            Inner::Packed { packed, kernel } => {
+                let (n, k) = packed.dims();
+                Some(Blocks {
+                    kernel: *kernel,
+                    weights: &[],
+                    packed: Some(packed),
+                    n,
+                    k,
+                })
+            }
             Inner::Candle(_) => None,
         }
     }
@@ -146,6 +202,7 @@ impl Linear {
             Inner::Blocks { weight, kernel, .. } => {
                 Ok(multiply(kernel, &weight.data()?, (n, k), input))
             }
+            Inner::Packed { packed, kernel } => Ok(multiply_packed(packed, kernel, input)),
             Inner::Candle(matmul) => {
                 let x = Tensor::from_slice(input, (input.len() / k, k), &Device::Cpu)?;
                 matmul.forward(&x)?.flatten_all()?.to_vec1::<f32>()
@@ -157,6 +214,23 @@ impl Linear {
     pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match &self.inner {
             Inner::Candle(matmul) => matmul.forward(x),
+            Inner::Packed { .. } => {
+                let dims = x.dims();
+                let Some((&width, leading)) = dims.split_last() else {
+                    candle_core::bail!("a linear layer's input cannot be a scalar");
+                };
+                let (n, k) = self.dims()?;
+                if width != k {
+                    candle_core::bail!(
+                        "the input's last dimension is {width}, the weight ({n}, {k}) takes {k}"
+                    );
+                }
+                let input = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+                let out = self.forward_rows(&input)?;
+                let mut shape = leading.to_vec();
+                shape.push(n);
+                Tensor::from_vec(out, shape, &Device::Cpu)
+            }
             Inner::Blocks {
                 weight,
                 kernel,
@@ -188,6 +262,8 @@ impl Linear {
 pub struct Blocks<'a> {
     pub kernel: Kernel,
     weights: &'a [u8],
+    /// The weights in tiles, in place of `weights`, for a packed layer.
+    packed: Option<&'a Packed>,
     /// Outputs (weight rows) and inputs (values per row).
     pub n: usize,
     pub k: usize,
@@ -203,6 +279,10 @@ impl Blocks<'_> {
     /// `out` weight row by weight row: `out[i · R + r]` = weight row `rows.start + i` · input
     /// row `r`, for `R` input rows. Each result is the same whatever `R` and `rows` are.
     pub fn multiply_rows(&self, rows: std::ops::Range<usize>, acts: &[u8], out: &mut [f32]) {
+        if let Some(packed) = self.packed {
+            packed.multiply(rows, acts, out);
+            return;
+        }
         let (act_bytes, weight_bytes) = (
             self.activation_row_bytes(),
             self.kernel.weight_row_bytes(self.k),
@@ -255,6 +335,38 @@ fn group_products(
             out[i * inputs + group..i * inputs + group + group_rows].copy_from_slice(results);
         }
     }
+}
+
+/// `input (rows, k) · packedᵀ` → `(rows, n)`, row-major, on the current rayon pool, a few
+/// tiles of weight rows per task.
+fn multiply_packed(packed: &Packed, kernel: &Kernel, input: &[f32]) -> Vec<f32> {
+    let (n, k) = packed.dims();
+    let rows = input.len() / k;
+    if rows == 0 || n == 0 {
+        return Vec::new();
+    }
+    let act_bytes = kernel.activation_row_bytes(k);
+    let mut acts = vec![0u8; rows * act_bytes];
+    acts.par_chunks_mut(act_bytes)
+        .zip(input.par_chunks(k))
+        .for_each(|(q, x)| kernel.quantize(x, q));
+    let tiles = n / packed::ROWS;
+    let per_task = tiles.div_ceil(rayon::current_num_threads() * 4).max(1) * packed::ROWS;
+    let mut transposed = vec![0f32; n * rows];
+    transposed
+        .par_chunks_mut(per_task * rows)
+        .enumerate()
+        .for_each(|(task, outs)| {
+            let first = task * per_task;
+            packed.multiply(first..first + outs.len() / rows, &acts, outs);
+        });
+    let mut out = vec![0f32; rows * n];
+    for (j, column) in transposed.chunks_exact(rows).enumerate() {
+        for (s, v) in column.iter().enumerate() {
+            out[s * n + j] = *v;
+        }
+    }
+    out
 }
 
 /// `input (rows, k) · weights (n, k)ᵀ` → `(rows, n)`, row-major, on the current rayon pool.

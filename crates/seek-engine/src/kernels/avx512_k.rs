@@ -3,8 +3,9 @@
 //!
 //! Owns the 512-bit versions of `kquants`' scalar kernels; each must equal its reference up
 //! to the order of float additions (the tests check it). It must not choose kernels or split
-//! work. They take 64 values per register with `vpmaddubsw` and `vpmaddwd`, which apply the
-//! 16-bit scales exactly as the scalar kernels do, and sum a block's products in integers.
+//! work. They take 64 values per register with `vpmaddubsw` and VNNI's `vpdpwssd`, which
+//! apply the 16-bit scales exactly as the scalar kernels do, and sum a block's products in
+//! integers.
 
 use std::arch::x86_64::*;
 
@@ -68,7 +69,7 @@ fn k4_spread() -> [__m512i; 4] {
 /// The tile loop of `Q4_K` and `Q5_K`: `values` gives a block's four registers of 64 values
 /// (groups `2c` and `2c + 1`, 0..32), the scales and minimums are `Q4_K`'s.
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
 fn k4_tile<const R: usize>(
     weight: Format,
     blocks: usize,
@@ -103,7 +104,8 @@ fn k4_tile<const R: usize>(
             for c in 0..4 {
                 let q = load64(&a[Q8K_VALUES + 64 * c..]);
                 let pairs16 = _mm512_maddubs_epi16(v[c], q);
-                dot = _mm512_add_epi32(dot, _mm512_madd_epi16(scales[c], pairs16));
+                // VNNI's `vpdpwssd`: `vpmaddwd` and the add in one instruction, as exact.
+                dot = _mm512_dpwssd_epi32(dot, scales[c], pairs16);
             }
             let scaled = _mm256_cvtepi32_ps(fold(dot));
             acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(da * d), scaled, acc[r]);
@@ -210,7 +212,7 @@ fn q6_k_tile<const R: usize>(blocks: usize, weights: &[u8], acts: &[u8], out: &m
             for h in 0..4 {
                 let q = load64(&a[Q8K_VALUES + 64 * h..]);
                 let pairs16 = _mm512_maddubs_epi16(values[h], q);
-                dot = _mm512_add_epi32(dot, _mm512_madd_epi16(pairs16, scales[h]));
+                dot = _mm512_dpwssd_epi32(dot, pairs16, scales[h]);
             }
             let offsets = _mm256_madd_epi16(scales16, load32(&a[Q8K_SUMS..]));
             let total = _mm256_sub_epi32(fold(dot), _mm256_slli_epi32(offsets, 5));

@@ -11,17 +11,20 @@
 //! activations every weight row × activation row pair had to load both blocks, convert their
 //! f16 scales and offset their values again: about three times the work of the product
 //! itself. Here the activations carry, once per row, everything a product needs in the
-//! register layout it needs: two blocks' 64 values (offset by 128 for the signed formats, as
-//! VNNI's `vpdpbusd` multiplies unsigned by signed bytes), each block's scale as f32 in the
-//! eight lanes its sums land in, and for `Q8_1` each block's `d·Σq` in the first of its lanes.
+//! register layout it needs: two blocks' 64 values, each block's scale as f32 in the eight
+//! lanes its sums land in, and for the signed formats each lane's sum of values (see below),
+//! for `Q8_1` each block's `d·Σq` in the first of its lanes.
 //! A product is then a multiply-add of bytes, a conversion, a multiply of the two scale
 //! vectors and a multiply-add (and one more for the minimum of `Q4_1`/`Q5_1`), whichever
 //! weight and activation rows meet; the values are llama.cpp's `Q8_0`/`Q8_1`, only stored
 //! differently, so the sums are the same. A row must hold a whole number of pairs (every
 //! model's widths do); `Kernel::takes` sends the others to another kernel.
 //!
-//! Signed weights `x` meet activations offset by 128 (`a ^ 0x80`); the offset's share
-//! `128·Σx` is subtracted once per weight block, as the multiply-add's starting value.
+//! `vpdpbusd` multiplies unsigned by signed bytes: the signed formats' values `x` are taken as
+//! `u = x + 2^OFFSET` (8 for `Q4_0`, 16 for `Q5_0`, 128 for `Q8_0`), which is how `Q4_0` and
+//! `Q5_0` store them anyway, and the offset's share `2^OFFSET·Σa` is stored (negated, per
+//! lane) with the activations, as the multiply-add's starting value: the weights need no
+//! more work than unpacking, which is what decoding (one activation row) spends its time on.
 
 use std::arch::x86_64::*;
 
@@ -29,15 +32,16 @@ use super::avx2::load32;
 use super::avx2_q45::{bits_to_bytes, nibbles};
 use super::{Format, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, QK, f16_at};
 
-/// Activations for the signed formats: per pair of 32-value blocks, their 64 values offset by
-/// 128, then 16 f32: the first block's scale in lanes 0..8, the second's in 8..16.
+/// Activations for the signed formats: per pair of 32-value blocks, their 64 values, then 16
+/// f32: the first block's scale in lanes 0..8, the second's in 8..16, then 16 i32: minus the
+/// sum of the four values each lane multiplies.
 pub const Q8_0_PAIRS: Format = Format {
     name: "Q8_0 pairs",
     values: 2 * QK,
-    bytes: 64 + 64,
+    bytes: 64 + 64 + 64,
 };
 
-/// Activations for `Q4_1`/`Q5_1`: as [`Q8_0_PAIRS`] without the offset, then 16 more f32:
+/// Activations for `Q4_1`/`Q5_1`: 64 values and 16 scales as [`Q8_0_PAIRS`], then 16 f32:
 /// each block's `s = d·Σq` in its first lane (0 and 8), zeros elsewhere.
 pub const Q8_1_PAIRS: Format = Format {
     name: "Q8_1 pairs",
@@ -71,7 +75,7 @@ fn quantize_unsigned(row: &[f32], out: &mut [u8]) {
 }
 
 fn quantize_pairs(row: &[f32], out: &mut [u8], format: Format, signed: bool) {
-    let (source, flip) = if signed { (Q8_0, 0x80) } else { (Q8_1, 0) };
+    let source = if signed { Q8_0 } else { Q8_1 };
     let values_at = source.bytes - QK;
     let mut block = [0u8; 4 + QK];
     let block = &mut block[..source.bytes];
@@ -91,14 +95,20 @@ fn quantize_pairs(row: &[f32], out: &mut [u8], format: Format, signed: bool) {
                 .iter_mut()
                 .zip(&block[values_at..])
             {
-                *q = v ^ flip;
+                *q = *v;
             }
             let d = f16_at(block, 0).to_le_bytes();
             for lane in 0..8 {
                 let at = 64 + 4 * (8 * half + lane);
                 pair[at..at + 4].copy_from_slice(&d);
             }
-            if !signed {
+            if signed {
+                for (lane, four) in block[values_at..].chunks_exact(4).enumerate() {
+                    let sum: i32 = four.iter().map(|&q| i32::from(q as i8)).sum();
+                    let at = 128 + 4 * (8 * half + lane);
+                    pair[at..at + 4].copy_from_slice(&(-sum).to_le_bytes());
+                }
+            } else {
                 let at = 128 + 4 * 8 * half;
                 pair[at..at + 4].copy_from_slice(&f16_at(block, 2).to_le_bytes());
             }
@@ -217,13 +227,14 @@ fn hsum(v: __m512) -> f32 {
 }
 
 /// `W` weight rows × `R` activation rows of `pairs` pairs of blocks. `SIGNED` formats have
-/// signed values `x` (`d·x`) and [`Q8_0_PAIRS`] activations; the others unsigned values `q`
-/// with a minimum (`d·q + m`) and [`Q8_1_PAIRS`] activations. `unpack` gives a block's values.
-/// Every pair of rows is summed by the same operations in the same order, whatever `W` and
-/// `R`: a row's result does not depend on its tile.
+/// values `x = u − 2^OFFSET` (`d·x`) for unsigned `u`, and [`Q8_0_PAIRS`] activations; the
+/// others unsigned values `q` with a minimum (`d·q + m`) and [`Q8_1_PAIRS`] activations.
+/// `unpack` gives a block's unsigned values. Every pair of rows is summed by the same
+/// operations in the same order, whatever `W` and `R`: a row's result does not depend on its
+/// tile.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
-fn tile<const W: usize, const R: usize, const SIGNED: bool>(
+fn tile<const W: usize, const R: usize, const SIGNED: bool, const OFFSET: u32>(
     weight: Format,
     pairs: usize,
     weights: &[&[u8]],
@@ -240,7 +251,6 @@ fn tile<const W: usize, const R: usize, const SIGNED: bool>(
     for row in acts {
         assert!(row.len() >= pairs * activation.bytes, "an activation row");
     }
-    let flip = _mm512_set1_epi8(0x80u8 as i8);
     // Lane 0 (the first block's d) for lanes 0..8, lane 2 (the second's) for 8..16; lanes 1
     // and 3 likewise for the minimums.
     let spread_d = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -248,7 +258,6 @@ fn tile<const W: usize, const R: usize, const SIGNED: bool>(
     let mut acc = [[_mm512_setzero_ps(); R]; W];
     for pair in 0..pairs {
         let mut values = [_mm512_setzero_si512(); W];
-        let mut start = [_mm512_setzero_si512(); W];
         let mut scales = [_mm512_setzero_ps(); W];
         let mut mins = [_mm512_setzero_ps(); W];
         for w in 0..W {
@@ -260,13 +269,7 @@ fn tile<const W: usize, const R: usize, const SIGNED: bool>(
             let h = _mm512_castps128_ps512(headers(b0, b1, !SIGNED));
             values[w] = _mm512_inserti64x4(_mm512_castsi256_si512(unpack(b0)), unpack(b1), 1);
             scales[w] = _mm512_permutexvar_ps(spread_d, h);
-            if SIGNED {
-                // −128·Σx per lane: the share of the activations' +128 offset.
-                start[w] = _mm512_sub_epi32(
-                    _mm512_setzero_si512(),
-                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), flip, values[w]),
-                );
-            } else {
+            if !SIGNED {
                 mins[w] = _mm512_permutexvar_ps(spread_m, h);
             }
         }
@@ -274,17 +277,24 @@ fn tile<const W: usize, const R: usize, const SIGNED: bool>(
             let block = &acts[r][pair * activation.bytes..(pair + 1) * activation.bytes];
             let a = load_bytes(block);
             let d = load_floats(&block[64..]);
+            // Σu·a − 2^OFFSET·Σa = Σx·a: the offset's share starts each lane's sum.
+            let start = if SIGNED {
+                _mm512_slli_epi32::<OFFSET>(load_bytes(&block[128..]))
+            } else {
+                _mm512_setzero_si512()
+            };
+            let min_sums = if SIGNED {
+                _mm512_setzero_ps()
+            } else {
+                load_floats(&block[128..])
+            };
             for w in 0..W {
-                let dot = if SIGNED {
-                    _mm512_dpbusd_epi32(start[w], a, values[w])
-                } else {
-                    _mm512_dpbusd_epi32(start[w], values[w], a)
-                };
+                let dot = _mm512_dpbusd_epi32(start, values[w], a);
                 let scale = _mm512_mul_ps(scales[w], d);
                 let slot = &mut acc[w][r];
                 *slot = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, *slot);
                 if !SIGNED {
-                    *slot = _mm512_fmadd_ps(mins[w], load_floats(&block[128..]), *slot);
+                    *slot = _mm512_fmadd_ps(mins[w], min_sums, *slot);
                 }
             }
         }
@@ -296,28 +306,26 @@ fn tile<const W: usize, const R: usize, const SIGNED: bool>(
     }
 }
 
-/// `Q4_0`'s values: `x = q − 8`.
+/// `Q4_0`'s values `q`, for `x = q − 8`.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn unpack_q4_0(block: &[u8]) -> __m256i {
-    _mm256_sub_epi8(nibbles(&block[2..]), _mm256_set1_epi8(8))
+    nibbles(&block[2..])
 }
 
-/// `Q5_0`'s values: `x = q − 16`, which is the low nibble when the fifth bit is set, else the
-/// nibble − 16, which as a signed byte is the nibble with its high nibble all ones.
+/// `Q5_0`'s values `q` (a nibble and a fifth bit), for `x = q − 16`.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn unpack_q5_0(block: &[u8]) -> __m256i {
-    let high_nibble = _mm256_set1_epi8(0xf0u8 as i8);
-    let missing = _mm256_andnot_si256(bits_to_bytes(&block[2..]), high_nibble);
-    _mm256_or_si256(nibbles(&block[6..]), missing)
+    let high = _mm256_and_si256(bits_to_bytes(&block[2..]), _mm256_set1_epi8(0x10));
+    _mm256_or_si256(nibbles(&block[6..]), high)
 }
 
-/// `Q8_0`'s values.
+/// `Q8_0`'s values plus 128, for `x = u − 128`.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn unpack_q8_0(block: &[u8]) -> __m256i {
-    load32(&block[2..])
+    _mm256_xor_si256(load32(&block[2..]), _mm256_set1_epi8(0x80u8 as i8))
 }
 
 /// `Q4_1`'s values.
@@ -339,7 +347,7 @@ fn unpack_q5_1(block: &[u8]) -> __m256i {
 ///
 /// [`TileDots`]: super::TileDots
 macro_rules! pair_kernel {
-    ($name:ident, $format:expr, $signed:expr, $unpack:ident) => {
+    ($name:ident, $format:expr, $signed:expr, $offset:expr, $unpack:ident) => {
         fn $name(blocks: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
             #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
             fn sized<const W: usize, const R: usize>(
@@ -348,7 +356,7 @@ macro_rules! pair_kernel {
                 acts: &[&[u8]],
                 out: &mut [f32],
             ) {
-                tile::<W, R, $signed>($format, pairs, weights, acts, out, |b| $unpack(b));
+                tile::<W, R, $signed, $offset>($format, pairs, weights, acts, out, |b| $unpack(b));
             }
             let activation = if $signed { Q8_0_PAIRS } else { Q8_1_PAIRS };
             let tiles = Tiles {
@@ -365,8 +373,8 @@ macro_rules! pair_kernel {
     };
 }
 
-pair_kernel!(q4_0, Q4_0, true, unpack_q4_0);
-pair_kernel!(q5_0, Q5_0, true, unpack_q5_0);
-pair_kernel!(q8_0, Q8_0, true, unpack_q8_0);
-pair_kernel!(q4_1, Q4_1, false, unpack_q4_1);
-pair_kernel!(q5_1, Q5_1, false, unpack_q5_1);
+pair_kernel!(q4_0, Q4_0, true, 3, unpack_q4_0);
+pair_kernel!(q5_0, Q5_0, true, 4, unpack_q5_0);
+pair_kernel!(q8_0, Q8_0, true, 7, unpack_q8_0);
+pair_kernel!(q4_1, Q4_1, false, 0, unpack_q4_1);
+pair_kernel!(q5_1, Q5_1, false, 0, unpack_q5_1);

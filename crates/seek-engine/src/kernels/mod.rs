@@ -29,6 +29,7 @@ mod avxvnni;
 mod kquants;
 mod legacy;
 pub mod norm;
+pub mod packed;
 #[cfg(test)]
 mod tests;
 

@@ -451,3 +451,112 @@ fn q4_k_scales_unpack_alike_at_once_and_one_by_one() {
         }
     }
 }
+
+/// The packed kernels equal their references on the file's rows (up to the order of float
+/// additions), for tiles and tails of activation rows; a row's result does not depend on the
+/// range of rows or the activation rows computed with it.
+#[test]
+fn packed_kernels_equal_their_references() {
+    for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+        let format = Kernel::scalar(dtype).unwrap().weight;
+        let mut random = Random(0x51ed_2701 ^ format.bytes as u64);
+        for (n, blocks, rows) in [
+            (16, 1, 1),
+            (32, 3, 1),
+            (48, 7, 9),
+            (16, 18, 11),
+            (64, 2, 40),
+        ] {
+            let k = blocks * QK;
+            let weights = random_weights(format, n * blocks, &[0], &mut random);
+            let Some(packed) = packed::Packed::new(dtype, &weights, n, k) else {
+                eprintln!("{dtype:?}: packed kernels skipped (this CPU lacks AVX-512 VNNI)");
+                return;
+            };
+            let kernel = packed.kernel();
+            let values: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
+            let acts = quantized_rows(&kernel, &values);
+            let (mut expected, mut got) = (vec![0f32; n * rows], vec![0f32; n * rows]);
+            kernel.dots(k, &weights, &acts, &mut expected);
+            packed.multiply(0..n, &acts, &mut got);
+            let magnitude = expected.iter().fold(1f32, |m, v| m.max(v.abs()));
+            for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+                assert!(
+                    (e - g).abs() <= 1e-5 * magnitude * blocks as f32,
+                    "{dtype:?} {n}×{k}, {rows} rows, output {i}: reference {e}, packed {g}"
+                );
+            }
+            // A part of the rows (not whole tiles), and the last activation row alone.
+            let part = 5.min(n)..(n - 3);
+            let mut some = vec![0f32; part.len() * rows];
+            packed.multiply(part.clone(), &acts, &mut some);
+            assert_eq!(
+                some[..],
+                got[part.start * rows..part.end * rows],
+                "{dtype:?}"
+            );
+            // Each row dequantized from the tiles is the file's row.
+            for w in 0..n {
+                let mut row = vec![0f32; k];
+                assert!(packed.dequantize_row(w, &mut row));
+                let block_bytes = format.bytes;
+                for (b, values) in row.chunks_exact(QK).enumerate() {
+                    let block = &weights[(w * blocks + b) * block_bytes..][..block_bytes];
+                    let d = f16_at(block, 0);
+                    for (i, v) in values.iter().enumerate() {
+                        let x = if dtype == GgmlDType::Q8_0 {
+                            f32::from(block[2 + i] as i8)
+                        } else {
+                            let q = if i < 16 {
+                                block[2 + i] & 15
+                            } else {
+                                block[2 + i - 16] >> 4
+                            };
+                            f32::from(q) - 8.0
+                        };
+                        assert_eq!(*v, d * x, "{dtype:?} row {w} value {}", b * QK + i);
+                    }
+                }
+            }
+            assert!(!packed.dequantize_row(n, &mut vec![0f32; k]));
+            let last = &acts[(rows - 1) * kernel.activation_row_bytes(k)..];
+            let mut alone = vec![0f32; n];
+            packed.multiply(0..n, last, &mut alone);
+            for (w, value) in alone.iter().enumerate() {
+                assert_eq!(*value, got[w * rows + rows - 1], "{dtype:?} row {w}");
+            }
+        }
+    }
+}
+
+/// The packed kernels' reference on `Q8_0_SUMS` activations computes exactly what the scalar
+/// `Q8_0 × Q8_0` kernel does on llama.cpp's `Q8_0` activations: the same values, stored apart.
+#[test]
+fn the_packed_activation_format_holds_llama_cpps_q8_0() {
+    let scalar = Kernel::scalar(GgmlDType::Q8_0).unwrap();
+    let mut random = Random(77);
+    let (n, blocks, rows) = (16, 5, 3);
+    let k = blocks * QK;
+    let weights = random_weights(Q8_0, n * blocks, &[0], &mut random);
+    let values: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
+    let sums_kernel = Kernel {
+        activation: packed::Q8_0_SUMS,
+        quantize: packed::quantize_sums,
+        reference: packed::scalar_q8_0,
+        ..scalar
+    };
+    let (mut expected, mut got) = (vec![0f32; n * rows], vec![0f32; n * rows]);
+    scalar.dots(
+        k,
+        &weights,
+        &quantized_rows(&scalar, &values),
+        &mut expected,
+    );
+    sums_kernel.dots(
+        k,
+        &weights,
+        &quantized_rows(&sums_kernel, &values),
+        &mut got,
+    );
+    assert_eq!(expected, got);
+}

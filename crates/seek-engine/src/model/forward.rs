@@ -96,12 +96,7 @@ impl Transformer {
         let seq = tokens.len();
         let start = cache.len();
         let (width, q_width, kv_width) = (s.embedding, s.heads * s.head_dim, cache.width());
-        let ids = candle_core::Tensor::new(tokens, &candle_core::Device::Cpu)?;
-        let mut x = self
-            .embedding
-            .embedding(&ids)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
+        let mut x = self.embed(tokens)?;
         let mut h = vec![0f32; seq * width];
         let mut q = vec![0f32; seq * q_width];
         let mut attended = vec![0f32; seq * q_width];

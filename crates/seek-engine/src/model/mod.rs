@@ -72,10 +72,20 @@ struct Layer {
     down: Linear,
 }
 
+/// Where the token embedding's rows are read.
+enum Embedding {
+    /// Its own tensor, in the file's blocks.
+    Tensor(Arc<QTensor>),
+    /// The output projection's rows: the two are one tensor, which the output layer holds
+    /// repacked (so that the file's bytes need not be kept beside the packed copy).
+    Output,
+}
+
 /// A loaded model.
 pub struct Transformer {
     shape: Shape,
-    embedding: Arc<QTensor>,
+    embedding: Embedding,
+    vocab: usize,
     layers: Vec<Layer>,
     norm: Vec<f32>,
     output: Linear,
@@ -270,10 +280,16 @@ impl Transformer {
             });
         }
         // Small models share the embedding with the output projection.
-        let output = if file.has_tensor("output.weight") {
-            matmul("output.weight")?
+        let (output, embedding) = if file.has_tensor("output.weight") {
+            (matmul("output.weight")?, Embedding::Tensor(embedding))
         } else {
-            Linear::from_arc(Arc::clone(&embedding)).map_err(&err)?
+            let output = Linear::from_arc(Arc::clone(&embedding)).map_err(&err)?;
+            if output.is_packed() {
+                // The last reference to the file's bytes goes here.
+                (output, Embedding::Output)
+            } else {
+                (output, Embedding::Tensor(embedding))
+            }
         };
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
@@ -319,6 +335,7 @@ impl Transformer {
             ffn_width,
             shape,
             embedding,
+            vocab,
             layers,
             output,
             path: file.path().to_owned(),
@@ -330,7 +347,25 @@ impl Transformer {
     }
 
     pub fn vocab_size(&self) -> usize {
-        self.embedding.shape().dims().first().copied().unwrap_or(0)
+        self.vocab
+    }
+
+    /// The embedding rows of `tokens`, end to end; an error for a token past the vocabulary.
+    fn embed(&self, tokens: &[u32]) -> candle_core::Result<Vec<f32>> {
+        match &self.embedding {
+            Embedding::Tensor(tensor) => {
+                let ids = candle_core::Tensor::new(tokens, &Device::Cpu)?;
+                tensor.embedding(&ids)?.flatten_all()?.to_vec1::<f32>()
+            }
+            Embedding::Output => {
+                let width = self.shape.embedding;
+                let mut x = vec![0f32; tokens.len() * width];
+                for (token, row) in tokens.iter().zip(x.chunks_exact_mut(width)) {
+                    self.output.dequantize_row(*token as usize, row)?;
+                }
+                Ok(x)
+            }
+        }
     }
 
     pub fn new_cache(&self) -> KvCache {

@@ -74,13 +74,23 @@ fn tiny_with(rope: Rope, bias: bool, values_type: GgmlDType) -> Transformer {
             down: linear(width, ffn, 10 * i + 7),
         })
         .collect();
-    let embedding = Arc::new(quantized(50, width, 99, GgmlDType::Q8_0));
+    // A vocabulary of whole tiles: where the CPU has the packed kernels, the tied output
+    // projection is packed and the embedding read from it, as `Transformer::load` does.
+    let vocab = 64;
+    let embedding = Arc::new(quantized(vocab, width, 99, GgmlDType::Q8_0));
+    let output = Linear::from_arc(Arc::clone(&embedding)).expect("the output");
+    let embedding = if output.is_packed() {
+        Embedding::Output
+    } else {
+        Embedding::Tensor(embedding)
+    };
     Transformer {
         rope_tables: rope_tables(&shape, None),
         vectors: Vectors::for_this_cpu(),
         ffn_width: ffn,
-        output: Linear::from_arc(Arc::clone(&embedding)).expect("the output"),
+        output,
         embedding,
+        vocab,
         layers,
         norm: vec![1.0; width],
         shape,
@@ -107,7 +117,7 @@ fn at_once_token_by_token_and_on_any_threads_the_logits_are_identical() {
             let mut cache = model.new_cache();
             model.forward(&PROMPT, &mut cache).expect("the prompt")
         });
-        assert_eq!(at_once.len(), 50);
+        assert_eq!(at_once.len(), 64);
         assert!(at_once.iter().all(|v| v.is_finite()));
         for threads in [1, 3] {
             let one_by_one = pool(threads).install(|| {
@@ -219,4 +229,18 @@ fn a_layer_candle_computes_gives_the_same_logits_up_to_rounding() {
             assert!((a - q).abs() < 0.5, "{a} vs {q}");
         }
     });
+}
+
+#[test]
+fn a_packed_tied_embedding_reads_the_files_rows() {
+    let mut model = tiny(Rope::Interleaved, false);
+    if !model.output.is_packed() {
+        eprintln!("packed kernels skipped (this CPU lacks AVX-512 VNNI)");
+        return;
+    }
+    let from_output = model.embed(&PROMPT).expect("the rows");
+    model.embedding = Embedding::Tensor(Arc::new(quantized(64, 64, 99, GgmlDType::Q8_0)));
+    assert_eq!(from_output, model.embed(&PROMPT).expect("the rows"));
+    model.embedding = Embedding::Output;
+    assert!(model.embed(&[64]).is_err(), "a token past the vocabulary");
 }
