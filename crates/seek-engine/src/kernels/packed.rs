@@ -3,7 +3,7 @@
 //! activation values, so a row's sum stays in its own lane and is never summed across lanes.
 //!
 //! Owns the packed layout, the packing, the activation format the kernels take
-//! ([`Q8_0_SUMS`]), its reference kernels on the file's own rows, and the kernels. It must not
+//! ([`Q8_SUMS`]), its reference kernels on the file's own rows, and the kernels. It must not
 //! choose which layers are packed (`linear` does) or split work across threads (`linear` and
 //! the forward pass do, in whole tiles).
 //!
@@ -27,18 +27,23 @@
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use super::{Format, Q4_0, Q8_0, QK, f16_at};
+use super::{Format, Q4_0, Q5_0, Q5_1, Q8_0, QK, f16_at};
 
 /// Weight rows per tile.
 pub const ROWS: usize = 16;
 
 /// Activations for the packed kernels: per 32-value block its scale `d` as f32, the sum of
-/// its values `Σq` as i32, then its 32 values (llama.cpp's `Q8_0`, with the sum kept).
-pub const Q8_0_SUMS: Format = Format {
-    name: "Q8_0 with sums",
+/// its values `Σq` as i32, `s = d·Σq` as llama.cpp's `Q8_1` rounds it (f16, as f32), then its
+/// 32 values: llama.cpp's `Q8_0` and `Q8_1` at once (they quantize alike), for every packed
+/// type.
+pub const Q8_SUMS: Format = Format {
+    name: "Q8 with sums",
     values: QK,
-    bytes: 8 + QK,
+    bytes: 12 + QK,
 };
+
+/// Where a [`Q8_SUMS`] block's values start.
+const SUMS_VALUES: usize = 12;
 
 /// Whether this CPU runs the packed kernels.
 pub fn available() -> bool {
@@ -48,18 +53,19 @@ pub fn available() -> bool {
     return false;
 }
 
-/// Quantizes a row into [`Q8_0_SUMS`]: llama.cpp's `Q8_0` blocks, with each block's sum.
+/// Quantizes a row into [`Q8_SUMS`].
 pub fn quantize_sums(row: &[f32], out: &mut [u8]) {
-    let mut block = [0u8; 2 + QK];
+    let mut block = [0u8; 4 + QK];
     for (values, out) in row
         .chunks_exact(QK)
-        .zip(out.chunks_exact_mut(Q8_0_SUMS.bytes))
+        .zip(out.chunks_exact_mut(Q8_SUMS.bytes))
     {
-        super::quantize_q8_0(values, &mut block);
-        let sum: i32 = block[2..].iter().map(|&q| i32::from(q as i8)).sum();
+        super::quantize_q8_1(values, &mut block);
+        let sum: i32 = block[4..].iter().map(|&q| i32::from(q as i8)).sum();
         out[..4].copy_from_slice(&f16_at(&block, 0).to_le_bytes());
         out[4..8].copy_from_slice(&sum.to_le_bytes());
-        out[8..].copy_from_slice(&block[2..]);
+        out[8..12].copy_from_slice(&f16_at(&block, 2).to_le_bytes());
+        out[SUMS_VALUES..].copy_from_slice(&block[4..]);
     }
 }
 
@@ -73,8 +79,8 @@ fn i32_at(bytes: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-/// Value `i` (0..32) of a `Q4_0` block's 16 packed bytes, 0..16.
-fn q4_0_value(packed: &[u8], i: usize) -> u8 {
+/// Value `i` (0..32) of 16 bytes of nibbles (value `j` low in byte `j`, `j + 16` high), 0..16.
+fn nibble(packed: &[u8], i: usize) -> u8 {
     if i < QK / 2 {
         packed[i] & 0x0f
     } else {
@@ -82,58 +88,119 @@ fn q4_0_value(packed: &[u8], i: usize) -> u8 {
     }
 }
 
-/// The reference `Q8_0 × Q8_0_SUMS` kernel on a row in the file's layout.
-pub(super) fn scalar_q8_0(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
-    let row_bytes = weight_row.len() / Q8_0.bytes * Q8_0_SUMS.bytes;
-    for (o, act) in out.iter_mut().zip(acts.chunks_exact(row_bytes)) {
-        let mut sum = 0f32;
-        for (w, a) in weight_row
-            .chunks_exact(Q8_0.bytes)
-            .zip(act.chunks_exact(Q8_0_SUMS.bytes))
-        {
-            let dot: i32 = w[2..]
-                .iter()
-                .zip(&a[8..])
-                .map(|(&x, &y)| i32::from(x as i8) * i32::from(y as i8))
-                .sum();
-            sum += f16_at(w, 0) * f32_at(a, 0) * dot as f32;
-        }
-        *o = sum;
-    }
-}
-
-/// The reference `Q4_0 × Q8_0_SUMS` kernel on a row in the file's layout.
-pub(super) fn scalar_q4_0(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
-    let row_bytes = weight_row.len() / Q4_0.bytes * Q8_0_SUMS.bytes;
-    for (o, act) in out.iter_mut().zip(acts.chunks_exact(row_bytes)) {
-        let mut sum = 0f32;
-        for (w, a) in weight_row
-            .chunks_exact(Q4_0.bytes)
-            .zip(act.chunks_exact(Q8_0_SUMS.bytes))
-        {
-            let dot: i32 = (0..QK)
-                .map(|i| (i32::from(q4_0_value(&w[2..], i)) - 8) * i32::from(a[8 + i] as i8))
-                .sum();
-            sum += f16_at(w, 0) * f32_at(a, 0) * dot as f32;
-        }
-        *o = sum;
-    }
-}
-
 /// A packed weight type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Q8_0,
     Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
 }
 
 impl Kind {
+    fn of(dtype: candle_core::quantized::GgmlDType) -> Option<Self> {
+        use candle_core::quantized::GgmlDType as T;
+        Some(match dtype {
+            T::Q4_0 => Kind::Q4_0,
+            T::Q4_1 => Kind::Q4_1,
+            T::Q5_0 => Kind::Q5_0,
+            T::Q5_1 => Kind::Q5_1,
+            T::Q8_0 => Kind::Q8_0,
+            _ => return None,
+        })
+    }
+
     fn format(self) -> Format {
         match self {
-            Kind::Q8_0 => Q8_0,
             Kind::Q4_0 => Q4_0,
+            Kind::Q4_1 => super::Q4_1,
+            Kind::Q5_0 => Q5_0,
+            Kind::Q5_1 => Q5_1,
+            Kind::Q8_0 => Q8_0,
         }
     }
+
+    /// Whether values are `d·q + m` (else `d·(u − offset)`).
+    fn has_min(self) -> bool {
+        matches!(self, Kind::Q4_1 | Kind::Q5_1)
+    }
+
+    /// What is subtracted from the unsigned values: `x = u − offset` (0 with a minimum).
+    fn offset(self) -> i32 {
+        match self {
+            Kind::Q4_0 => 8,
+            Kind::Q5_0 => 16,
+            Kind::Q8_0 => 128,
+            Kind::Q4_1 | Kind::Q5_1 => 0,
+        }
+    }
+
+    /// A block's 32 values as unsigned bytes `u` (`Q8_0`'s plus 128).
+    fn unsigned_values(self, block: &[u8]) -> [u8; QK] {
+        match self {
+            Kind::Q4_0 => std::array::from_fn(|i| nibble(&block[2..], i)),
+            Kind::Q4_1 => std::array::from_fn(|i| nibble(&block[4..], i)),
+            Kind::Q5_0 => super::legacy::q5_values(block, 2),
+            Kind::Q5_1 => super::legacy::q5_values(block, 4),
+            Kind::Q8_0 => std::array::from_fn(|i| block[2 + i] ^ 0x80),
+        }
+    }
+
+    /// Where a tile's parts start: minimums, values, fifth bits (after the scales at 0).
+    fn layout(self) -> (usize, usize, usize) {
+        let mins = 2 * ROWS;
+        let values = if self.has_min() {
+            mins + 2 * ROWS
+        } else {
+            mins
+        };
+        let nibbles = values + ROWS * QK / 2;
+        (mins, values, nibbles)
+    }
+}
+
+/// The reference kernel of a packed type's arithmetic on a row in the file's layout with
+/// [`Q8_SUMS`] activations: `Σ_b d_w·d_a·Σ x·q`, plus `m·s` for the types with a minimum.
+fn reference(kind: Kind, weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    let format = kind.format();
+    let row_bytes = weight_row.len() / format.bytes * Q8_SUMS.bytes;
+    for (o, act) in out.iter_mut().zip(acts.chunks_exact(row_bytes)) {
+        let mut sum = 0f32;
+        for (w, a) in weight_row
+            .chunks_exact(format.bytes)
+            .zip(act.chunks_exact(Q8_SUMS.bytes))
+        {
+            let values = kind.unsigned_values(w);
+            let dot: i32 = values
+                .iter()
+                .zip(&a[SUMS_VALUES..])
+                .map(|(&u, &q)| (i32::from(u) - kind.offset()) * i32::from(q as i8))
+                .sum();
+            let mut term = f16_at(w, 0) * f32_at(a, 0) * dot as f32;
+            if kind.has_min() {
+                term += f16_at(w, 2) * f32_at(a, 8);
+            }
+            sum += term;
+        }
+        *o = sum;
+    }
+}
+
+pub(super) fn reference_q4_0(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    reference(Kind::Q4_0, weight_row, acts, out)
+}
+pub(super) fn reference_q4_1(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    reference(Kind::Q4_1, weight_row, acts, out)
+}
+pub(super) fn reference_q5_0(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    reference(Kind::Q5_0, weight_row, acts, out)
+}
+pub(super) fn reference_q5_1(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    reference(Kind::Q5_1, weight_row, acts, out)
+}
+pub(super) fn reference_q8_0(weight_row: &[u8], acts: &[u8], out: &mut [f32]) {
+    reference(Kind::Q8_0, weight_row, acts, out)
 }
 
 /// A weight matrix `(n, k)` in tiles of [`ROWS`] rows.
@@ -160,12 +227,7 @@ impl Packed {
         n: usize,
         k: usize,
     ) -> Option<Self> {
-        use candle_core::quantized::GgmlDType as T;
-        let kind = match dtype {
-            T::Q8_0 => Kind::Q8_0,
-            T::Q4_0 => Kind::Q4_0,
-            _ => return None,
-        };
+        let kind = Kind::of(dtype)?;
         let format = kind.format();
         if !available()
             || n == 0
@@ -183,6 +245,7 @@ impl Packed {
         let format = kind.format();
         let blocks = k / QK;
         let tile_bytes = ROWS * format.bytes;
+        let (mins_at, values_at, high_at) = kind.layout();
         let mut tiles = vec![0u8; bytes.len()];
         for t in 0..n / ROWS {
             for b in 0..blocks {
@@ -191,23 +254,28 @@ impl Packed {
                     let at = ((t * ROWS + r) * blocks + b) * format.bytes;
                     let block = &bytes[at..at + format.bytes];
                     tile[2 * r..2 * r + 2].copy_from_slice(&block[..2]);
-                    let values = &mut tile[2 * ROWS..];
-                    match kind {
-                        Kind::Q8_0 => {
-                            for g in 0..QK / 4 {
-                                for j in 0..4 {
-                                    values[(g * ROWS + r) * 4 + j] = block[2 + 4 * g + j] ^ 0x80;
-                                }
+                    if kind.has_min() {
+                        tile[mins_at + 2 * r..mins_at + 2 * r + 2].copy_from_slice(&block[2..4]);
+                    }
+                    let u = kind.unsigned_values(block);
+                    if kind == Kind::Q8_0 {
+                        for g in 0..QK / 4 {
+                            for j in 0..4 {
+                                tile[values_at + (g * ROWS + r) * 4 + j] = u[4 * g + j];
                             }
                         }
-                        Kind::Q4_0 => {
-                            let packed = &block[2..];
-                            for g in 0..QK / 8 {
-                                for j in 0..4 {
-                                    values[(g * ROWS + r) * 4 + j] = q4_0_value(packed, 8 * g + j)
-                                        | q4_0_value(packed, 8 * g + j + 4) << 4;
-                                }
-                            }
+                        continue;
+                    }
+                    for g in 0..QK / 8 {
+                        let mut high = 0u8;
+                        for j in 0..4 {
+                            let (first, second) = (u[8 * g + j], u[8 * g + j + 4]);
+                            tile[values_at + (g * ROWS + r) * 4 + j] =
+                                (first & 0x0f) | (second & 0x0f) << 4;
+                            high |= (first >> 4) << j | (second >> 4) << (j + 4);
+                        }
+                        if matches!(kind, Kind::Q5_0 | Kind::Q5_1) {
+                            tile[high_at + g * ROWS + r] = high;
                         }
                     }
                 }
@@ -226,23 +294,32 @@ impl Packed {
         let format = self.kind.format();
         let blocks = self.k / QK;
         let tile_bytes = ROWS * format.bytes;
+        let (mins_at, values_at, high_at) = self.kind.layout();
         let (t, lane) = (r / ROWS, r % ROWS);
         for (b, values) in out.chunks_exact_mut(QK).enumerate() {
             let tile = &self.tiles[(t * blocks + b) * tile_bytes..][..tile_bytes];
             let d = f16_at(tile, 2 * lane);
-            let packed = &tile[2 * ROWS..];
+            let m = if self.kind.has_min() {
+                f16_at(tile, mins_at + 2 * lane)
+            } else {
+                0.0
+            };
             for (i, value) in values.iter_mut().enumerate() {
-                let x = match self.kind {
-                    Kind::Q8_0 => {
-                        i32::from((packed[((i / 4) * ROWS + lane) * 4 + i % 4] ^ 0x80) as i8)
-                    }
-                    Kind::Q4_0 => {
-                        let byte = packed[((i / 8) * ROWS + lane) * 4 + i % 4];
-                        let q = if i % 8 < 4 { byte & 0x0f } else { byte >> 4 };
-                        i32::from(q) - 8
-                    }
+                let u = if self.kind == Kind::Q8_0 {
+                    tile[values_at + ((i / 4) * ROWS + lane) * 4 + i % 4]
+                } else {
+                    let (g, j) = (i / 8, i % 8);
+                    let byte = tile[values_at + (g * ROWS + lane) * 4 + j % 4];
+                    let low = if j < 4 { byte & 0x0f } else { byte >> 4 };
+                    let fifth = if matches!(self.kind, Kind::Q5_0 | Kind::Q5_1) {
+                        (tile[high_at + g * ROWS + lane] >> j) & 1
+                    } else {
+                        0
+                    };
+                    low | fifth << 4
                 };
-                *value = d * x as f32;
+                let x = i32::from(u) - self.kind.offset();
+                *value = d * x as f32 + m;
             }
         }
         true
@@ -257,13 +334,17 @@ impl Packed {
     /// format and quantizer this one takes: the reference for tests, and what tells the
     /// forward pass how to quantize for this layer.
     pub fn kernel(&self) -> super::Kernel {
-        let (weight, reference): (Format, super::RowDots) = match self.kind {
-            Kind::Q8_0 => (Q8_0, scalar_q8_0),
-            Kind::Q4_0 => (Q4_0, scalar_q4_0),
+        let reference: super::RowDots = match self.kind {
+            Kind::Q4_0 => reference_q4_0,
+            Kind::Q4_1 => reference_q4_1,
+            Kind::Q5_0 => reference_q5_0,
+            Kind::Q5_1 => reference_q5_1,
+            Kind::Q8_0 => reference_q8_0,
         };
+        let weight = self.kind.format();
         super::Kernel {
             weight,
-            activation: Q8_0_SUMS,
+            activation: Q8_SUMS,
             quantize: quantize_sums,
             reference,
             tiles: None,
@@ -273,7 +354,7 @@ impl Packed {
     }
 
     /// The dot products of weight rows `rows` with every activation row in `acts`
-    /// ([`Q8_0_SUMS`] rows of `k` values): `out[i · R + r]` = weight row `rows.start + i` ·
+    /// ([`Q8_SUMS`] rows of `k` values): `out[i · R + r]` = weight row `rows.start + i` ·
     /// activation row `r`, for `R` activation rows. Each result is the same whatever `R` and
     /// `rows` are; a range that is not whole tiles costs the whole tiles it touches. Panics if
     /// the lengths disagree (a bug in the caller).
@@ -283,7 +364,7 @@ impl Packed {
             "rows of the matrix"
         );
         let blocks = self.k / QK;
-        let act_bytes = blocks * Q8_0_SUMS.bytes;
+        let act_bytes = blocks * Q8_SUMS.bytes;
         let inputs = acts.len() / act_bytes;
         assert_eq!(acts.len(), inputs * act_bytes, "whole activation rows");
         assert_eq!(
@@ -339,8 +420,14 @@ fn tile_products(
         match (kind, take) {
             (Kind::Q8_0, 8) => q8_0_tile::<8>(blocks, tile, acts, sums),
             (Kind::Q8_0, _) => q8_0_tile::<1>(blocks, tile, acts, sums),
-            (Kind::Q4_0, 8) => q4_0_tile::<8>(blocks, tile, acts, sums),
-            (Kind::Q4_0, _) => q4_0_tile::<1>(blocks, tile, acts, sums),
+            (Kind::Q4_0, 8) => nibble_tile::<8, 8, false, false>(blocks, tile, acts, sums),
+            (Kind::Q4_0, _) => nibble_tile::<1, 8, false, false>(blocks, tile, acts, sums),
+            (Kind::Q4_1, 8) => nibble_tile::<8, 0, true, false>(blocks, tile, acts, sums),
+            (Kind::Q4_1, _) => nibble_tile::<1, 0, true, false>(blocks, tile, acts, sums),
+            (Kind::Q5_0, 8) => nibble_tile::<8, 16, false, true>(blocks, tile, acts, sums),
+            (Kind::Q5_0, _) => nibble_tile::<1, 16, false, true>(blocks, tile, acts, sums),
+            (Kind::Q5_1, 8) => nibble_tile::<8, 0, true, true>(blocks, tile, acts, sums),
+            (Kind::Q5_1, _) => nibble_tile::<1, 0, true, true>(blocks, tile, acts, sums),
         }
     }
 }
@@ -379,20 +466,28 @@ fn broadcast4(bytes: &[u8], at: usize) -> __m512i {
     _mm512_set1_epi32(i32_at(bytes, at))
 }
 
+/// `acc += (sum as f32) · d_w · d_a` for the sixteen rows, plus `m · s` for the types with a
+/// minimum; `start` and `other` are the two chains of the block's integer sums.
 #[cfg(target_arch = "x86_64")]
-/// The sums of an activation block's share in one tile: `start` holds the offset's share; the
-/// products go to two chains so that consecutive multiply-adds need not wait for each other.
-/// Then `acc += (sum as f32) · d_w · d_a` for the sixteen rows.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
-fn finish(start: __m512i, other: __m512i, weight_scales: __m512, act: &[u8], acc: &mut __m512) {
+fn finish(
+    (start, other): (__m512i, __m512i),
+    weight_scales: __m512,
+    weight_mins: Option<__m512>,
+    act: &[u8],
+    acc: &mut __m512,
+) {
     let sum = _mm512_add_epi32(start, other);
     let scale = _mm512_mul_ps(weight_scales, _mm512_set1_ps(f32_at(act, 0)));
     *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, *acc);
+    if let Some(mins) = weight_mins {
+        *acc = _mm512_fmadd_ps(mins, _mm512_set1_ps(f32_at(act, 8)), *acc);
+    }
 }
 
-#[cfg(target_arch = "x86_64")]
 /// One `Q8_0` tile (`blocks` blocks) × `M` activation rows; `out[m][r]` is row `r` · act `m`.
+#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
 fn q8_0_tile<const M: usize>(
     blocks: usize,
@@ -403,7 +498,7 @@ fn q8_0_tile<const M: usize>(
     let tile_bytes = ROWS * Q8_0.bytes;
     assert!(tile.len() >= blocks * tile_bytes, "a tile");
     for act in acts.iter().take(M) {
-        assert!(act.len() >= blocks * Q8_0_SUMS.bytes, "an activation row");
+        assert!(act.len() >= blocks * Q8_SUMS.bytes, "an activation row");
     }
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
@@ -411,14 +506,15 @@ fn q8_0_tile<const M: usize>(
         let weight_scales = scales(block);
         let values: [__m512i; 8] = std::array::from_fn(|g| load64(&block[2 * ROWS + 64 * g..]));
         for m in 0..M {
-            let act = &acts[m][b * Q8_0_SUMS.bytes..(b + 1) * Q8_0_SUMS.bytes];
+            let act = &acts[m][b * Q8_SUMS.bytes..(b + 1) * Q8_SUMS.bytes];
             let mut even = _mm512_set1_epi32(-128 * i32_at(act, 4));
             let mut odd = _mm512_setzero_si512();
             for g in (0..8).step_by(2) {
-                even = _mm512_dpbusd_epi32(even, values[g], broadcast4(act, 8 + 4 * g));
-                odd = _mm512_dpbusd_epi32(odd, values[g + 1], broadcast4(act, 12 + 4 * g));
+                let at = SUMS_VALUES + 4 * g;
+                even = _mm512_dpbusd_epi32(even, values[g], broadcast4(act, at));
+                odd = _mm512_dpbusd_epi32(odd, values[g + 1], broadcast4(act, at + 4));
             }
-            finish(even, odd, weight_scales, act, &mut acc[m]);
+            finish((even, odd), weight_scales, None, act, &mut acc[m]);
         }
     }
     for m in 0..M {
@@ -427,42 +523,82 @@ fn q8_0_tile<const M: usize>(
     }
 }
 
+/// One tile of a nibble type (`Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`: `OFFSET` subtracted, `MIN` for a
+/// minimum, `FIFTH` for a fifth bit) × `M` activation rows; `out[m][r]` is row `r` · act `m`.
 #[cfg(target_arch = "x86_64")]
-/// One `Q4_0` tile (`blocks` blocks) × `M` activation rows; `out[m][r]` is row `r` · act `m`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
-fn q4_0_tile<const M: usize>(
+fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, const FIFTH: bool>(
     blocks: usize,
     tile: &[u8],
     acts: &[&[u8]; 8],
     out: &mut [[f32; ROWS]; 8],
 ) {
-    let tile_bytes = ROWS * Q4_0.bytes;
+    let format = match (MIN, FIFTH) {
+        (false, false) => Q4_0,
+        (true, false) => super::Q4_1,
+        (false, true) => Q5_0,
+        (true, true) => Q5_1,
+    };
+    let tile_bytes = ROWS * format.bytes;
+    let values_at = if MIN { 4 * ROWS } else { 2 * ROWS };
+    let high_at = values_at + ROWS * QK / 2;
     assert!(tile.len() >= blocks * tile_bytes, "a tile");
     for act in acts.iter().take(M) {
-        assert!(act.len() >= blocks * Q8_0_SUMS.bytes, "an activation row");
+        assert!(act.len() >= blocks * Q8_SUMS.bytes, "an activation row");
     }
-    let nibble = _mm512_set1_epi8(0x0f);
+    let low_nibbles = _mm512_set1_epi8(0x0f);
+    // A row's byte of fifth bits copied to each byte of its lane, and the bit each byte of
+    // the lane takes: bits 0..4 for the low nibbles' values, 4..8 for the high ones'.
+    let spread = _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0);
+    let (low_bits, high_bits) = (
+        _mm512_set1_epi32(0x0804_0201),
+        _mm512_set1_epi32(0x8040_2010u32 as i32),
+    );
+    let sixteen = _mm512_set1_epi8(0x10);
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
         let block = &tile[b * tile_bytes..(b + 1) * tile_bytes];
         let weight_scales = scales(block);
-        let packed: [__m512i; 4] = std::array::from_fn(|g| load64(&block[2 * ROWS + 64 * g..]));
-        let low: [__m512i; 4] = std::array::from_fn(|g| _mm512_and_si512(packed[g], nibble));
-        let high: [__m512i; 4] =
-            std::array::from_fn(|g| _mm512_and_si512(_mm512_srli_epi16(packed[g], 4), nibble));
+        let weight_mins = MIN.then(|| scales(&block[2 * ROWS..]));
+        let mut low = [_mm512_setzero_si512(); 4];
+        let mut high = [_mm512_setzero_si512(); 4];
+        for g in 0..4 {
+            let packed = load64(&block[values_at + 64 * g..]);
+            low[g] = _mm512_and_si512(packed, low_nibbles);
+            high[g] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low_nibbles);
+            if FIFTH {
+                let bytes = load16(&block[high_at + 16 * g..]);
+                let each = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(bytes), spread);
+                let set_low = _mm512_test_epi8_mask(each, low_bits);
+                let set_high = _mm512_test_epi8_mask(each, high_bits);
+                low[g] = _mm512_mask_add_epi8(low[g], set_low, low[g], sixteen);
+                high[g] = _mm512_mask_add_epi8(high[g], set_high, high[g], sixteen);
+            }
+        }
         for m in 0..M {
-            let act = &acts[m][b * Q8_0_SUMS.bytes..(b + 1) * Q8_0_SUMS.bytes];
-            let mut even = _mm512_set1_epi32(-8 * i32_at(act, 4));
+            let act = &acts[m][b * Q8_SUMS.bytes..(b + 1) * Q8_SUMS.bytes];
+            let mut even = _mm512_set1_epi32(-OFFSET * i32_at(act, 4));
             let mut odd = _mm512_setzero_si512();
             for g in 0..4 {
-                even = _mm512_dpbusd_epi32(even, low[g], broadcast4(act, 8 + 8 * g));
-                odd = _mm512_dpbusd_epi32(odd, high[g], broadcast4(act, 12 + 8 * g));
+                let at = SUMS_VALUES + 8 * g;
+                even = _mm512_dpbusd_epi32(even, low[g], broadcast4(act, at));
+                odd = _mm512_dpbusd_epi32(odd, high[g], broadcast4(act, at + 4));
             }
-            finish(even, odd, weight_scales, act, &mut acc[m]);
+            finish((even, odd), weight_scales, weight_mins, act, &mut acc[m]);
         }
     }
     for m in 0..M {
         // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
         unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
     }
+}
+
+/// 16 bytes from the start of `bytes` (at least 16 long).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load16(bytes: &[u8]) -> __m128i {
+    assert!(bytes.len() >= 16, "16 bytes to load");
+    // SAFETY: the assert guarantees 16 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
 }

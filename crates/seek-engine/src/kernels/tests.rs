@@ -495,28 +495,28 @@ fn packed_kernels_equal_their_references() {
                 got[part.start * rows..part.end * rows],
                 "{dtype:?}"
             );
-            // Each row dequantized from the tiles is the file's row.
+            // Each row dequantized from the tiles is the file's row, as candle reads it.
+            let tensor = candle_core::quantized::QTensor::new(
+                candle_core::quantized::QStorage::from_data(
+                    std::borrow::Cow::Borrowed(&weights),
+                    &Device::Cpu,
+                    dtype,
+                )
+                .unwrap(),
+                (n, k),
+            )
+            .unwrap();
+            let dense: Vec<f32> = tensor
+                .dequantize(&Device::Cpu)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap();
             for w in 0..n {
                 let mut row = vec![0f32; k];
                 assert!(packed.dequantize_row(w, &mut row));
-                let block_bytes = format.bytes;
-                for (b, values) in row.chunks_exact(QK).enumerate() {
-                    let block = &weights[(w * blocks + b) * block_bytes..][..block_bytes];
-                    let d = f16_at(block, 0);
-                    for (i, v) in values.iter().enumerate() {
-                        let x = if dtype == GgmlDType::Q8_0 {
-                            f32::from(block[2 + i] as i8)
-                        } else {
-                            let q = if i < 16 {
-                                block[2 + i] & 15
-                            } else {
-                                block[2 + i - 16] >> 4
-                            };
-                            f32::from(q) - 8.0
-                        };
-                        assert_eq!(*v, d * x, "{dtype:?} row {w} value {}", b * QK + i);
-                    }
-                }
+                assert_eq!(row[..], dense[w * k..(w + 1) * k], "{dtype:?} row {w}");
             }
             assert!(!packed.dequantize_row(n, &mut vec![0f32; k]));
             let last = &acts[(rows - 1) * kernel.activation_row_bytes(k)..];
@@ -529,34 +529,44 @@ fn packed_kernels_equal_their_references() {
     }
 }
 
-/// The packed kernels' reference on `Q8_0_SUMS` activations computes exactly what the scalar
-/// `Q8_0 × Q8_0` kernel does on llama.cpp's `Q8_0` activations: the same values, stored apart.
+/// The packed kernels' references on `Q8_SUMS` activations compute exactly what the scalar
+/// kernels do on llama.cpp's `Q8_0`/`Q8_1` activations: the same values, stored apart.
 #[test]
-fn the_packed_activation_format_holds_llama_cpps_q8_0() {
-    let scalar = Kernel::scalar(GgmlDType::Q8_0).unwrap();
-    let mut random = Random(77);
-    let (n, blocks, rows) = (16, 5, 3);
-    let k = blocks * QK;
-    let weights = random_weights(Q8_0, n * blocks, &[0], &mut random);
-    let values: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
-    let sums_kernel = Kernel {
-        activation: packed::Q8_0_SUMS,
-        quantize: packed::quantize_sums,
-        reference: packed::scalar_q8_0,
-        ..scalar
-    };
-    let (mut expected, mut got) = (vec![0f32; n * rows], vec![0f32; n * rows]);
-    scalar.dots(
-        k,
-        &weights,
-        &quantized_rows(&scalar, &values),
-        &mut expected,
-    );
-    sums_kernel.dots(
-        k,
-        &weights,
-        &quantized_rows(&sums_kernel, &values),
-        &mut got,
-    );
-    assert_eq!(expected, got);
+fn the_packed_activation_format_holds_llama_cpps_q8_0_and_q8_1() {
+    let references: [(GgmlDType, super::RowDots, &[usize]); 5] = [
+        (GgmlDType::Q8_0, packed::reference_q8_0, &[0]),
+        (GgmlDType::Q4_0, packed::reference_q4_0, &[0]),
+        (GgmlDType::Q4_1, packed::reference_q4_1, &[0, 2]),
+        (GgmlDType::Q5_0, packed::reference_q5_0, &[0]),
+        (GgmlDType::Q5_1, packed::reference_q5_1, &[0, 2]),
+    ];
+    for (dtype, reference, scales_at) in references {
+        let scalar = Kernel::scalar(dtype).unwrap();
+        let mut random = Random(77);
+        let (n, blocks, rows) = (16, 5, 3);
+        let k = blocks * QK;
+        let weights = random_weights(scalar.weight, n * blocks, scales_at, &mut random);
+        let values: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
+        let sums_kernel = Kernel {
+            activation: packed::Q8_SUMS,
+            quantize: packed::quantize_sums,
+            reference,
+            tiles: None,
+            ..scalar
+        };
+        let (mut expected, mut got) = (vec![0f32; n * rows], vec![0f32; n * rows]);
+        scalar.dots(
+            k,
+            &weights,
+            &quantized_rows(&scalar, &values),
+            &mut expected,
+        );
+        sums_kernel.dots(
+            k,
+            &weights,
+            &quantized_rows(&sums_kernel, &values),
+            &mut got,
+        );
+        assert_eq!(expected, got, "{dtype:?}");
+    }
 }
