@@ -27,7 +27,10 @@
 use std::arch::x86_64::*;
 use std::ops::Range;
 
+use super::kquants::{Q4K, Q5K, Q6K, Q8K};
 use super::{Format, Q4_0, Q5_0, Q5_1, Q8_0, QK, f16_at};
+
+mod k;
 
 /// Weight rows per tile.
 pub const ROWS: usize = 16;
@@ -96,6 +99,9 @@ enum Kind {
     Q5_0,
     Q5_1,
     Q8_0,
+    Q4K,
+    Q5K,
+    Q6K,
 }
 
 impl Kind {
@@ -107,6 +113,9 @@ impl Kind {
             T::Q5_0 => Kind::Q5_0,
             T::Q5_1 => Kind::Q5_1,
             T::Q8_0 => Kind::Q8_0,
+            T::Q4K => Kind::Q4K,
+            T::Q5K => Kind::Q5K,
+            T::Q6K => Kind::Q6K,
             _ => return None,
         })
     }
@@ -118,7 +127,29 @@ impl Kind {
             Kind::Q5_0 => Q5_0,
             Kind::Q5_1 => Q5_1,
             Kind::Q8_0 => Q8_0,
+            Kind::Q4K => Q4K,
+            Kind::Q5K => Q5K,
+            Kind::Q6K => Q6K,
         }
+    }
+
+    /// Whether this is a k-quant (256-value blocks, `Q8_K` activations; see `k`).
+    fn is_k(self) -> bool {
+        matches!(self, Kind::Q4K | Kind::Q5K | Kind::Q6K)
+    }
+
+    /// Bytes of a tile: sixteen rows' blocks `b`.
+    fn tile_bytes(self) -> usize {
+        if self.is_k() {
+            k::tile_bytes(self)
+        } else {
+            ROWS * self.format().bytes
+        }
+    }
+
+    /// The activations' format.
+    fn activation(self) -> Format {
+        if self.is_k() { Q8K } else { Q8_SUMS }
     }
 
     /// Whether values are `d·q + m` (else `d·(u − offset)`).
@@ -132,7 +163,7 @@ impl Kind {
             Kind::Q4_0 => 8,
             Kind::Q5_0 => 16,
             Kind::Q8_0 => 128,
-            Kind::Q4_1 | Kind::Q5_1 => 0,
+            Kind::Q4_1 | Kind::Q5_1 | Kind::Q4K | Kind::Q5K | Kind::Q6K => 0,
         }
     }
 
@@ -144,6 +175,8 @@ impl Kind {
             Kind::Q5_0 => super::legacy::q5_values(block, 2),
             Kind::Q5_1 => super::legacy::q5_values(block, 4),
             Kind::Q8_0 => std::array::from_fn(|i| block[2 + i] ^ 0x80),
+            // Not a 32-value type: `k` reads those.
+            Kind::Q4K | Kind::Q5K | Kind::Q6K => [0; QK],
         }
     }
 
@@ -233,8 +266,8 @@ impl Packed {
             || n == 0
             || k == 0
             || !n.is_multiple_of(ROWS)
-            || !k.is_multiple_of(QK)
-            || bytes.len() != n * (k / QK) * format.bytes
+            || !k.is_multiple_of(format.values)
+            || bytes.len() != n * (k / format.values) * format.bytes
         {
             return None;
         }
@@ -243,13 +276,21 @@ impl Packed {
 
     fn pack(kind: Kind, bytes: &[u8], n: usize, k: usize) -> Self {
         let format = kind.format();
-        let blocks = k / QK;
-        let tile_bytes = ROWS * format.bytes;
+        let blocks = k / format.values;
+        let tile_bytes = kind.tile_bytes();
         let (mins_at, values_at, high_at) = kind.layout();
-        let mut tiles = vec![0u8; bytes.len()];
+        let mut tiles = vec![0u8; n / ROWS * blocks * tile_bytes];
         for t in 0..n / ROWS {
             for b in 0..blocks {
                 let tile = &mut tiles[(t * blocks + b) * tile_bytes..][..tile_bytes];
+                if kind.is_k() {
+                    let rows: [&[u8]; ROWS] = std::array::from_fn(|r| {
+                        let at = ((t * ROWS + r) * blocks + b) * format.bytes;
+                        &bytes[at..at + format.bytes]
+                    });
+                    k::pack(kind, &rows, tile);
+                    continue;
+                }
                 for r in 0..ROWS {
                     let at = ((t * ROWS + r) * blocks + b) * format.bytes;
                     let block = &bytes[at..at + format.bytes];
@@ -292,12 +333,16 @@ impl Packed {
             return false;
         }
         let format = self.kind.format();
-        let blocks = self.k / QK;
-        let tile_bytes = ROWS * format.bytes;
+        let blocks = self.k / format.values;
+        let tile_bytes = self.kind.tile_bytes();
         let (mins_at, values_at, high_at) = self.kind.layout();
         let (t, lane) = (r / ROWS, r % ROWS);
-        for (b, values) in out.chunks_exact_mut(QK).enumerate() {
+        for (b, values) in out.chunks_exact_mut(format.values).enumerate() {
             let tile = &self.tiles[(t * blocks + b) * tile_bytes..][..tile_bytes];
+            if self.kind.is_k() {
+                k::dequantize(self.kind, tile, lane, values);
+                continue;
+            }
             let d = f16_at(tile, 2 * lane);
             let m = if self.kind.has_min() {
                 f16_at(tile, mins_at + 2 * lane)
@@ -334,18 +379,22 @@ impl Packed {
     /// format and quantizer this one takes: the reference for tests, and what tells the
     /// forward pass how to quantize for this layer.
     pub fn kernel(&self) -> super::Kernel {
-        let reference: super::RowDots = match self.kind {
-            Kind::Q4_0 => reference_q4_0,
-            Kind::Q4_1 => reference_q4_1,
-            Kind::Q5_0 => reference_q5_0,
-            Kind::Q5_1 => reference_q5_1,
-            Kind::Q8_0 => reference_q8_0,
+        let (reference, quantize): (super::RowDots, super::Quantize) = match self.kind {
+            Kind::Q4_0 => (reference_q4_0, quantize_sums),
+            Kind::Q4_1 => (reference_q4_1, quantize_sums),
+            Kind::Q5_0 => (reference_q5_0, quantize_sums),
+            Kind::Q5_1 => (reference_q5_1, quantize_sums),
+            Kind::Q8_0 => (reference_q8_0, quantize_sums),
+            // The k-quants take llama.cpp's own `Q8_K`: their scalar kernels are the reference.
+            Kind::Q4K => (super::kquants::scalar_q4_k, super::kquants::quantize_q8_k),
+            Kind::Q5K => (super::kquants::scalar_q5_k, super::kquants::quantize_q8_k),
+            Kind::Q6K => (super::kquants::scalar_q6_k, super::kquants::quantize_q8_k),
         };
         let weight = self.kind.format();
         super::Kernel {
             weight,
-            activation: Q8_SUMS,
-            quantize: quantize_sums,
+            activation: self.kind.activation(),
+            quantize,
             reference,
             tiles: None,
             simd: true,
@@ -353,8 +402,8 @@ impl Packed {
         }
     }
 
-    /// The dot products of weight rows `rows` with every activation row in `acts`
-    /// ([`Q8_SUMS`] rows of `k` values): `out[i · R + r]` = weight row `rows.start + i` ·
+    /// The dot products of weight rows `rows` with every activation row in `acts` (rows of
+    /// `k` values in [`Packed::kernel`]'s activation format): `out[i · R + r]` = weight row `rows.start + i` ·
     /// activation row `r`, for `R` activation rows. Each result is the same whatever `R` and
     /// `rows` are; a range that is not whole tiles costs the whole tiles it touches. Panics if
     /// the lengths disagree (a bug in the caller).
@@ -363,8 +412,8 @@ impl Packed {
             rows.start <= rows.end && rows.end <= self.n,
             "rows of the matrix"
         );
-        let blocks = self.k / QK;
-        let act_bytes = blocks * Q8_SUMS.bytes;
+        let blocks = self.k / self.kind.format().values;
+        let act_bytes = blocks * self.kind.activation().bytes;
         let inputs = acts.len() / act_bytes;
         assert_eq!(acts.len(), inputs * act_bytes, "whole activation rows");
         assert_eq!(
@@ -372,7 +421,9 @@ impl Packed {
             rows.len() * inputs,
             "one output per pair of rows"
         );
-        let tile_bytes = ROWS * self.kind.format().bytes;
+        let tile_bytes = self.kind.tile_bytes();
+        // Activation rows per tile call: as many as the kernel keeps sums for in registers.
+        let wide = if self.kind.is_k() { 4 } else { 8 };
         let act_row = |r: usize| &acts[r * act_bytes..(r + 1) * act_bytes];
         // A group of activation rows stays in cache while the tiles pass over it.
         const GROUP: usize = 32;
@@ -382,7 +433,7 @@ impl Packed {
                 let tile = &self.tiles[t * blocks * tile_bytes..(t + 1) * blocks * tile_bytes];
                 let mut a = group;
                 while a < group_end {
-                    let take = if group_end - a >= 8 { 8 } else { 1 };
+                    let take = if group_end - a >= wide { wide } else { 1 };
                     let mut sums = [[0f32; ROWS]; 8];
                     let mut chunk: [&[u8]; 8] = [&[]; 8];
                     for (i, slot) in chunk.iter_mut().take(take).enumerate() {
@@ -416,6 +467,10 @@ fn tile_products(
 ) {
     // SAFETY: a `Packed` exists only where `available()` found every feature the kernels are
     // compiled for; they check their slices' lengths themselves.
+    if kind.is_k() {
+        k::tile_products(kind, blocks, tile, acts, take, sums);
+        return;
+    }
     unsafe {
         match (kind, take) {
             (Kind::Q8_0, 8) => q8_0_tile::<8>(blocks, tile, acts, sums),
@@ -428,6 +483,7 @@ fn tile_products(
             (Kind::Q5_0, _) => nibble_tile::<1, 16, false, true>(blocks, tile, acts, sums),
             (Kind::Q5_1, 8) => nibble_tile::<8, 0, true, true>(blocks, tile, acts, sums),
             (Kind::Q5_1, _) => nibble_tile::<1, 0, true, true>(blocks, tile, acts, sums),
+            (Kind::Q4K | Kind::Q5K | Kind::Q6K, _) => {}
         }
     }
 }

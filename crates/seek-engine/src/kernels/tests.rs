@@ -457,18 +457,29 @@ fn q4_k_scales_unpack_alike_at_once_and_one_by_one() {
 /// range of rows or the activation rows computed with it.
 #[test]
 fn packed_kernels_equal_their_references() {
-    for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+    let types: [(GgmlDType, &[usize]); 8] = [
+        (GgmlDType::Q8_0, &[0]),
+        (GgmlDType::Q4_0, &[0]),
+        (GgmlDType::Q4_1, &[0, 2]),
+        (GgmlDType::Q5_0, &[0]),
+        (GgmlDType::Q5_1, &[0, 2]),
+        (GgmlDType::Q4K, &[0, 2]),
+        (GgmlDType::Q5K, &[0, 2]),
+        (GgmlDType::Q6K, &[Q6K.bytes - 2]),
+    ];
+    for (dtype, scales_at) in types {
         let format = Kernel::scalar(dtype).unwrap().weight;
         let mut random = Random(0x51ed_2701 ^ format.bytes as u64);
+        let k_quant = format.values > QK;
         for (n, blocks, rows) in [
             (16, 1, 1),
             (32, 3, 1),
-            (48, 7, 9),
-            (16, 18, 11),
+            (48, if k_quant { 2 } else { 7 }, 9),
+            (16, if k_quant { 5 } else { 18 }, 11),
             (64, 2, 40),
         ] {
-            let k = blocks * QK;
-            let weights = random_weights(format, n * blocks, &[0], &mut random);
+            let k = blocks * format.values;
+            let weights = random_weights(format, n * blocks, scales_at, &mut random);
             let Some(packed) = packed::Packed::new(dtype, &weights, n, k) else {
                 eprintln!("{dtype:?}: packed kernels skipped (this CPU lacks AVX-512 VNNI)");
                 return;

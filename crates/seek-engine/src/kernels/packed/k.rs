@@ -1,0 +1,407 @@
+//! The k-quants (`Q4_K`, `Q5_K`, `Q6_K`) in tiles of 16 rows, and their AVX-512 VNNI kernels,
+//! for `packed`.
+//!
+//! Owns the k-quants' tile layouts, their packing and reading back, and their kernels on
+//! llama.cpp's `Q8_K` activations. It must not choose layers or split work (see `packed`).
+//!
+//! A tile holds one 256-value block of sixteen rows. Values go in groups of eight, sixteen
+//! rows × four bytes, as in `packed`'s 32-value types: byte `j` of a row holds value `8g + j`
+//! in its low nibble and `8g + j + 4` in its high one. `Q5_K` adds a byte of fifth bits per
+//! row and group (bit `j` for value `8g + j`), `Q6_K` two more bits per value, a quad of
+//! groups at a time: sixteen rows × four bytes for the low nibbles' values, then as many for
+//! the high ones', bits `2g'`, `2g' + 1` of byte `j` for group `g'` of the quad. The six-bit
+//! scales and minimums are unpacked to a byte per row and 32-value group (`Q6_K`'s signed
+//! scales per 16 values are bytes already), the block scales stay f16: a `Q4_K`/`Q5_K` tile
+//! is 2 % larger than the file's blocks, a `Q6_K` tile the same size.
+//!
+//! The sums are integers until a block ends, as in the scalar kernels: each group's products
+//! are multiplied by its scale in 32-bit lanes, the minimums meet the activations' stored
+//! sums through `vpdpwssd`, `Q6_K`'s offset of 32 starts each 16-value sum.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::super::kquants::{
+    Q4K_SCALES, Q4K_VALUES, Q5K_HIGH, Q5K_VALUES, Q6K_D, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES,
+    q4k_scale_min, q6k_value,
+};
+use super::super::{QK_K, f16_at};
+use super::{Kind, ROWS};
+
+/// Where a tile's parts start: (block minimum or none, scales, minimums, values, extra bits).
+struct Layout {
+    dmin: usize,
+    scales: usize,
+    mins: usize,
+    values: usize,
+    extra: usize,
+    bytes: usize,
+}
+
+fn layout(kind: Kind) -> Layout {
+    let values_bytes = ROWS * QK_K / 2;
+    match kind {
+        Kind::Q6K => Layout {
+            dmin: 0,
+            scales: 2 * ROWS,
+            mins: 0,
+            values: 2 * ROWS + 16 * ROWS,
+            extra: 2 * ROWS + 16 * ROWS + values_bytes,
+            bytes: 2 * ROWS + 16 * ROWS + values_bytes + ROWS * QK_K / 4,
+        },
+        _ => {
+            let values = 4 * ROWS + 16 * ROWS;
+            let extra = values + values_bytes;
+            let fifth = if kind == Kind::Q5K {
+                ROWS * QK_K / 8
+            } else {
+                0
+            };
+            Layout {
+                dmin: 2 * ROWS,
+                scales: 4 * ROWS,
+                mins: 4 * ROWS + 8 * ROWS,
+                values,
+                extra,
+                bytes: extra + fifth,
+            }
+        }
+    }
+}
+
+/// Bytes of one tile (sixteen rows' block).
+pub(super) fn tile_bytes(kind: Kind) -> usize {
+    layout(kind).bytes
+}
+
+/// Value `i` (0..256) of a block, unsigned (`Q6_K`'s six bits, 0..64; the others' 0..32).
+fn value(kind: Kind, block: &[u8], i: usize) -> u8 {
+    match kind {
+        Kind::Q6K => q6k_value(block, i),
+        _ => {
+            let values = if kind == Kind::Q5K {
+                Q5K_VALUES
+            } else {
+                Q4K_VALUES
+            };
+            let (chunk, within) = (i / 64, i % 64);
+            let byte = block[values + 32 * chunk + within % 32];
+            let low = if within < 32 { byte & 0x0f } else { byte >> 4 };
+            let fifth = if kind == Kind::Q5K {
+                (block[Q5K_HIGH + i % 32] >> (i / 32)) & 1
+            } else {
+                0
+            };
+            low | fifth << 4
+        }
+    }
+}
+
+/// `Q6_K`'s scale index (0..16) of value `i`, in the block's storage order.
+fn q6k_scale_index(i: usize) -> usize {
+    let (chunk, within) = (i / 128, i % 128);
+    8 * chunk + 2 * (within / 32) + (within % 32) / 16
+}
+
+/// Packs the sixteen rows' blocks `rows` into `tile`.
+pub(super) fn pack(kind: Kind, rows: &[&[u8]], tile: &mut [u8]) {
+    let at = layout(kind);
+    for (r, block) in rows.iter().enumerate() {
+        if kind == Kind::Q6K {
+            tile[2 * r..2 * r + 2].copy_from_slice(&block[Q6K_D..Q6K_D + 2]);
+            for t in 0..16 {
+                // The scale of values 16t .. 16t + 16 (in value order).
+                tile[at.scales + 16 * t + r] = block[Q6K_SCALES + q6k_scale_index(16 * t)];
+            }
+        } else {
+            tile[2 * r..2 * r + 2].copy_from_slice(&block[..2]);
+            tile[at.dmin + 2 * r..at.dmin + 2 * r + 2].copy_from_slice(&block[2..4]);
+            for s in 0..8 {
+                let (scale, min) = q4k_scale_min(&block[Q4K_SCALES..], s);
+                tile[at.scales + 16 * s + r] = scale;
+                tile[at.mins + 16 * s + r] = min;
+            }
+        }
+        let u: [u8; QK_K] = std::array::from_fn(|i| value(kind, block, i));
+        for g in 0..QK_K / 8 {
+            let mut fifth = 0u8;
+            for j in 0..4 {
+                let (first, second) = (u[8 * g + j], u[8 * g + j + 4]);
+                tile[at.values + (g * ROWS + r) * 4 + j] = (first & 0x0f) | (second & 0x0f) << 4;
+                fifth |= ((first >> 4) & 1) << j | ((second >> 4) & 1) << (j + 4);
+                if kind == Kind::Q6K {
+                    let (quad, within) = (g / 4, g % 4);
+                    let base = at.extra + 128 * quad + r * 4 + j;
+                    tile[base] |= (first >> 4) << (2 * within);
+                    tile[base + 64] |= (second >> 4) << (2 * within);
+                }
+            }
+            if kind == Kind::Q5K {
+                tile[at.extra + g * ROWS + r] = fifth;
+            }
+        }
+    }
+}
+
+/// Row `lane`'s 256 values of a tile into `out`, as the file's block would give them.
+pub(super) fn dequantize(kind: Kind, tile: &[u8], lane: usize, out: &mut [f32]) {
+    let at = layout(kind);
+    let d = f16_at(tile, 2 * lane);
+    for (i, value) in out.iter_mut().enumerate().take(QK_K) {
+        let (g, j) = (i / 8, i % 8);
+        let byte = tile[at.values + (g * ROWS + lane) * 4 + j % 4];
+        let low = if j < 4 { byte & 0x0f } else { byte >> 4 };
+        *value = match kind {
+            Kind::Q6K => {
+                let (quad, within) = (g / 4, g % 4);
+                let bits = tile[at.extra + 128 * quad + 64 * (j / 4) + lane * 4 + j % 4];
+                let q = low | ((bits >> (2 * within)) & 3) << 4;
+                let scale = tile[at.scales + 16 * (i / 16) + lane] as i8;
+                d * f32::from(scale) * (f32::from(q) - 32.0)
+            }
+            _ => {
+                let fifth = if kind == Kind::Q5K {
+                    (tile[at.extra + g * ROWS + lane] >> j) & 1
+                } else {
+                    0
+                };
+                let q = low | fifth << 4;
+                let s = i / 32;
+                let (scale, min) = (
+                    tile[at.scales + 16 * s + lane],
+                    tile[at.mins + 16 * s + lane],
+                );
+                let dmin = f16_at(tile, at.dmin + 2 * lane);
+                d * f32::from(scale) * f32::from(q) - dmin * f32::from(min)
+            }
+        };
+    }
+}
+
+/// `take` (1 or 4) activation rows (`Q8_K`) × one row of tiles (`blocks` blocks), into
+/// `sums[m][r]`.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn tile_products(
+    kind: Kind,
+    blocks: usize,
+    tiles: &[u8],
+    acts: &[&[u8]; 8],
+    take: usize,
+    sums: &mut [[f32; ROWS]; 8],
+) {
+    // SAFETY: a `Packed` exists only where `available()` found every feature the kernels are
+    // compiled for; they check their slices' lengths themselves.
+    unsafe {
+        match (kind, take) {
+            (Kind::Q6K, 4) => q6k_tile::<4>(blocks, tiles, acts, sums),
+            (Kind::Q6K, _) => q6k_tile::<1>(blocks, tiles, acts, sums),
+            (Kind::Q5K, 4) => k4_tile::<4, true>(blocks, tiles, acts, sums),
+            (Kind::Q5K, _) => k4_tile::<1, true>(blocks, tiles, acts, sums),
+            (_, 4) => k4_tile::<4, false>(blocks, tiles, acts, sums),
+            (_, _) => k4_tile::<1, false>(blocks, tiles, acts, sums),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load64(bytes: &[u8]) -> __m512i {
+    assert!(bytes.len() >= 64, "64 bytes to load");
+    // SAFETY: the assert guarantees 64 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load16(bytes: &[u8]) -> __m128i {
+    assert!(bytes.len() >= 16, "16 bytes to load");
+    // SAFETY: the assert guarantees 16 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
+}
+
+/// The sixteen f16 at the start of `bytes`, as f32.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx2")]
+fn halves(bytes: &[u8]) -> __m512 {
+    assert!(bytes.len() >= 32, "sixteen halves");
+    // SAFETY: the assert guarantees 32 readable bytes; `loadu` has no alignment requirement.
+    _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) })
+}
+
+/// The four bytes at `bytes[at..at + 4]` in every lane.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn broadcast4(bytes: &[u8], at: usize) -> __m512i {
+    _mm512_set1_epi32(i32::from_le_bytes([
+        bytes[at],
+        bytes[at + 1],
+        bytes[at + 2],
+        bytes[at + 3],
+    ]))
+}
+
+/// `Q4_K` (or `Q5_K`, with `FIFTH`) tiles × `M` `Q8_K` rows; `out[m][r]` is row `r` · act `m`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
+fn k4_tile<const M: usize, const FIFTH: bool>(
+    blocks: usize,
+    tiles: &[u8],
+    acts: &[&[u8]; 8],
+    out: &mut [[f32; ROWS]; 8],
+) {
+    let at = layout(if FIFTH { Kind::Q5K } else { Kind::Q4K });
+    assert!(tiles.len() >= blocks * at.bytes, "a row of tiles");
+    for act in acts.iter().take(M) {
+        assert!(act.len() >= blocks * Q8K.bytes, "an activation row");
+    }
+    let nibbles = _mm512_set1_epi8(0x0f);
+    let spread = _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0);
+    let (low_bits, high_bits) = (
+        _mm512_set1_epi32(0x0804_0201),
+        _mm512_set1_epi32(0x8040_2010u32 as i32),
+    );
+    let sixteen = _mm512_set1_epi8(0x10);
+    let mut acc = [_mm512_setzero_ps(); M];
+    for b in 0..blocks {
+        let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
+        let mut dots = [_mm512_setzero_si512(); M];
+        let mut mins = [_mm512_setzero_si512(); M];
+        for s in 0..8 {
+            let scale = _mm512_cvtepu8_epi32(load16(&tile[at.scales + 16 * s..]));
+            let min = _mm512_cvtepu8_epi32(load16(&tile[at.mins + 16 * s..]));
+            // The minimum in both 16-bit halves, for the two 16-value sums of the group.
+            let min_pair = _mm512_or_si512(min, _mm512_slli_epi32(min, 16));
+            let mut low = [_mm512_setzero_si512(); 4];
+            let mut high = [_mm512_setzero_si512(); 4];
+            for i in 0..4 {
+                let g = 4 * s + i;
+                let packed = load64(&tile[at.values + 64 * g..]);
+                low[i] = _mm512_and_si512(packed, nibbles);
+                high[i] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), nibbles);
+                if FIFTH {
+                    let bytes = load16(&tile[at.extra + 16 * g..]);
+                    let each = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(bytes), spread);
+                    let set_low = _mm512_test_epi8_mask(each, low_bits);
+                    let set_high = _mm512_test_epi8_mask(each, high_bits);
+                    low[i] = _mm512_mask_add_epi8(low[i], set_low, low[i], sixteen);
+                    high[i] = _mm512_mask_add_epi8(high[i], set_high, high[i], sixteen);
+                }
+            }
+            for m in 0..M {
+                let act = acts[m];
+                let base = b * Q8K.bytes;
+                let mut even = _mm512_setzero_si512();
+                let mut odd = _mm512_setzero_si512();
+                for i in 0..4 {
+                    let values = base + Q8K_VALUES + 32 * s + 8 * i;
+                    even = _mm512_dpbusd_epi32(even, low[i], broadcast4(act, values));
+                    odd = _mm512_dpbusd_epi32(odd, high[i], broadcast4(act, values + 4));
+                }
+                let group = _mm512_add_epi32(even, odd);
+                dots[m] = _mm512_add_epi32(dots[m], _mm512_mullo_epi32(group, scale));
+                let sums = broadcast4(act, base + Q8K_SUMS + 4 * s);
+                mins[m] = _mm512_dpwssd_epi32(mins[m], min_pair, sums);
+            }
+        }
+        let (d, dmin) = (halves(tile), halves(&tile[at.dmin..]));
+        for m in 0..M {
+            let da = _mm512_set1_ps(f32::from_le_bytes([
+                acts[m][b * Q8K.bytes],
+                acts[m][b * Q8K.bytes + 1],
+                acts[m][b * Q8K.bytes + 2],
+                acts[m][b * Q8K.bytes + 3],
+            ]));
+            // As the scalar kernel: d_a·d·dot − d_a·dmin·mins, then added.
+            let term = _mm512_sub_ps(
+                _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m])),
+                _mm512_mul_ps(_mm512_mul_ps(da, dmin), _mm512_cvtepi32_ps(mins[m])),
+            );
+            acc[m] = _mm512_add_ps(acc[m], term);
+        }
+    }
+    for m in 0..M {
+        // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
+        unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
+    }
+}
+
+/// `Q6_K` tiles × `M` `Q8_K` rows; `out[m][r]` is row `r` · act `m`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma,f16c")]
+fn q6k_tile<const M: usize>(
+    blocks: usize,
+    tiles: &[u8],
+    acts: &[&[u8]; 8],
+    out: &mut [[f32; ROWS]; 8],
+) {
+    let at = layout(Kind::Q6K);
+    assert!(tiles.len() >= blocks * at.bytes, "a row of tiles");
+    for act in acts.iter().take(M) {
+        assert!(act.len() >= blocks * Q8K.bytes, "an activation row");
+    }
+    let nibbles = _mm512_set1_epi8(0x0f);
+    let two = _mm512_set1_epi8(3);
+    let mut acc = [_mm512_setzero_ps(); M];
+    for b in 0..blocks {
+        let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
+        let mut dots = [_mm512_setzero_si512(); M];
+        for quad in 0..8 {
+            let mut low_top = load64(&tile[at.extra + 128 * quad..]);
+            let mut high_top = load64(&tile[at.extra + 128 * quad + 64..]);
+            let mut low = [_mm512_setzero_si512(); 4];
+            let mut high = [_mm512_setzero_si512(); 4];
+            for i in 0..4 {
+                let packed = load64(&tile[at.values + 64 * (4 * quad + i)..]);
+                let top = |bits: __m512i| _mm512_slli_epi16(_mm512_and_si512(bits, two), 4);
+                low[i] = _mm512_or_si512(_mm512_and_si512(packed, nibbles), top(low_top));
+                high[i] = _mm512_or_si512(
+                    _mm512_and_si512(_mm512_srli_epi16(packed, 4), nibbles),
+                    top(high_top),
+                );
+                low_top = _mm512_srli_epi16(low_top, 2);
+                high_top = _mm512_srli_epi16(high_top, 2);
+            }
+            let scales: [__m512i; 2] = std::array::from_fn(|h| {
+                _mm512_cvtepi8_epi32(load16(&tile[at.scales + 16 * (2 * quad + h)..]))
+            });
+            for m in 0..M {
+                let act = acts[m];
+                let base = b * Q8K.bytes;
+                for (h, scale) in scales.iter().enumerate() {
+                    // Values 16t .. 16t + 16: groups 2h, 2h + 1 of the quad.
+                    let t = 2 * quad + h;
+                    let at_sum = base + Q8K_SUMS + 2 * t;
+                    let sum = i16::from_le_bytes([act[at_sum], act[at_sum + 1]]);
+                    let mut even = _mm512_set1_epi32(-32 * i32::from(sum));
+                    let mut odd = _mm512_setzero_si512();
+                    for i in [2 * h, 2 * h + 1] {
+                        let values = base + Q8K_VALUES + 32 * quad + 8 * i;
+                        even = _mm512_dpbusd_epi32(even, low[i], broadcast4(act, values));
+                        odd = _mm512_dpbusd_epi32(odd, high[i], broadcast4(act, values + 4));
+                    }
+                    let group = _mm512_add_epi32(even, odd);
+                    dots[m] = _mm512_add_epi32(dots[m], _mm512_mullo_epi32(group, *scale));
+                }
+            }
+        }
+        let d = halves(tile);
+        for m in 0..M {
+            let da = _mm512_set1_ps(f32::from_le_bytes([
+                acts[m][b * Q8K.bytes],
+                acts[m][b * Q8K.bytes + 1],
+                acts[m][b * Q8K.bytes + 2],
+                acts[m][b * Q8K.bytes + 3],
+            ]));
+            let term = _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m]));
+            acc[m] = _mm512_add_ps(acc[m], term);
+        }
+    }
+    for m in 0..M {
+        // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
+        unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
+    }
+}
