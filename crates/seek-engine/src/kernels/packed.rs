@@ -78,13 +78,18 @@ pub fn quantize_sums(row: &[f32], out: &mut [u8]) {
 }
 
 /// The f32 at `bytes[at..at + 4]`.
+#[inline]
 fn f32_at(bytes: &[u8], at: usize) -> f32 {
-    f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    f32::from_bits(i32_at(bytes, at) as u32)
 }
 
 /// The i32 at `bytes[at..at + 4]`.
+#[inline]
 fn i32_at(bytes: &[u8], at: usize) -> i32 {
-    i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    // One bounds check for the four bytes, so that the compiler reads them as one word (the
+    // kernels broadcast activation words this way in their inner loops).
+    let four = &bytes[at..at + 4];
+    i32::from_le_bytes([four[0], four[1], four[2], four[3]])
 }
 
 /// Value `i` (0..32) of 16 bytes of nibbles (value `j` low in byte `j`, `j + 16` high), 0..16.
@@ -428,7 +433,7 @@ impl Packed {
         );
         let tile_bytes = self.kind.tile_bytes();
         // Activation rows per tile call: as many as the kernel keeps sums for in registers.
-        let wide = if self.kind.is_k() { 4 } else { 8 };
+        let wide = 8;
         let act_row = |r: usize| &acts[r * act_bytes..(r + 1) * act_bytes];
         // A group of activation rows stays in cache while the tiles pass over it.
         const GROUP: usize = 32;

@@ -193,11 +193,11 @@ pub(super) fn tile_products(
     // compiled for; they check their slices' lengths themselves.
     unsafe {
         match (kind, take) {
-            (Kind::Q6K, 4) => q6k_tile::<4>(blocks, tiles, acts, sums),
+            (Kind::Q6K, 8) => q6k_tile::<8>(blocks, tiles, acts, sums),
             (Kind::Q6K, _) => q6k_tile::<1>(blocks, tiles, acts, sums),
-            (Kind::Q5K, 4) => k4_tile::<4, true>(blocks, tiles, acts, sums),
+            (Kind::Q5K, 8) => k4_tile::<8, true>(blocks, tiles, acts, sums),
             (Kind::Q5K, _) => k4_tile::<1, true>(blocks, tiles, acts, sums),
-            (_, 4) => k4_tile::<4, false>(blocks, tiles, acts, sums),
+            (_, 8) => k4_tile::<8, false>(blocks, tiles, acts, sums),
             (_, _) => k4_tile::<1, false>(blocks, tiles, acts, sums),
         }
     }
@@ -236,12 +236,7 @@ fn halves(bytes: &[u8]) -> __m512 {
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn broadcast4(bytes: &[u8], at: usize) -> __m512i {
-    _mm512_set1_epi32(i32::from_le_bytes([
-        bytes[at],
-        bytes[at + 1],
-        bytes[at + 2],
-        bytes[at + 3],
-    ]))
+    _mm512_set1_epi32(super::i32_at(bytes, at))
 }
 
 /// `Q4_K` (or `Q5_K`, with `FIFTH`) tiles × `M` `Q8_K` rows; `out[m][r]` is row `r` · act `m`.
@@ -269,12 +264,8 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
         let mut dots = [_mm512_setzero_si512(); M];
-        let mut mins = [_mm512_setzero_si512(); M];
         for s in 0..8 {
             let scale = _mm512_cvtepu8_epi32(load16(&tile[at.scales + 16 * s..]));
-            let min = _mm512_cvtepu8_epi32(load16(&tile[at.mins + 16 * s..]));
-            // The minimum in both 16-bit halves, for the two 16-value sums of the group.
-            let min_pair = _mm512_or_si512(min, _mm512_slli_epi32(min, 16));
             let mut low = [_mm512_setzero_si512(); 4];
             let mut high = [_mm512_setzero_si512(); 4];
             for i in 0..4 {
@@ -303,18 +294,25 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
                 }
                 let group = _mm512_add_epi32(even, odd);
                 dots[m] = _mm512_add_epi32(dots[m], _mm512_mullo_epi32(group, scale));
-                let sums = broadcast4(act, base + Q8K_SUMS + 4 * s);
-                mins[m] = _mm512_dpwssd_epi32(mins[m], min_pair, sums);
+            }
+        }
+        // The minimums times the groups' activation sums, apart from the values' loop so
+        // that its registers hold the values.
+        let min_pairs: [__m512i; 8] = std::array::from_fn(|s| {
+            let min = _mm512_cvtepu8_epi32(load16(&tile[at.mins + 16 * s..]));
+            // The minimum in both 16-bit halves, for the two 16-value sums of the group.
+            _mm512_or_si512(min, _mm512_slli_epi32(min, 16))
+        });
+        let mut mins = [_mm512_setzero_si512(); M];
+        for (m, sum) in mins.iter_mut().enumerate() {
+            for (s, pair) in min_pairs.iter().enumerate() {
+                let sums = broadcast4(acts[m], b * Q8K.bytes + Q8K_SUMS + 4 * s);
+                *sum = _mm512_dpwssd_epi32(*sum, *pair, sums);
             }
         }
         let (d, dmin) = (halves(tile), halves(&tile[at.dmin..]));
         for m in 0..M {
-            let da = _mm512_set1_ps(f32::from_le_bytes([
-                acts[m][b * Q8K.bytes],
-                acts[m][b * Q8K.bytes + 1],
-                acts[m][b * Q8K.bytes + 2],
-                acts[m][b * Q8K.bytes + 3],
-            ]));
+            let da = _mm512_set1_ps(super::f32_at(acts[m], b * Q8K.bytes));
             // As the scalar kernel: d_a·d·dot − d_a·dmin·mins, then added.
             let term = _mm512_sub_ps(
                 _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m])),
@@ -375,7 +373,8 @@ fn q6k_tile<const M: usize>(
                     // Values 16t .. 16t + 16: groups 2h, 2h + 1 of the quad.
                     let t = 2 * quad + h;
                     let at_sum = base + Q8K_SUMS + 2 * t;
-                    let sum = i16::from_le_bytes([act[at_sum], act[at_sum + 1]]);
+                    let two = &act[at_sum..at_sum + 2];
+                    let sum = i16::from_le_bytes([two[0], two[1]]);
                     let mut even = _mm512_set1_epi32(-32 * i32::from(sum));
                     let mut odd = _mm512_setzero_si512();
                     for i in [2 * h, 2 * h + 1] {
@@ -390,12 +389,7 @@ fn q6k_tile<const M: usize>(
         }
         let d = halves(tile);
         for m in 0..M {
-            let da = _mm512_set1_ps(f32::from_le_bytes([
-                acts[m][b * Q8K.bytes],
-                acts[m][b * Q8K.bytes + 1],
-                acts[m][b * Q8K.bytes + 2],
-                acts[m][b * Q8K.bytes + 3],
-            ]));
+            let da = _mm512_set1_ps(super::f32_at(acts[m], b * Q8K.bytes));
             let term = _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m]));
             acc[m] = _mm512_add_ps(acc[m], term);
         }
