@@ -78,16 +78,20 @@ pub fn quantize_sums(row: &[f32], out: &mut [u8]) {
 }
 
 /// The f32 at `bytes[at..at + 4]`.
-#[inline]
 fn f32_at(bytes: &[u8], at: usize) -> f32 {
-    f32::from_bits(i32_at(bytes, at) as u32)
+    f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
 /// The i32 at `bytes[at..at + 4]`.
-#[inline]
 fn i32_at(bytes: &[u8], at: usize) -> i32 {
-    // One bounds check for the four bytes, so that the compiler reads them as one word (the
-    // kernels broadcast activation words this way in their inner loops).
+    i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The i32 at `bytes[at..at + 4]`, with one bounds check for the four bytes, so that the
+/// compiler reads them as one word where `at` is not known in advance (the k-quant kernels'
+/// activation words, at offsets computed per group).
+#[inline]
+fn word_at(bytes: &[u8], at: usize) -> i32 {
     let four = &bytes[at..at + 4];
     i32::from_le_bytes([four[0], four[1], four[2], four[3]])
 }

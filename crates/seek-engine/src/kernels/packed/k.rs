@@ -236,7 +236,7 @@ fn halves(bytes: &[u8]) -> __m512 {
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn broadcast4(bytes: &[u8], at: usize) -> __m512i {
-    _mm512_set1_epi32(super::i32_at(bytes, at))
+    _mm512_set1_epi32(super::word_at(bytes, at))
 }
 
 /// `Q4_K` (or `Q5_K`, with `FIFTH`) tiles × `M` `Q8_K` rows; `out[m][r]` is row `r` · act `m`.
@@ -312,7 +312,7 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
         }
         let (d, dmin) = (halves(tile), halves(&tile[at.dmin..]));
         for m in 0..M {
-            let da = _mm512_set1_ps(super::f32_at(acts[m], b * Q8K.bytes));
+            let da = _mm512_set1_ps(f32::from_bits(super::word_at(acts[m], b * Q8K.bytes) as u32));
             // As the scalar kernel: d_a·d·dot − d_a·dmin·mins, then added.
             let term = _mm512_sub_ps(
                 _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m])),
@@ -389,7 +389,7 @@ fn q6k_tile<const M: usize>(
         }
         let d = halves(tile);
         for m in 0..M {
-            let da = _mm512_set1_ps(super::f32_at(acts[m], b * Q8K.bytes));
+            let da = _mm512_set1_ps(f32::from_bits(super::word_at(acts[m], b * Q8K.bytes) as u32));
             let term = _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m]));
             acc[m] = _mm512_add_ps(acc[m], term);
         }
