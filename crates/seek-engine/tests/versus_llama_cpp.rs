@@ -36,10 +36,10 @@ const STEPS: usize = 32;
 /// How far (in nats: the difference of log-probabilities, which is the difference of logits)
 /// llama.cpp's greedy token may lie below the engine's most likely token on a quantized file.
 /// Both quantize the activations before the dot products, but not identically (llama.cpp's
-/// Q8_K for K-quant weights and its own rounding and summation order; the engine's kernels or
-/// candle's), so the logits differ by a few tenths of a nat and on a near-tie the two may pick
-/// different tokens. The largest gap measured on the files tested is 0.37 nats (SmolLM2 Q5_0;
-/// docs/local.md lists each file's), while a wrong kernel or layer moves logits by several
+/// Q8_K for K-quant weights and its own rounding and summation order; the engine's packed
+/// kernels sum in another order), so the logits differ by a few tenths of a nat and on a
+/// near-tie the two may pick different tokens. The largest gap measured on the files tested is
+/// 0.25 nats (SmolLM2 Q5_1; 0.37 before the packed kernels; docs/local.md lists each file's), while a wrong kernel or layer moves logits by several
 /// nats. SmolLM2's Q5_K_M file is not tested: at one step it shows 0.74 (docs/local.md says
 /// why).
 const MARGIN: f32 = 0.5;
