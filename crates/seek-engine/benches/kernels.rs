@@ -1,5 +1,7 @@
-//! Microseconds per matrix product of our kernels against candle's `QMatMul`, per weight type,
-//! for one activation row (decode) and 64 (prefill), at SmolLM2's and Qwen2.5-1.5B's shapes.
+//! Microseconds per matrix product of our kernels (on the file's blocks, and on the weights
+//! repacked into tiles where the CPU has those kernels) against candle's `QMatMul`, per weight
+//! type, for one activation row (decode) and 64 (prefill), at SmolLM2's and Qwen2.5-1.5B's
+//! shapes.
 //!
 //! Owns only the measuring; the kernels are `seek_engine::kernels`, the layer that splits the
 //! work is `seek_engine::linear`. Run with `cargo bench -p seek-engine --bench kernels`;
@@ -71,9 +73,9 @@ fn best_of(budget: Duration, calls: &mut [Box<dyn FnMut() + '_>]) -> Vec<Duratio
     best
 }
 
-/// The number of candidates a round shares its budget with (candle and up to two of ours).
+/// The number of candidates a round shares its budget with (candle and up to four of ours).
 fn calls_len_hint() -> f64 {
-    3.0
+    5.0
 }
 
 fn listed(variable: &str, name: &str) -> bool {
@@ -115,6 +117,10 @@ fn main() -> candle_core::Result<()> {
                     kernel.isa.to_string(),
                     Linear::with_kernel(weight.clone(), Some(kernel))?,
                 ));
+            }
+            // The weights repacked into tiles, as the engine loads them on this CPU.
+            if let Some(packed) = Linear::packed(&weight)? {
+                candidates.push(("packed".to_string(), packed));
             }
             for rows in ROWS {
                 let x = Tensor::from_vec(values(rows * k, 11), (1, rows, k), &Device::Cpu)?;
