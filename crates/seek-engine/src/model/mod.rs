@@ -285,7 +285,8 @@ impl Transformer {
         } else {
             let output = Linear::from_arc(Arc::clone(&embedding)).map_err(&err)?;
             if output.is_packed() {
-                // The last reference to the file's bytes goes here.
+                // The last reference to the file's bytes: freed before the layers are read.
+                drop(embedding);
                 (output, Embedding::Output)
             } else {
                 (output, Embedding::Tensor(embedding))
