@@ -21,6 +21,9 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::legacy::{load16, load64, scales};
+
 use super::super::kquants::{
     Q4K_SCALES, Q4K_VALUES, Q5K_HIGH, Q5K_VALUES, Q6K_D, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES,
     q4k_scale_min, q6k_value,
@@ -178,7 +181,7 @@ pub(super) fn dequantize(kind: Kind, tile: &[u8], lane: usize, out: &mut [f32]) 
     }
 }
 
-/// `take` (1 or 4) activation rows (`Q8_K`) × one row of tiles (`blocks` blocks), into
+/// `take` (1 or 8) activation rows (`Q8_K`) × one row of tiles (`blocks` blocks), into
 /// `sums[m][r]`.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn tile_products(
@@ -201,34 +204,6 @@ pub(super) fn tile_products(
             (_, _) => k4_tile::<1, false>(blocks, tiles, acts, sums),
         }
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn load64(bytes: &[u8]) -> __m512i {
-    assert!(bytes.len() >= 64, "64 bytes to load");
-    // SAFETY: the assert guarantees 64 readable bytes; `loadu` has no alignment requirement.
-    unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn load16(bytes: &[u8]) -> __m128i {
-    assert!(bytes.len() >= 16, "16 bytes to load");
-    // SAFETY: the assert guarantees 16 readable bytes; `loadu` has no alignment requirement.
-    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
-}
-
-/// The sixteen f16 at the start of `bytes`, as f32.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "avx512f,avx2")]
-fn halves(bytes: &[u8]) -> __m512 {
-    assert!(bytes.len() >= 32, "sixteen halves");
-    // SAFETY: the assert guarantees 32 readable bytes; `loadu` has no alignment requirement.
-    _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) })
 }
 
 /// The four bytes at `bytes[at..at + 4]` in every lane.
@@ -310,7 +285,7 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
                 *sum = _mm512_dpwssd_epi32(*sum, *pair, sums);
             }
         }
-        let (d, dmin) = (halves(tile), halves(&tile[at.dmin..]));
+        let (d, dmin) = (scales(tile), scales(&tile[at.dmin..]));
         for m in 0..M {
             let da = _mm512_set1_ps(f32::from_bits(super::word_at(acts[m], b * Q8K.bytes) as u32));
             // As the scalar kernel: d_a·d·dot − d_a·dmin·mins, then added.
@@ -387,7 +362,7 @@ fn q6k_tile<const M: usize>(
                 }
             }
         }
-        let d = halves(tile);
+        let d = scales(tile);
         for m in 0..M {
             let da = _mm512_set1_ps(f32::from_bits(super::word_at(acts[m], b * Q8K.bytes) as u32));
             let term = _mm512_mul_ps(_mm512_mul_ps(da, d), _mm512_cvtepi32_ps(dots[m]));

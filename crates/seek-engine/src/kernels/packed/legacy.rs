@@ -13,7 +13,7 @@ use super::{Q8_SUMS, ROWS, SUMS_VALUES, f32_at, i32_at};
 /// 64 bytes from the start of `bytes` (at least 64 long).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn load64(bytes: &[u8]) -> __m512i {
+pub(super) fn load64(bytes: &[u8]) -> __m512i {
     assert!(bytes.len() >= 64, "64 bytes to load");
     // SAFETY: the assert guarantees 64 readable bytes; `loadu` has no alignment requirement.
     unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
@@ -22,7 +22,7 @@ fn load64(bytes: &[u8]) -> __m512i {
 /// The sixteen f16 scales at the start of `bytes`, as f32.
 #[inline]
 #[target_feature(enable = "avx512f,avx2")]
-fn scales(bytes: &[u8]) -> __m512 {
+pub(super) fn scales(bytes: &[u8]) -> __m512 {
     assert!(bytes.len() >= 32, "sixteen scales");
     // SAFETY: the assert guarantees 32 readable bytes; `loadu` has no alignment requirement.
     _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) })
@@ -162,7 +162,7 @@ pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, co
 /// 16 bytes from the start of `bytes` (at least 16 long).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn load16(bytes: &[u8]) -> __m128i {
+pub(super) fn load16(bytes: &[u8]) -> __m128i {
     assert!(bytes.len() >= 16, "16 bytes to load");
     // SAFETY: the assert guarantees 16 readable bytes; `loadu` has no alignment requirement.
     unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
