@@ -109,9 +109,11 @@ impl std::fmt::Debug for Kernel {
 }
 
 impl Kernel {
-    /// The kernel `linear` uses for a layer of GGML type `dtype` whose rows hold `k` values,
-    /// or `None` where candle's `QMatMul` computes it: types we have no kernel for, and on a
-    /// CPU without AVX2 the types candle has a kernel of its own for.
+    /// The kernel `linear` uses for a layer of GGML type `dtype` whose rows hold `k` values
+    /// when it keeps the file's blocks, or `None` where candle's `QMatMul` computes it: types
+    /// we have no kernel for, and on a CPU without AVX2 the types candle has a kernel of its own
+    /// for. (On a CPU with AVX-512 VNNI, `linear` first packs the layer into tiles, see
+    /// `packed`; this kernel is then only for a matrix whose rows are not whole tiles.)
     ///
     /// Ours for `Q4_1`, `Q5_0` and `Q5_1` always (candle has no fast x86 kernel for them), and
     /// for the others where ours are SIMD. Candle's repacked `Q8_0`, `Q4_K` and `Q6_K` kernels

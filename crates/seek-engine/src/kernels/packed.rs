@@ -42,8 +42,8 @@ pub const ROWS: usize = 16;
 
 /// Activations for the packed kernels: per 32-value block its scale `d` as f32, the sum of
 /// its values `Σq` as i32, `s = d·Σq` as llama.cpp's `Q8_1` rounds it (f16, as f32), then its
-/// 32 values: llama.cpp's `Q8_0` and `Q8_1` at once (they quantize alike), for every packed
-/// type.
+/// 32 values: llama.cpp's `Q8_0` and `Q8_1` at once (they quantize alike), for the packed
+/// 32-value types (the k-quants take llama.cpp's `Q8_K`).
 pub const Q8_SUMS: Format = Format {
     name: "Q8 with sums",
     values: QK,
