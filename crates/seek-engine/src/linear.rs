@@ -1,14 +1,16 @@
-//! A linear layer over quantized weights: `y = x · Wᵀ` with `W` kept in the file's blocks.
+//! A linear layer over quantized weights: `y = x · Wᵀ`, with `W` repacked into tiles of rows
+//! where the CPU has those kernels (`kernels::packed`), else kept in the file's blocks.
 //!
 //! Owns one matrix product: whole, split over the threads of the current rayon pool (the
 //! engine's `[local] threads`) with the activations' quantization (`forward`, `forward_rows`),
 //! or a range of weight rows at a time for a caller that splits the work itself (`Blocks`,
 //! which the forward pass's team of threads uses); the block arithmetic is in `kernels`.
 //! Weight types we have no kernel for (or, on a CPU without AVX2, a SIMD kernel for; see
-//! `Kernel::for_layer`) use candle's `QMatMul`. It must not know about layers, attention or tokens: `model` decides
-//! what is multiplied with what.
+//! `Kernel::for_layer`) use candle's `QMatMul`. It must not know about layers, attention or
+//! tokens: `model` decides what is multiplied with what.
 //!
-//! The weights are never copied or dequantized: the kernels read the `QTensor`'s bytes.
+//! The weights are never dequantized. A packed layer holds its tiles in place of the file's
+//! bytes (the `QTensor` is dropped); otherwise the kernels read the `QTensor`'s bytes.
 
 use std::sync::Arc;
 
