@@ -129,10 +129,14 @@ impl BlockTree {
     /// Live processes of the block (zombies are reaped when they are ours, and skipped).
     fn members(&self, exclude_leader: bool) -> Vec<i32> {
         let me = std::process::id() as i32;
-        // A block starts in a session of its own, and no process can join a group of another
-        // session: nothing in seek's own process group is a block's (the children seek starts
-        // without a group of their own: an editor, a test's servers).
+        // A block starts in a session of its own, and no process can join a group or a
+        // session not its own: nothing in seek's own process group or session is a block's
+        // (the children seek starts without a session of their own: an editor, a helper or a
+        // test's server in a group of its own). The session matters for a helper just spawned:
+        // it is seek's child, in a new group not yet held apart, and a sweep deciding in that
+        // moment would otherwise take it for an orphan of the block.
         let own_group = nix::unistd::getpgrp().as_raw();
+        let own_session = nix::unistd::getsid(None).map_or(-1, |s| s.as_raw());
         let Some(pids) = proc_pids() else {
             return Vec::new();
         };
@@ -151,7 +155,11 @@ impl BlockTree {
             let Some(info) = read_stat(pid) else { continue };
             // An MCP server (or its child) is never a block's; a block's own group always is,
             // even if an ended server's group id was reused for it.
-            if info.pgrp != self.leader && (apart.contains(&info.pgrp) || info.pgrp == own_group) {
+            if info.pgrp != self.leader
+                && (apart.contains(&info.pgrp)
+                    || info.pgrp == own_group
+                    || info.session == own_session)
+            {
                 continue;
             }
             let ours = info.pgrp == self.leader
