@@ -244,3 +244,49 @@ pub(super) fn proc_pids() -> Option<impl Iterator<Item = i32>> {
             .and_then(|name| name.parse::<i32>().ok())
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+
+    /// `sleep 30`, in a session of its own when `session`, else in a group of its own in this
+    /// process's session.
+    fn sleeper(session: bool) -> Child {
+        let mut command = Command::new("sleep");
+        command.arg("30");
+        if session {
+            // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent's.
+            unsafe {
+                command.pre_exec(|| {
+                    nix::unistd::setsid()
+                        .map(|_| ())
+                        .map_err(std::io::Error::from)
+                })
+            };
+        } else {
+            command.process_group(0);
+        }
+        command.spawn().expect("sleep starts")
+    }
+
+    #[test]
+    fn a_child_in_seeks_session_is_never_a_blocks_but_an_escaped_one_is() {
+        let mut leader = sleeper(true);
+        let block = BlockTree::new(leader.id() as i32, "no-token".into(), None);
+        // Started after the block, a child of this process, in a group of its own and not held
+        // apart: a helper in the moment after its spawn.
+        let mut helper = sleeper(false);
+        // Started after the block in a session of its own, a child of this process: what a
+        // daemon that left the block's session looks like once re-parented here.
+        let mut escaped = sleeper(true);
+        let members = block.members(true);
+        for child in [&mut leader, &mut helper, &mut escaped] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(!members.contains(&(helper.id() as i32)), "{members:?}");
+        assert!(members.contains(&(escaped.id() as i32)), "{members:?}");
+    }
+}
