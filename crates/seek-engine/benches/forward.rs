@@ -3,6 +3,8 @@
 //! (`pp500`), decode of 64 tokens one at a time from an empty cache (`tg64`), and, as seek
 //! uses it after a long prompt, 64 tokens decoded after the 500.
 //!
+//! It also prints how long the model took to load (the file read, the weights packed).
+//!
 //! `SEEK_BENCH_GGUF=file.gguf [SEEK_BENCH_THREADS=2] [SEEK_BENCH_RUNS=5]
 //! cargo bench -p seek-engine --bench forward`. Each number is the best of the runs (the
 //! machine is shared; the best run is the least disturbed). Token ids are pseudo-random, as
@@ -69,10 +71,12 @@ fn main() {
         .num_threads(threads)
         .build()
         .expect("a thread pool");
+    let loading = Instant::now();
     let file = GgufFile::open(&path).expect("the file opens");
     let model = pool
         .install(|| Transformer::load(&file))
         .expect("the model loads");
+    let loaded = loading.elapsed();
     let prompt = tokens(PREFILL, model.vocab_size());
     let only = std::env::var("SEEK_BENCH_ONLY").unwrap_or_default();
     let (mut prefill, mut tg, mut after) = (Duration::MAX, Duration::MAX, Duration::MAX);
@@ -101,6 +105,7 @@ fn main() {
             .next()
             .unwrap_or("?")
     );
+    println!("model load {} ms", loaded.as_millis());
     println!("pp{PREFILL} {:.1} tok/s", per_second(PREFILL, prefill));
     println!("tg{DECODE} {:.1} tok/s", per_second(DECODE, tg));
     println!(
