@@ -77,9 +77,6 @@ impl Linear {
     /// The layer over `weight` repacked, or `None` where it is not packed.
     pub fn packed(weight: &QTensor) -> candle_core::Result<Option<Self>> {
         let (n, k) = weight.shape().dims2()?;
-        if !packed::available() {
-            return Ok(None);
-        }
         let data = weight.data()?;
         Ok(Packed::new(weight.dtype(), &data, n, k).map(|packed| Self {
             inner: Inner::Packed {
@@ -339,6 +336,19 @@ fn group_products(
     }
 }
 
+/// `(rows, n)` row-major from `columns`, `(n, rows)` row-major (a weight row's products with
+/// every input row together, as the kernels give them).
+fn rows_of_columns(columns: &[f32], rows: usize) -> Vec<f32> {
+    let n = columns.len() / rows.max(1);
+    let mut out = vec![0f32; rows * n];
+    for (j, column) in columns.chunks_exact(rows).enumerate() {
+        for (s, v) in column.iter().enumerate() {
+            out[s * n + j] = *v;
+        }
+    }
+    out
+}
+
 /// `input (rows, k) · packedᵀ` → `(rows, n)`, row-major, on the current rayon pool, a few
 /// tiles of weight rows per task.
 fn multiply_packed(packed: &Packed, kernel: &Kernel, input: &[f32]) -> Vec<f32> {
@@ -352,7 +362,7 @@ fn multiply_packed(packed: &Packed, kernel: &Kernel, input: &[f32]) -> Vec<f32> 
     acts.par_chunks_mut(act_bytes)
         .zip(input.par_chunks(k))
         .for_each(|(q, x)| kernel.quantize(x, q));
-    let tiles = n / packed::ROWS;
+    let tiles = n.div_ceil(packed::ROWS);
     let per_task = tiles.div_ceil(rayon::current_num_threads() * 4).max(1) * packed::ROWS;
     let mut transposed = vec![0f32; n * rows];
     transposed
@@ -362,13 +372,7 @@ fn multiply_packed(packed: &Packed, kernel: &Kernel, input: &[f32]) -> Vec<f32> 
             let first = task * per_task;
             packed.multiply(first..first + outs.len() / rows, &acts, outs);
         });
-    let mut out = vec![0f32; rows * n];
-    for (j, column) in transposed.chunks_exact(rows).enumerate() {
-        for (s, v) in column.iter().enumerate() {
-            out[s * n + j] = *v;
-        }
-    }
-    out
+    rows_of_columns(&transposed, rows)
 }
 
 /// `input (rows, k) · weights (n, k)ᵀ` → `(rows, n)`, row-major, on the current rayon pool.
@@ -414,13 +418,7 @@ fn multiply(kernel: &Kernel, weights: &[u8], (n, k): (usize, usize), input: &[f3
             let task_weights = &weights[first * weight_bytes..(first + count) * weight_bytes];
             group_products(kernel, k, task_weights, &acts, rows, outs, scratch);
         });
-    let mut out = vec![0f32; rows * n];
-    for (j, column) in transposed.chunks_exact(rows).enumerate() {
-        for (s, v) in column.iter().enumerate() {
-            out[s * n + j] = *v;
-        }
-    }
-    out
+    rows_of_columns(&transposed, rows)
 }
 
 #[cfg(test)]

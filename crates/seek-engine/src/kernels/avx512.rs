@@ -4,8 +4,9 @@
 //! Owns the check for the CPU features, the choice among the AVX-512 kernels and what the
 //! k-quants' kernels (in `avx512_k`) share: the tiling (one weight row against a tile of
 //! activation rows, `avx2`'s) and the register helpers. It must not choose between instruction
-//! sets or split work: `kernels` picks, `linear` splits. The 32-value formats' kernels, on
-//! activations laid out for them, are in `avx512_pairs`.
+//! sets or split work: `kernels` picks, `linear` splits. The 32-value formats have no kernel
+//! here: on a CPU with these features their layers are packed (`packed`), and the AVX-VNNI or
+//! AVX2 kernels are the ones on the file's blocks.
 
 use std::arch::x86_64::*;
 
@@ -21,8 +22,7 @@ pub fn available() -> bool {
         && is_x86_feature_detected!("avx512vnni")
 }
 
-/// The tile kernel of `dtype`, if there is one here (the 32-value formats' are in
-/// `avx512_pairs`).
+/// The tile kernel of `dtype`, if there is one here (the k-quants').
 pub fn tiles(dtype: candle_core::quantized::GgmlDType) -> Option<super::TileDots> {
     use candle_core::quantized::GgmlDType as T;
     Some(match dtype {

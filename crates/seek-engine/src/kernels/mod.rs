@@ -11,8 +11,9 @@
 //! The SIMD kernels work in tiles: several activation rows per weight row (prefill), so that a
 //! weight block is unpacked once for the tile, or several weight rows per activation row
 //! (decode), so that independent sums hide the latency of the multiply-adds. A kernel's
-//! activations are quantized by its own `quantize`: the AVX-512 kernels of the 32-value
-//! formats take llama.cpp's `Q8_0`/`Q8_1` values in a layout of their own (`avx512_pairs`).
+//! activations are quantized by its own `quantize`. On a CPU with AVX-512 VNNI the layers
+//! are packed into tiles of rows and multiplied by `packed`'s kernels; the AVX-512 kernels on
+//! the file's blocks are the k-quants' (`avx512_k`), for a row width `packed` cannot take.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -22,8 +23,6 @@ mod avx2_q45;
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_k;
-#[cfg(target_arch = "x86_64")]
-mod avx512_pairs;
 #[cfg(target_arch = "x86_64")]
 mod avxvnni;
 mod kquants;
@@ -112,19 +111,18 @@ impl Kernel {
     /// The kernel `linear` uses for a layer of GGML type `dtype` whose rows hold `k` values
     /// when it keeps the file's blocks, or `None` where candle's `QMatMul` computes it: types
     /// we have no kernel for, and on a CPU without AVX2 the types candle has a kernel of its own
-    /// for. (On a CPU with AVX-512 VNNI, `linear` first packs the layer into tiles, see
-    /// `packed`; this kernel is then only for a matrix whose rows are not whole tiles.)
+    /// for. (On a CPU with AVX-512 VNNI `linear` packs every layer of these types into tiles,
+    /// see `packed`, so this choice is for other CPUs.)
     ///
     /// Ours for `Q4_1`, `Q5_0` and `Q5_1` always (candle has no fast x86 kernel for them), and
     /// for the others where ours are SIMD. Candle's repacked `Q8_0`, `Q4_K` and `Q6_K` kernels
-    /// are faster than ours on one matrix and one thread (`RAYON_NUM_THREADS=1 cargo bench -p
-    /// seek-engine --bench kernels`: 1536×1536, 64 rows, `Q8_0` 1.9 ms against ours 3.9 ms
-    /// with AVX-512), but in the engine a layer candle computes is one item of the forward
-    /// pass's team while candle's own thread pool competes with the team for the cores:
-    /// `cargo bench -p seek-engine --bench forward` on SmolLM2-135M, 2 threads, ours against
-    /// candle's for those three types: `Q8_0` 265 / 72 tokens/s prefill (500 tokens), 40 / 7
-    /// decode; `Q6_K` 295 / 74 and 42 / 8; `Q4_K_M` 216 / 230 and 37 / 16 (a shared 2-core
-    /// Xeon, load average 5-6, so low for both).
+    /// are faster than ours on one matrix and one thread, but in the engine a layer candle
+    /// computes is one item of the forward pass's team while candle's own thread pool competes
+    /// with the team for the cores. Measured with `cargo bench -p seek-engine --bench forward`
+    /// on SmolLM2-135M, 2 threads, on this AVX-512 machine before layers were packed (AVX-512
+    /// kernels on the file's blocks, since removed), ours against candle's: `Q8_0` 265 / 72
+    /// tokens/s prefill (500 tokens), 40 / 7 decode; `Q6_K` 295 / 74 and 42 / 8; `Q4_K_M` 216 /
+    /// 230 and 37 / 16 (load average 5-6, so low for both). Not measured on an AVX2-only CPU.
     pub fn for_layer(dtype: candle_core::quantized::GgmlDType, k: usize) -> Option<Self> {
         use candle_core::quantized::GgmlDType as T;
         match dtype {
@@ -156,7 +154,7 @@ impl Kernel {
     }
 
     /// Whether this kernel multiplies rows of `k` values: whole blocks of its weight format
-    /// and of its activation format (the AVX-512 32-value kernels take pairs of blocks).
+    /// and of its activation format.
     pub fn takes(&self, k: usize) -> bool {
         k > 0 && k.is_multiple_of(self.weight.values) && k.is_multiple_of(self.activation.values)
     }
@@ -219,8 +217,8 @@ impl Kernel {
     }
 
     /// The dot products of `weights` (whole rows of `k` values) with `acts` (whole rows of `k`
-    /// values quantized by [`Kernel::quantize`]; `k` one the kernel [`takes`](Kernel::takes)): `out[w · R + r]` = weight row `w` · activation row `r`, for `R`
-    /// activation rows. Panics if the lengths disagree (a bug in the caller, never bad input:
+    /// values quantized by [`Kernel::quantize`]; `k` one the kernel [`takes`](Kernel::takes)):
+    /// `out[w · R + r]` = weight row `w` · activation row `r`, for `R` activation rows. Panics if the lengths disagree (a bug in the caller, never bad input:
     /// `linear` checks shapes before).
     pub fn dots(&self, k: usize, weights: &[u8], acts: &[u8], out: &mut [f32]) {
         let (weight_bytes, act_bytes) = (self.weight_row_bytes(k), self.activation_row_bytes(k));
@@ -290,15 +288,7 @@ fn simd_kernels(dtype: candle_core::quantized::GgmlDType) -> Vec<Kernel> {
         kernels.extend(avxvnni::tiles(dtype).map(|t| with(t, SIMD_ISAS[1])));
     }
     if avx512::available() {
-        if let Some((tiles, activation, quantize)) = avx512_pairs::kernel(dtype) {
-            kernels.push(Kernel {
-                activation,
-                quantize,
-                ..with(tiles, SIMD_ISAS[2])
-            });
-        } else {
-            kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
-        }
+        kernels.extend(avx512::tiles(dtype).map(|t| with(t, SIMD_ISAS[2])));
     }
     kernels
 }

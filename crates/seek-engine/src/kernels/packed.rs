@@ -31,6 +31,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use super::kquants::{Q4K, Q5K, Q6K, Q8K};
 use super::{Format, Q4_0, Q5_0, Q5_1, Q8_0, QK, f16_at};
 
@@ -266,9 +268,24 @@ impl std::fmt::Debug for Packed {
 
 impl Packed {
     /// `bytes`, a `(n, k)` matrix of GGML type `dtype` in the file's layout, packed; `None`
-    /// when the type is not packed, the CPU lacks the kernels, `n` is not a whole number of
-    /// tiles or `k` of blocks, or `bytes` is not the matrix's size.
+    /// when the type is not packed, the CPU lacks the kernels, `k` is not a whole number of
+    /// blocks, or `bytes` is not the matrix's size. A last tile of fewer than [`ROWS`] rows is
+    /// filled with rows of zeros, whose products are never written out.
     pub fn new(
+        dtype: candle_core::quantized::GgmlDType,
+        bytes: &[u8],
+        n: usize,
+        k: usize,
+    ) -> Option<Self> {
+        if !available() {
+            return None;
+        }
+        Self::tiles_only(dtype, bytes, n, k)
+    }
+
+    /// [`Packed::new`] whether or not this CPU runs the kernels: the tiles alone, which
+    /// [`Packed::dequantize_row`] reads on any CPU (for tests).
+    pub(super) fn tiles_only(
         dtype: candle_core::quantized::GgmlDType,
         bytes: &[u8],
         n: usize,
@@ -276,10 +293,8 @@ impl Packed {
     ) -> Option<Self> {
         let kind = Kind::of(dtype)?;
         let format = kind.format();
-        if !available()
-            || n == 0
+        if n == 0
             || k == 0
-            || !n.is_multiple_of(ROWS)
             || !k.is_multiple_of(format.values)
             || bytes.len() != n * (k / format.values) * format.bytes
         {
@@ -293,21 +308,29 @@ impl Packed {
         let blocks = k / format.values;
         let tile_bytes = kind.tile_bytes();
         let (mins_at, values_at, high_at) = kind.layout();
-        let mut tiles = vec![0u8; n / ROWS * blocks * tile_bytes];
-        for t in 0..n / ROWS {
+        let mut tiles = vec![0u8; n.div_ceil(ROWS) * blocks * tile_bytes];
+        let block_of = |row: usize, b: usize| {
+            let at = (row * blocks + b) * format.bytes;
+            &bytes[at..at + format.bytes]
+        };
+        // Each row of tiles on its own: packing is part of loading the model, so it is shared
+        // out over the current rayon pool (the engine's threads).
+        let tile_rows = tiles.par_chunks_mut(blocks * tile_bytes).enumerate();
+        tile_rows.for_each(|(t, tile_row)| {
+            // The rows of this tile the matrix has (the rest stay zeros).
+            let rows = ROWS.min(n - t * ROWS);
             for b in 0..blocks {
-                let tile = &mut tiles[(t * blocks + b) * tile_bytes..][..tile_bytes];
+                let tile = &mut tile_row[b * tile_bytes..(b + 1) * tile_bytes];
                 if kind.is_k() {
-                    let rows: [&[u8]; ROWS] = std::array::from_fn(|r| {
-                        let at = ((t * ROWS + r) * blocks + b) * format.bytes;
-                        &bytes[at..at + format.bytes]
-                    });
-                    k::pack(kind, &rows, tile);
+                    let mut blocks: [&[u8]; ROWS] = [&[]; ROWS];
+                    for (r, block) in blocks.iter_mut().take(rows).enumerate() {
+                        *block = block_of(t * ROWS + r, b);
+                    }
+                    k::pack(kind, &blocks[..rows], tile);
                     continue;
                 }
-                for r in 0..ROWS {
-                    let at = ((t * ROWS + r) * blocks + b) * format.bytes;
-                    let block = &bytes[at..at + format.bytes];
+                for r in 0..rows {
+                    let block = block_of(t * ROWS + r, b);
                     tile[2 * r..2 * r + 2].copy_from_slice(&block[..2]);
                     if kind.has_min() {
                         tile[mins_at + 2 * r..mins_at + 2 * r + 2].copy_from_slice(&block[2..4]);
@@ -335,7 +358,7 @@ impl Packed {
                     }
                 }
             }
-        }
+        });
         Self { kind, n, k, tiles }
     }
 

@@ -118,11 +118,7 @@ fn check_equal(scalar: &Kernel, chosen: &Kernel, scales_at: &[usize]) {
     ];
     for blocks in [1, 2, 3, 7, 18] {
         let k = blocks * scalar.weight.values;
-        if !chosen.takes(k) {
-            // Only the AVX-512 kernels of the 32-value formats, which take pairs of blocks.
-            assert!(!blocks.is_multiple_of(2), "{chosen:?} takes {k}");
-            continue;
-        }
+        assert!(chosen.takes(k), "{chosen:?} takes {k}");
         for (weight_rows, rows) in shapes {
             let weights =
                 random_weights(scalar.weight, weight_rows * blocks, scales_at, &mut random);
@@ -337,13 +333,7 @@ fn scalar_kernels_match_dequantized_weights() {
         let k = 3 * kernel.weight.values;
         let dense = Tensor::from_vec(random.values(k), (1, k), &Device::Cpu).unwrap();
         let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
-        let exact: Vec<f32> = weight
-            .dequantize(&Device::Cpu)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
+        let exact = dense_values(&weight);
         let x = random.values(k);
         let mut acts = vec![0u8; kernel.activation_row_bytes(k)];
         kernel.quantize(&x, &mut acts);
@@ -389,13 +379,7 @@ fn scalar_kernels_equal_dequantized_products() {
         let (n, rows, k) = (5, 3, 4 * kernel.weight.values);
         let dense = Tensor::from_vec(random.values(n * k), (n, k), &Device::Cpu).unwrap();
         let weight = candle_core::quantized::QTensor::quantize(&dense, dtype).unwrap();
-        let exact: Vec<f32> = weight
-            .dequantize(&Device::Cpu)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
+        let exact = dense_values(&weight);
         let inputs: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
         let acts = quantized_rows(&kernel, &inputs);
         let values = dequantized_activations(&kernel, &acts);
@@ -452,38 +436,92 @@ fn q4_k_scales_unpack_alike_at_once_and_one_by_one() {
     }
 }
 
-/// The packed kernels equal their references on the file's rows (up to the order of float
-/// additions), for tiles and tails of activation rows; a row's result does not depend on the
-/// range of rows or the activation rows computed with it.
+/// The types packed, with the offsets of their blocks' f16 scales.
+const PACKED_TYPES: [(GgmlDType, &[usize]); 8] = [
+    (GgmlDType::Q8_0, &[0]),
+    (GgmlDType::Q4_0, &[0]),
+    (GgmlDType::Q4_1, &[0, 2]),
+    (GgmlDType::Q5_0, &[0]),
+    (GgmlDType::Q5_1, &[0, 2]),
+    (GgmlDType::Q4K, &[0, 2]),
+    (GgmlDType::Q5K, &[0, 2]),
+    (GgmlDType::Q6K, &[Q6K.bytes - 2]),
+];
+
+/// Matrices `(n, blocks, activation rows)`: whole tiles and a last tile of 5 rows (21), one
+/// activation row and tiles of them with their tails.
+fn packed_shapes(k_quant: bool) -> [(usize, usize, usize); 6] {
+    [
+        (16, 1, 1),
+        (32, 3, 1),
+        (21, 2, 3),
+        (48, if k_quant { 2 } else { 7 }, 9),
+        (16, if k_quant { 5 } else { 18 }, 11),
+        (64, 2, 40),
+    ]
+}
+
+/// The values a `(n, k)` weight of `dtype` in the file's `bytes` encodes, as candle reads them.
+fn dequantized_weights(dtype: GgmlDType, bytes: &[u8], n: usize, k: usize) -> Vec<f32> {
+    let storage = candle_core::quantized::QStorage::from_data(
+        std::borrow::Cow::Borrowed(bytes),
+        &Device::Cpu,
+        dtype,
+    )
+    .unwrap();
+    dense_values(&candle_core::quantized::QTensor::new(storage, (n, k)).unwrap())
+}
+
+/// A quantized tensor's values, flat.
+fn dense_values(tensor: &candle_core::quantized::QTensor) -> Vec<f32> {
+    tensor
+        .dequantize(&Device::Cpu)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1()
+        .unwrap()
+}
+
+/// The tiles hold the file's rows: each row read back from them is the row candle reads from
+/// the file, on any CPU (a last tile's rows of zeros are never read).
 #[test]
-fn packed_kernels_equal_their_references() {
-    let types: [(GgmlDType, &[usize]); 8] = [
-        (GgmlDType::Q8_0, &[0]),
-        (GgmlDType::Q4_0, &[0]),
-        (GgmlDType::Q4_1, &[0, 2]),
-        (GgmlDType::Q5_0, &[0]),
-        (GgmlDType::Q5_1, &[0, 2]),
-        (GgmlDType::Q4K, &[0, 2]),
-        (GgmlDType::Q5K, &[0, 2]),
-        (GgmlDType::Q6K, &[Q6K.bytes - 2]),
-    ];
-    for (dtype, scales_at) in types {
+fn packed_tiles_hold_the_files_rows() {
+    for (dtype, scales_at) in PACKED_TYPES {
         let format = Kernel::scalar(dtype).unwrap().weight;
-        let mut random = Random(0x51ed_2701 ^ format.bytes as u64);
-        let k_quant = format.values > QK;
-        for (n, blocks, rows) in [
-            (16, 1, 1),
-            (32, 3, 1),
-            (48, if k_quant { 2 } else { 7 }, 9),
-            (16, if k_quant { 5 } else { 18 }, 11),
-            (64, 2, 40),
-        ] {
+        let mut random = Random(0x7a11 ^ format.bytes as u64);
+        for (n, blocks, _) in packed_shapes(format.values > QK) {
             let k = blocks * format.values;
             let weights = random_weights(format, n * blocks, scales_at, &mut random);
-            let Some(packed) = packed::Packed::new(dtype, &weights, n, k) else {
-                eprintln!("{dtype:?}: packed kernels skipped (this CPU lacks AVX-512 VNNI)");
-                return;
-            };
+            let packed = packed::Packed::tiles_only(dtype, &weights, n, k).unwrap();
+            let dense = dequantized_weights(dtype, &weights, n, k);
+            for w in 0..n {
+                let mut row = vec![0f32; k];
+                assert!(packed.dequantize_row(w, &mut row));
+                assert_eq!(row[..], dense[w * k..(w + 1) * k], "{dtype:?} row {w}");
+            }
+            assert!(!packed.dequantize_row(n, &mut vec![0f32; k]));
+        }
+    }
+}
+
+/// The packed kernels equal their references on the file's rows (up to the order of float
+/// additions), for tiles and tails of activation rows; a row's result does not depend on the
+/// range of rows or the activation rows computed with it. Only where the CPU runs them (the
+/// AVX-512 VNNI ones); the tiles themselves are tested on any CPU above.
+#[test]
+fn packed_kernels_equal_their_references() {
+    if !packed::available() {
+        eprintln!("packed kernels skipped (this CPU lacks AVX-512 VNNI)");
+        return;
+    }
+    for (dtype, scales_at) in PACKED_TYPES {
+        let format = Kernel::scalar(dtype).unwrap().weight;
+        let mut random = Random(0x51ed_2701 ^ format.bytes as u64);
+        for (n, blocks, rows) in packed_shapes(format.values > QK) {
+            let k = blocks * format.values;
+            let weights = random_weights(format, n * blocks, scales_at, &mut random);
+            let packed = packed::Packed::new(dtype, &weights, n, k).unwrap();
             let kernel = packed.kernel();
             let values: Vec<Vec<f32>> = (0..rows).map(|_| random.values(k)).collect();
             let acts = quantized_rows(&kernel, &values);
@@ -506,30 +544,6 @@ fn packed_kernels_equal_their_references() {
                 got[part.start * rows..part.end * rows],
                 "{dtype:?}"
             );
-            // Each row dequantized from the tiles is the file's row, as candle reads it.
-            let tensor = candle_core::quantized::QTensor::new(
-                candle_core::quantized::QStorage::from_data(
-                    std::borrow::Cow::Borrowed(&weights),
-                    &Device::Cpu,
-                    dtype,
-                )
-                .unwrap(),
-                (n, k),
-            )
-            .unwrap();
-            let dense: Vec<f32> = tensor
-                .dequantize(&Device::Cpu)
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .to_vec1()
-                .unwrap();
-            for w in 0..n {
-                let mut row = vec![0f32; k];
-                assert!(packed.dequantize_row(w, &mut row));
-                assert_eq!(row[..], dense[w * k..(w + 1) * k], "{dtype:?} row {w}");
-            }
-            assert!(!packed.dequantize_row(n, &mut vec![0f32; k]));
             let last = &acts[(rows - 1) * kernel.activation_row_bytes(k)..];
             let mut alone = vec![0f32; n];
             packed.multiply(0..n, last, &mut alone);

@@ -22,11 +22,15 @@
 use std::arch::x86_64::*;
 
 #[cfg(target_arch = "x86_64")]
-use super::legacy::{load16, load64, scales};
+use super::super::avx2::load16;
+#[cfg(target_arch = "x86_64")]
+use super::super::avx512::load64;
+#[cfg(target_arch = "x86_64")]
+use super::legacy::{FifthBits, group_values, scales};
 
 use super::super::kquants::{
-    Q4K_SCALES, Q4K_VALUES, Q5K_HIGH, Q5K_VALUES, Q6K_D, Q6K_SCALES, Q8K, Q8K_SUMS, Q8K_VALUES,
-    q4k_scale_min, q6k_value,
+    Q4K_SCALES, Q4K_VALUES, Q5K_HIGH, Q5K_VALUES, Q6K_D, Q6K_HIGH, Q6K_SCALES, Q8K, Q8K_SUMS,
+    Q8K_VALUES, q4k_scale_min,
 };
 use super::super::{QK_K, f16_at};
 use super::{Kind, ROWS};
@@ -77,27 +81,52 @@ pub(super) fn tile_bytes(kind: Kind) -> usize {
     layout(kind).bytes
 }
 
-/// Value `i` (0..256) of a block, unsigned (`Q6_K`'s six bits, 0..64; the others' 0..32).
-fn value(kind: Kind, block: &[u8], i: usize) -> u8 {
+/// A block's 256 values, unsigned (`Q6_K`'s six bits, 0..64; the others' 0..32), in value
+/// order. Whole runs of bytes at a time, not value by value: this is most of packing, which is
+/// part of loading a model.
+fn values(kind: Kind, block: &[u8]) -> [u8; QK_K] {
+    let mut u = [0u8; QK_K];
     match kind {
-        Kind::Q6K => q6k_value(block, i),
+        Kind::Q6K => {
+            // Per 128 values: 64 bytes of nibbles (values l and l + 64 low and high in byte
+            // l, l + 32 and l + 96 in byte l + 32) and 32 bytes of two-bit pairs.
+            for chunk in 0..2 {
+                let low = &block[64 * chunk..64 * (chunk + 1)];
+                let high = &block[Q6K_HIGH + 32 * chunk..Q6K_HIGH + 32 * (chunk + 1)];
+                let out = &mut u[128 * chunk..128 * (chunk + 1)];
+                for l in 0..32 {
+                    let top = |group: usize| ((high[l] >> (2 * group)) & 3) << 4;
+                    out[l] = (low[l] & 0x0f) | top(0);
+                    out[l + 32] = (low[l + 32] & 0x0f) | top(1);
+                    out[l + 64] = (low[l] >> 4) | top(2);
+                    out[l + 96] = (low[l + 32] >> 4) | top(3);
+                }
+            }
+        }
         _ => {
-            let values = if kind == Kind::Q5K {
+            let at = if kind == Kind::Q5K {
                 Q5K_VALUES
             } else {
                 Q4K_VALUES
             };
-            let (chunk, within) = (i / 64, i % 64);
-            let byte = block[values + 32 * chunk + within % 32];
-            let low = if within < 32 { byte & 0x0f } else { byte >> 4 };
-            let fifth = if kind == Kind::Q5K {
-                (block[Q5K_HIGH + i % 32] >> (i / 32)) & 1
-            } else {
-                0
-            };
-            low | fifth << 4
+            // Per 64 values: 32 bytes, values l and l + 32 low and high in byte l.
+            for chunk in 0..4 {
+                let bytes = &block[at + 32 * chunk..at + 32 * (chunk + 1)];
+                for (l, byte) in bytes.iter().enumerate() {
+                    u[64 * chunk + l] = byte & 0x0f;
+                    u[64 * chunk + 32 + l] = byte >> 4;
+                }
+            }
+            if kind == Kind::Q5K {
+                // Bit g of byte l is the fifth bit of value 32g + l.
+                let fifth = &block[Q5K_HIGH..Q5K_HIGH + 32];
+                for (i, value) in u.iter_mut().enumerate() {
+                    *value |= ((fifth[i % 32] >> (i / 32)) & 1) << 4;
+                }
+            }
         }
     }
+    u
 }
 
 /// `Q6_K`'s scale index (0..16) of value `i`, in the block's storage order.
@@ -125,7 +154,7 @@ pub(super) fn pack(kind: Kind, rows: &[&[u8]], tile: &mut [u8]) {
                 tile[at.mins + 16 * s + r] = min;
             }
         }
-        let u: [u8; QK_K] = std::array::from_fn(|i| value(kind, block, i));
+        let u = values(kind, block);
         for g in 0..QK_K / 8 {
             let mut fifth = 0u8;
             for j in 0..4 {
@@ -228,13 +257,7 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
     for act in acts.iter().take(M) {
         assert!(act.len() >= blocks * Q8K.bytes, "an activation row");
     }
-    let nibbles = _mm512_set1_epi8(0x0f);
-    let spread = _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0);
-    let (low_bits, high_bits) = (
-        _mm512_set1_epi32(0x0804_0201),
-        _mm512_set1_epi32(0x8040_2010u32 as i32),
-    );
-    let sixteen = _mm512_set1_epi8(0x10);
+    let fifth_bits = FifthBits::new();
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
@@ -245,17 +268,8 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
             let mut high = [_mm512_setzero_si512(); 4];
             for i in 0..4 {
                 let g = 4 * s + i;
-                let packed = load64(&tile[at.values + 64 * g..]);
-                low[i] = _mm512_and_si512(packed, nibbles);
-                high[i] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), nibbles);
-                if FIFTH {
-                    let bytes = load16(&tile[at.extra + 16 * g..]);
-                    let each = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(bytes), spread);
-                    let set_low = _mm512_test_epi8_mask(each, low_bits);
-                    let set_high = _mm512_test_epi8_mask(each, high_bits);
-                    low[i] = _mm512_mask_add_epi8(low[i], set_low, low[i], sixteen);
-                    high[i] = _mm512_mask_add_epi8(high[i], set_high, high[i], sixteen);
-                }
+                let fifth = FIFTH.then(|| (&fifth_bits, &tile[at.extra + 16 * g..]));
+                (low[i], high[i]) = group_values(&tile[at.values + 64 * g..], fifth);
             }
             for m in 0..M {
                 let act = acts[m];

@@ -7,17 +7,10 @@
 
 use std::arch::x86_64::*;
 
+use super::super::avx2::load16;
+use super::super::avx512::load64;
 use super::super::{Q4_0, Q5_0, Q5_1, Q8_0, QK};
 use super::{Q8_SUMS, ROWS, SUMS_VALUES, f32_at, i32_at};
-
-/// 64 bytes from the start of `bytes` (at least 64 long).
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(super) fn load64(bytes: &[u8]) -> __m512i {
-    assert!(bytes.len() >= 64, "64 bytes to load");
-    // SAFETY: the assert guarantees 64 readable bytes; `loadu` has no alignment requirement.
-    unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
-}
 
 /// The sixteen f16 scales at the start of `bytes`, as f32.
 #[inline]
@@ -26,6 +19,58 @@ pub(super) fn scales(bytes: &[u8]) -> __m512 {
     assert!(bytes.len() >= 32, "sixteen scales");
     // SAFETY: the assert guarantees 32 readable bytes; `loadu` has no alignment requirement.
     _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) })
+}
+
+/// The registers that add a group's fifth bits to its values, made once per call of a
+/// kernel (made for every group, they cost the kernels of the five-bit types 15 %).
+#[derive(Clone, Copy)]
+pub(super) struct FifthBits {
+    /// Copies a row's byte of fifth bits to each byte of its lane.
+    spread: __m512i,
+    /// The bit each byte of a lane takes: bits 0..4 for the low nibbles' values, 4..8 for the
+    /// high ones'.
+    low_bits: __m512i,
+    high_bits: __m512i,
+    sixteen: __m512i,
+}
+
+impl FifthBits {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn new() -> Self {
+        Self {
+            spread: _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0),
+            low_bits: _mm512_set1_epi32(0x0804_0201),
+            high_bits: _mm512_set1_epi32(0x8040_2010u32 as i32),
+            sixteen: _mm512_set1_epi8(0x10),
+        }
+    }
+}
+
+/// One group of eight values of sixteen rows, from `nibbles` (64 bytes: byte `j` of a row's
+/// four holds value `8g + j` in its low nibble, `8g + j + 4` in its high one): the low
+/// nibbles' values and the high ones', each plus 16 where `fifth`'s bytes (the sixteen rows'
+/// bytes of fifth bits, bit `j` for value `8g + j`) set its bit.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+pub(super) fn group_values(
+    nibbles: &[u8],
+    fifth: Option<(&FifthBits, &[u8])>,
+) -> (__m512i, __m512i) {
+    let low_nibbles = _mm512_set1_epi8(0x0f);
+    let packed = load64(nibbles);
+    let low = _mm512_and_si512(packed, low_nibbles);
+    let high = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low_nibbles);
+    let Some((bits, fifth)) = fifth else {
+        return (low, high);
+    };
+    let each = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(load16(fifth)), bits.spread);
+    let set_low = _mm512_test_epi8_mask(each, bits.low_bits);
+    let set_high = _mm512_test_epi8_mask(each, bits.high_bits);
+    (
+        _mm512_mask_add_epi8(low, set_low, low, bits.sixteen),
+        _mm512_mask_add_epi8(high, set_high, high, bits.sixteen),
+    )
 }
 
 /// The four bytes at `bytes[at..at + 4]` in every lane.
@@ -112,15 +157,7 @@ pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, co
     for act in acts.iter().take(M) {
         assert!(act.len() >= blocks * Q8_SUMS.bytes, "an activation row");
     }
-    let low_nibbles = _mm512_set1_epi8(0x0f);
-    // A row's byte of fifth bits copied to each byte of its lane, and the bit each byte of
-    // the lane takes: bits 0..4 for the low nibbles' values, 4..8 for the high ones'.
-    let spread = _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0);
-    let (low_bits, high_bits) = (
-        _mm512_set1_epi32(0x0804_0201),
-        _mm512_set1_epi32(0x8040_2010u32 as i32),
-    );
-    let sixteen = _mm512_set1_epi8(0x10);
+    let fifth_bits = FifthBits::new();
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
         let block = &tile[b * tile_bytes..(b + 1) * tile_bytes];
@@ -129,17 +166,8 @@ pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, co
         let mut low = [_mm512_setzero_si512(); 4];
         let mut high = [_mm512_setzero_si512(); 4];
         for g in 0..4 {
-            let packed = load64(&block[values_at + 64 * g..]);
-            low[g] = _mm512_and_si512(packed, low_nibbles);
-            high[g] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low_nibbles);
-            if FIFTH {
-                let bytes = load16(&block[high_at + 16 * g..]);
-                let each = _mm512_shuffle_epi8(_mm512_cvtepu8_epi32(bytes), spread);
-                let set_low = _mm512_test_epi8_mask(each, low_bits);
-                let set_high = _mm512_test_epi8_mask(each, high_bits);
-                low[g] = _mm512_mask_add_epi8(low[g], set_low, low[g], sixteen);
-                high[g] = _mm512_mask_add_epi8(high[g], set_high, high[g], sixteen);
-            }
+            let fifth = FIFTH.then(|| (&fifth_bits, &block[high_at + 16 * g..]));
+            (low[g], high[g]) = group_values(&block[values_at + 64 * g..], fifth);
         }
         for m in 0..M {
             let act = &acts[m][b * Q8_SUMS.bytes..(b + 1) * Q8_SUMS.bytes];
@@ -157,13 +185,4 @@ pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, co
         // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
         unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
     }
-}
-
-/// 16 bytes from the start of `bytes` (at least 16 long).
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn load16(bytes: &[u8]) -> __m128i {
-    assert!(bytes.len() >= 16, "16 bytes to load");
-    // SAFETY: the assert guarantees 16 readable bytes; `loadu` has no alignment requirement.
-    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
 }
