@@ -89,15 +89,6 @@ fn i32_at(bytes: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-/// The i32 at `bytes[at..at + 4]`, with one bounds check for the four bytes, so that the
-/// compiler reads them as one word where `at` is not known in advance (the k-quant kernels'
-/// activation words, at offsets computed per group).
-#[inline]
-fn word_at(bytes: &[u8], at: usize) -> i32 {
-    let four = &bytes[at..at + 4];
-    i32::from_le_bytes([four[0], four[1], four[2], four[3]])
-}
-
 /// Value `i` (0..32) of 16 bytes of nibbles (value `j` low in byte `j`, `j + 16` high), 0..16.
 fn nibble(packed: &[u8], i: usize) -> u8 {
     if i < QK / 2 {
@@ -277,7 +268,8 @@ impl Packed {
         n: usize,
         k: usize,
     ) -> Option<Self> {
-        if !available() {
+        let kind = Kind::of(dtype)?;
+        if !available() || (kind.is_k() && !k::available()) {
             return None;
         }
         Self::tiles_only(dtype, bytes, n, k)

@@ -24,7 +24,7 @@ pub(super) fn scales(bytes: &[u8]) -> __m512 {
 /// The registers that add a group's fifth bits to its values, made once per call of a
 /// kernel (made for every group, they cost the kernels of the five-bit types 15 %).
 #[derive(Clone, Copy)]
-pub(super) struct FifthBits {
+struct FifthBits {
     /// Copies a row's byte of fifth bits to each byte of its lane.
     spread: __m512i,
     /// The bit each byte of a lane takes: bits 0..4 for the low nibbles' values, 4..8 for the
@@ -37,7 +37,7 @@ pub(super) struct FifthBits {
 impl FifthBits {
     #[inline]
     #[target_feature(enable = "avx512f")]
-    pub(super) fn new() -> Self {
+    fn new() -> Self {
         Self {
             spread: _mm512_set4_epi32(0x0c0c_0c0c, 0x0808_0808, 0x0404_0404, 0),
             low_bits: _mm512_set1_epi32(0x0804_0201),
@@ -53,7 +53,7 @@ impl FifthBits {
 /// bytes of fifth bits, bit `j` for value `8g + j`) set its bit.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
-pub(super) fn group_values(
+fn group_values(
     nibbles: &[u8],
     fifth: Option<(&FifthBits, &[u8])>,
 ) -> (__m512i, __m512i) {
