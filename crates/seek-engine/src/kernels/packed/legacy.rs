@@ -53,10 +53,7 @@ impl FifthBits {
 /// bytes of fifth bits, bit `j` for value `8g + j`) set its bit.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
-fn group_values(
-    nibbles: &[u8],
-    fifth: Option<(&FifthBits, &[u8])>,
-) -> (__m512i, __m512i) {
+fn group_values(nibbles: &[u8], fifth: Option<(&FifthBits, &[u8])>) -> (__m512i, __m512i) {
     let low_nibbles = _mm512_set1_epi8(0x0f);
     let packed = load64(nibbles);
     let low = _mm512_and_si512(packed, low_nibbles);
