@@ -10,7 +10,7 @@ use std::arch::x86_64::*;
 use super::super::avx2::load16;
 use super::super::avx512::load64;
 use super::super::{Q4_0, Q5_0, Q5_1, Q8_0, QK};
-use super::{Q8_SUMS, ROWS, SUMS_VALUES, f32_at, i32_at};
+use super::{Q8_SUMS, ROWS, SUMS_VALUES, WIDE, f32_at, i32_at};
 
 /// The sixteen f16 scales at the start of `bytes`, as f32.
 #[inline]
@@ -101,8 +101,8 @@ fn finish(
 pub(super) fn q8_0_tile<const M: usize>(
     blocks: usize,
     tile: &[u8],
-    acts: &[&[u8]; 8],
-    out: &mut [[f32; ROWS]; 8],
+    acts: &[&[u8]; WIDE],
+    out: &mut [[f32; ROWS]; WIDE],
 ) {
     let tile_bytes = ROWS * Q8_0.bytes;
     assert!(tile.len() >= blocks * tile_bytes, "a tile");
@@ -138,8 +138,8 @@ pub(super) fn q8_0_tile<const M: usize>(
 pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, const FIFTH: bool>(
     blocks: usize,
     tile: &[u8],
-    acts: &[&[u8]; 8],
-    out: &mut [[f32; ROWS]; 8],
+    acts: &[&[u8]; WIDE],
+    out: &mut [[f32; ROWS]; WIDE],
 ) {
     let format = match (MIN, FIFTH) {
         (false, false) => Q4_0,

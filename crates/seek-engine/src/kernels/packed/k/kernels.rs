@@ -17,7 +17,7 @@ use super::super::super::avx2::load16;
 use super::super::super::avx512::load64;
 use super::super::super::kquants::{Q8K, Q8K_SUMS, Q8K_VALUES};
 use super::super::legacy::scales;
-use super::super::{Kind, ROWS};
+use super::super::{Kind, ROWS, WIDE};
 use super::layout;
 
 /// The `gf2p8affine` matrix that moves bit `from` of each byte to bit `to`, for each pair
@@ -64,21 +64,23 @@ pub(in super::super) fn available() -> bool {
     is_x86_feature_detected!("gfni")
 }
 
-/// `take` (1 or 8) activation rows (`Q8_K`) × one row of tiles (`blocks` blocks), into
+/// `take` (1, 8, or 16 for `Q6_K`) activation rows (`Q8_K`) × one row of tiles (`blocks`
+/// blocks), into
 /// `sums[m][r]`.
 pub(in super::super) fn tile_products(
     kind: Kind,
     blocks: usize,
     tiles: &[u8],
-    acts: &[&[u8]; 8],
+    acts: &[&[u8]; WIDE],
     take: usize,
-    sums: &mut [[f32; ROWS]; 8],
+    sums: &mut [[f32; ROWS]; WIDE],
 ) {
     // SAFETY: a `Packed` of a k-quant exists only where `packed::available()` and
     // `available()` found every feature the kernels are compiled for; they check their
     // slices' lengths themselves.
     unsafe {
         match (kind, take) {
+            (Kind::Q6K, 16) => q6k_tile::<16>(blocks, tiles, acts, sums),
             (Kind::Q6K, 8) => q6k_tile::<8>(blocks, tiles, acts, sums),
             (Kind::Q6K, _) => q6k_tile::<1>(blocks, tiles, acts, sums),
             (Kind::Q5K, 8) => k4_tile::<8, true>(blocks, tiles, acts, sums),
@@ -120,6 +122,17 @@ impl ActBlock {
     }
 }
 
+/// `sums += scale · block`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx512f,fma")]
+fn add(sums: &mut [f32; ROWS], scale: __m512, block: __m512) {
+    // SAFETY: `sums` is 16 f32, 64 bytes; `loadu`/`storeu` need no alignment.
+    unsafe {
+        let acc = _mm512_loadu_ps(sums.as_ptr());
+        _mm512_storeu_ps(sums.as_mut_ptr(), _mm512_fmadd_ps(scale, block, acc));
+    }
+}
+
 /// The sixteen rows' bytes at `bytes[..16]`, unsigned, as f32 times `d`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
@@ -132,8 +145,8 @@ fn scaled(d: __m512, bytes: &[u8]) -> __m512 {
 fn k4_tile<const M: usize, const FIFTH: bool>(
     blocks: usize,
     tiles: &[u8],
-    acts: &[&[u8]; 8],
-    out: &mut [[f32; ROWS]; 8],
+    acts: &[&[u8]; WIDE],
+    out: &mut [[f32; ROWS]; WIDE],
 ) {
     let at = layout(if FIFTH { Kind::Q5K } else { Kind::Q4K });
     assert!(tiles.len() >= blocks * at.bytes, "a row of tiles");
@@ -141,7 +154,11 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
         assert!(act.len() >= blocks * Q8K.bytes, "an activation row");
     }
     let nibbles = _mm512_set1_epi8(0x0f);
-    let mut acc = [_mm512_setzero_ps(); M];
+    // The sums across blocks live in `out` (sixteen rows' would not fit in registers
+    // beside a block's).
+    for sums in out.iter_mut().take(M) {
+        *sums = [0.0; ROWS];
+    }
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
         let act: [ActBlock; M] = std::array::from_fn(|m| ActBlock::new(acts[m], b));
@@ -199,12 +216,8 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
             }
             // d_a · (Σ d·scale·dot − dmin · Σ min·sum).
             let block = _mm512_fnmadd_ps(dmin, _mm512_cvtepi32_ps(mins), dots[m]);
-            acc[m] = _mm512_fmadd_ps(act[m].scale(), block, acc[m]);
+            add(&mut out[m], act[m].scale(), block);
         }
-    }
-    for m in 0..M {
-        // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
-        unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
     }
 }
 
@@ -213,8 +226,8 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
 fn q6k_tile<const M: usize>(
     blocks: usize,
     tiles: &[u8],
-    acts: &[&[u8]; 8],
-    out: &mut [[f32; ROWS]; 8],
+    acts: &[&[u8]; WIDE],
+    out: &mut [[f32; ROWS]; WIDE],
 ) {
     let at = layout(Kind::Q6K);
     assert!(tiles.len() >= blocks * at.bytes, "a row of tiles");
@@ -223,7 +236,11 @@ fn q6k_tile<const M: usize>(
     }
     let nibbles = _mm512_set1_epi8(0x0f);
     let low_halves = _mm512_set1_epi32(0xffff);
-    let mut acc = [_mm512_setzero_ps(); M];
+    // The sums across blocks live in `out` (sixteen rows' would not fit in registers
+    // beside a block's).
+    for sums in out.iter_mut().take(M) {
+        *sums = [0.0; ROWS];
+    }
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
         let act: [ActBlock; M] = std::array::from_fn(|m| ActBlock::new(acts[m], b));
@@ -279,11 +296,7 @@ fn q6k_tile<const M: usize>(
                 offset = _mm512_dpwssd_epi32(offset, *pair, sums);
             }
             let block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(offset), minus_32d, dots[m]);
-            acc[m] = _mm512_fmadd_ps(act[m].scale(), block, acc[m]);
+            add(&mut out[m], act[m].scale(), block);
         }
-    }
-    for m in 0..M {
-        // SAFETY: `out[m]` is 16 f32, 64 writable bytes; `storeu` needs no alignment.
-        unsafe { _mm512_storeu_ps(out[m].as_mut_ptr(), acc[m]) };
     }
 }
