@@ -2,6 +2,8 @@
 //! second round's first-token latency with the conversation's prefix kept vs. recomputed, and
 //! the process's peak memory. `scripts/bench-local.sh` runs it beside llama-server and prints
 //! the comparison; alone: `SEEK_BENCH_GGUF=file.gguf cargo bench --bench local_engine`.
+//! `SEEK_BENCH_SWITCHES=1` runs only the session part (follow-up, agent switches with and
+//! without the idle-time warm-up, resume).
 //!
 //! Prints one `key value` line per measurement (the script reads them). Each number is the
 //! best of `SEEK_BENCH_RUNS` runs (default 3): the machine is shared, and the best run is the
@@ -10,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use seek::llm::{ChatRequest, Delta, GenerationOptions, Message, Role};
+use seek::llm::{ChatRequest, Delta, GenerationOptions, Message, Role, WarmUp};
 use seek::local::engine::{Engine, PrefixLimits};
 use tokio_util::sync::CancellationToken;
 
@@ -150,6 +152,11 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
+    if std::env::var_os("SEEK_BENCH_SWITCHES").is_some() {
+        println!("threads {threads}");
+        switches(&runtime, &path, threads, runs);
+        return;
+    }
     let started = Instant::now();
     // One prefix kept: `forget` then really makes the next prompt computed from nothing.
     let one = PrefixLimits { count: 1, bytes: 0 };
@@ -358,6 +365,7 @@ fn switches(
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    let warm = warmed_switches(runtime, path, threads, runs, &coder, &casual);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!("session_prompt_tokens {tokens}");
     println!("session_follow_up_first_token_ms {:.1}", ms(follow));
@@ -367,6 +375,97 @@ fn switches(
     println!("session_from_nothing_first_token_ms {:.1}", ms(scratch));
     println!("session_saved_bytes {saved_bytes}");
     println!("session_save_ms {save_ms:.1}");
+    println!("session_warm_up_ms {:.1}", ms(warm.warm_up));
+    println!("session_warmed_tokens {}", warm.warmed_tokens);
+    println!(
+        "session_warmed_follow_up_first_token_ms {:.1}",
+        ms(warm.follow)
+    );
+    println!(
+        "session_first_switch_warmed_first_token_ms {:.1}",
+        ms(warm.switch)
+    );
+    println!(
+        "session_first_switch_warmed_ratio {:.2}",
+        warm.switch.as_secs_f64() / warm.follow.as_secs_f64()
+    );
+    println!(
+        "session_first_switch_immediate_first_token_ms {:.1}",
+        ms(warm.immediate)
+    );
+    println!(
+        "session_first_switch_immediate_ratio {:.2}",
+        warm.immediate.as_secs_f64() / warm.follow.as_secs_f64()
+    );
+}
+
+/// The idle-time warm-up's measurements, each the best of the runs.
+struct Warmed {
+    /// The same agent's follow-up on the same engine, the reference.
+    follow: Duration,
+    /// From handing the engine the conversations to read until it has read them: the idle
+    /// time the warm-up needs.
+    warm_up: Duration,
+    warmed_tokens: usize,
+    /// The first switch to an agent never used, once the warm-up has ended.
+    switch: Duration,
+    /// The same switch asked at once after the warm-up was handed over (a user faster than it).
+    immediate: Duration,
+}
+
+/// The first switch to an agent never used in the session, after the idle-time warm-up (as
+/// the runtime hands it over once a task ends: the agent that answered first, then the
+/// others), and when the user asks before it could read anything.
+fn warmed_switches(
+    runtime: &tokio::runtime::Runtime,
+    path: &std::path::Path,
+    threads: usize,
+    runs: usize,
+    coder: &[Message],
+    casual: &[Message],
+) -> Warmed {
+    let first = |m: Vec<Message>| request(m, 1);
+    let warm_up = || WarmUp {
+        conversations: vec![coder.to_vec(), casual.to_vec()],
+        prefix_file: None,
+    };
+    let mut best = Warmed {
+        follow: Duration::MAX,
+        warm_up: Duration::MAX,
+        warmed_tokens: 0,
+        switch: Duration::MAX,
+        immediate: Duration::MAX,
+    };
+    for _ in 0..runs {
+        let engine = Engine::load(path, threads).expect("the model loads");
+        let _ = reply(runtime, &engine, first(coder.to_vec()));
+        let (_, t) = reply(
+            runtime,
+            &engine,
+            first(asked(coder.to_vec(), "And module 0?")),
+        );
+        best.follow = best.follow.min(t);
+        let started = Instant::now();
+        engine.warm(warm_up());
+        let stats = engine.settled_stats();
+        best.warm_up = best.warm_up.min(started.elapsed());
+        best.warmed_tokens = stats.warmed_tokens;
+        let (_, t) = reply(runtime, &engine, first(asked(casual.to_vec(), "Thanks!")));
+        best.switch = best.switch.min(t);
+        drop(engine);
+
+        let engine = Engine::load(path, threads).expect("the model loads");
+        let _ = reply(runtime, &engine, first(coder.to_vec()));
+        let _ = reply(
+            runtime,
+            &engine,
+            first(asked(coder.to_vec(), "And module 0?")),
+        );
+        engine.warm(warm_up());
+        let (_, t) = reply(runtime, &engine, first(asked(casual.to_vec(), "Thanks!")));
+        best.immediate = best.immediate.min(t);
+    }
+    best
 }
 
 /// Microseconds of the best of `runs` calls of `f`.

@@ -21,4 +21,5 @@ mod local_e2e;
 mod local_engine;
 mod local_prefixes;
 mod local_tokenizer;
+mod local_warm;
 mod pull;

@@ -32,6 +32,7 @@ mod task;
 mod temp;
 mod turn;
 mod usage;
+mod warm;
 mod web;
 mod window;
 
@@ -502,6 +503,7 @@ impl Runtime {
         memory.journal_to(Arc::clone(&file));
         self.memory = Some(memory);
         self.ctx.events.session = Some(file);
+        self.warm_up();
         self.turn = loaded.last_turn;
         self.shells = shell::commands_in(&loaded.events);
         self.last_prompt = None;
@@ -521,6 +523,8 @@ impl Runtime {
         let event = match finished {
             Ok((mem, event)) => {
                 self.memory = Some(mem);
+                // Idle from now on: the model reads ahead what the next task may start with.
+                self.warm_up();
                 event
             }
             Err(error) if work == Work::Shell => {

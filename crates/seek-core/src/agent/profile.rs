@@ -52,6 +52,31 @@ pub(super) struct Profile {
     task: String,
 }
 
+/// The worked exchanges `agent`'s requests carry after the system prompt under `adapt`, for
+/// `task`; with no task yet (a warm-up reading the next request's start ahead), `None` when
+/// they depend on the task (the bank's nearest example is chosen for each).
+pub(crate) fn examples_for(
+    adapt: Adaptations,
+    agent: &AgentSpec,
+    task: Option<&str>,
+) -> Option<Vec<Message>> {
+    if !(adapt.example_turns && agent.done_by_running) {
+        return Some(Vec::new());
+    }
+    match task {
+        Some(task) => Some(super::examples::example_turns(
+            task,
+            adapt.nearest_example,
+            adapt.fill_values,
+        )),
+        // Without the nearest example every task gets the same neutral one.
+        None if !adapt.nearest_example => {
+            Some(super::examples::example_turns("", false, adapt.fill_values))
+        }
+        None => None,
+    }
+}
+
 impl Profile {
     /// The profile for `task`, given to `agent`, whose blocks are parsed with `tags`.
     pub(crate) fn for_task(
@@ -62,11 +87,7 @@ impl Profile {
     ) -> Self {
         let done_by_running = agent.done_by_running;
         let runs_blocks = !agent.tools.is_empty();
-        let examples = if adapt.example_turns && done_by_running {
-            super::examples::example_turns(task, adapt.nearest_example, adapt.fill_values)
-        } else {
-            Vec::new()
-        };
+        let examples = examples_for(adapt, agent, Some(task)).unwrap_or_default();
         let opening =
             (adapt.open_fence && done_by_running).then(|| super::small::fence_opening(task, tags));
         Self {

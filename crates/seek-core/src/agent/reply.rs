@@ -125,12 +125,12 @@ async fn stream(
 ) -> Result<Reply, (ReplyError, Reply)> {
     let one_block = shape.one_block;
     let events = &ctx.events;
-    let settings = &ctx.config.model_settings;
-    let examples = shape.examples.to_vec();
-    let budget = budget::prompt_budget(window, settings.max_tokens.value)
-        .saturating_sub(budget::estimate(&examples));
-    let fitted = match budget::fit(memory.messages(), memory.turn_starts(), budget) {
-        Ok(fitted) => fitted,
+    let Rendered {
+        mut messages,
+        fitted,
+        budget,
+    } = match rendered(&ctx.config, memory, window, shape.examples) {
+        Ok(rendered) => rendered,
         Err(too_big) => return Err((too_big.into(), Reply::empty())),
     };
     if fitted.trimmed() {
@@ -142,7 +142,6 @@ async fn stream(
         });
     }
     let opening = shape.opening.filter(|_| ctx.model.continues_answer());
-    let mut messages = with_examples(join_notes(fitted.messages), examples);
     messages.extend(opening.map(|text| Message::new(Role::Assistant, text)));
     let request = ChatRequest {
         messages,
@@ -154,11 +153,7 @@ async fn stream(
             shape.max_tokens,
         ),
         json_schema,
-        prefix_file: ctx
-            .events
-            .session
-            .as_ref()
-            .map(|session| crate::session::prefix_file_of(session.path())),
+        prefix_file: prefix_file(ctx),
     };
     let mut stream = ctx.model.stream(request, cancel.clone());
     let mut reply = Reply {
@@ -243,6 +238,48 @@ async fn stream(
             None => return Err((ReplyError::StreamEnded, reply)),
         }
     }
+}
+
+/// A request's messages, before a started answer (`Shape::opening`) is added, and how the
+/// conversation was fitted.
+pub(super) struct Rendered {
+    pub messages: Vec<Message>,
+    /// What fitting did to the conversation (its `messages` are taken: they are the above,
+    /// before joining).
+    pub fitted: budget::Fitted,
+    pub budget: u64,
+}
+
+/// The messages a request sends for `memory` under `config`: the conversation fitted to the
+/// budget the window leaves once the reply and `examples` have their room, the notes of the
+/// user's commands joined, `examples` after the system prompt. Every request is rendered here,
+/// and so is a warm-up's reading ahead of the next one (`warm`): the two cannot differ.
+pub(super) fn rendered(
+    config: &crate::config::Config,
+    memory: &Memory,
+    window: u64,
+    examples: &[Message],
+) -> Result<Rendered, budget::TooBig> {
+    let budget = budget::prompt_budget(window, config.model_settings.max_tokens.value)
+        .saturating_sub(budget::estimate(examples));
+    let mut fitted = budget::fit(memory.messages(), memory.turn_starts(), budget)?;
+    let messages = with_examples(
+        join_notes(std::mem::take(&mut fitted.messages)),
+        examples.to_vec(),
+    );
+    Ok(Rendered {
+        messages,
+        fitted,
+        budget,
+    })
+}
+
+/// Where the engine saves what it read of this session's conversation (beside its file).
+pub(super) fn prefix_file(ctx: &TurnContext) -> Option<std::path::PathBuf> {
+    ctx.events
+        .session
+        .as_ref()
+        .map(|session| crate::session::prefix_file_of(session.path()))
 }
 
 /// The messages with the notes of the user's commands (`!cmd`) joined to the user messages

@@ -307,6 +307,12 @@ section! {
         default: Fallback::Value(|| local::DEFAULT_PREFIX_CACHE_MB),
         at: Some(|c| Some(&c.local.prefix_cache_mb)),
     }
+    /// While seek waits for the next task, read the conversation ahead under the agents the
+    /// router may pick next, so that switching to one reads only the new message.
+    WARM_AGENTS warm_agents: bool {
+        default: Fallback::Value(|| true),
+        at: Some(|c| Some(&c.local.warm_agents)),
+    }
 }
 
 section! {
@@ -468,6 +474,7 @@ pub(crate) static SECTIONS: [Section; 6] = [
             &THREADS,
             &KEPT_PREFIXES,
             &PREFIX_CACHE_MB,
+            &WARM_AGENTS,
         ],
         then: None,
     },

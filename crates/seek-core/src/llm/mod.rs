@@ -99,6 +99,18 @@ pub struct ChatRequest {
     pub prefix_file: Option<std::path::PathBuf>,
 }
 
+/// Conversations a provider that keeps what it has read (the built-in engine) may read ahead
+/// while the user is idle (`ChatModel::warm_up`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarmUp {
+    /// Each the start of a request the next task may send: a system prompt and the
+    /// conversation so far, rendered as that request renders them, without the new message.
+    /// The likeliest first.
+    pub conversations: Vec<Vec<Message>>,
+    /// As in `ChatRequest`: where a resumed session's read prefixes are saved.
+    pub prefix_file: Option<std::path::PathBuf>,
+}
+
 /// Token counts, when the server reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -272,6 +284,14 @@ pub trait ChatModel: Send + Sync {
     /// an HTTP server may answer such a request with a whole new message.
     fn continues_answer(&self) -> bool {
         false
+    }
+
+    /// Reads `warm`'s conversations ahead, in idle time, so that a request starting with one
+    /// of them computes only what follows. Returns at once; a request sent later is never
+    /// delayed by more than a moment. Servers do nothing (a server's prompt cache fills with
+    /// the requests themselves).
+    fn warm_up(&self, warm: WarmUp) {
+        let _ = warm;
     }
 }
 

@@ -4,8 +4,9 @@
 //! Owns turning a conversation into tokens, reusing what was read before (the agent resends the
 //! whole conversation every round, and switches agents, each with its own system prompt: the
 //! prefixes kept, `prefixes`, mean only what is new is computed; a session's are saved beside
-//! it, `prefix_file`, and read back when it is resumed), the token loop with its cancellation,
-//! and the engine's counters. It must not download, resolve names or know about
+//! it, `prefix_file`, and read back when it is resumed; while the engine is idle, other agents'
+//! conversations are read ahead, `warm`), the token loop with its cancellation, and the engine's
+//! counters. It must not download, resolve names or know about
 //! the agent: requests come in as `ChatRequest`s and leave as the same `Delta` stream every
 //! provider produces.
 
@@ -21,16 +22,17 @@ use super::gguf::GgufFile;
 use super::model::{KvCache, Transformer};
 use super::prefix_file::{self, ModelIdentity};
 use super::prefixes::{Prefix, Prefixes, Start};
-use super::sampler::{Sampler, Sampling};
+use super::sampler::Sampling;
 use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
-use super::utf8::Utf8Stream;
-use crate::llm::{
-    ChatRequest, ChatStream, Delta, Finish, FinishReason, LlmError, Preparing, RepetitionGuard,
-    Usage,
-};
-use crate::protocol::{ThinkDelta, ThinkSplitter};
+use crate::llm::{ChatRequest, ChatStream, Delta, Finish, LlmError, Preparing, Usage};
 use seek_engine::EngineError;
+
+use decode::End;
+pub use warm::{WarmHook, WarmStep};
+
+mod decode;
+mod warm;
 
 /// New positions computed between two looks at the cancel token while reading a prompt.
 const PREFILL_STEP: usize = 64;
@@ -75,6 +77,15 @@ pub struct Stats {
     /// Bytes of the last save of the session's prefixes, and how long it took.
     pub saved_bytes: u64,
     pub save_micros: u64,
+    /// Warm-ups asked for, those a request (or a newer warm-up) interrupted, and the tokens all
+    /// of them read, since loading.
+    pub warm_ups: u64,
+    pub warm_ups_interrupted: u64,
+    pub total_warmed: u64,
+    /// Of the last warm-up: tokens read, conversations it left ready, and how long it took.
+    pub warmed_tokens: usize,
+    pub warmed_conversations: usize,
+    pub warm_micros: u64,
 }
 
 /// How much of what was read the engine keeps (`[local] kept_prefixes`, `prefix_cache_mb`).
@@ -99,8 +110,10 @@ impl Default for PrefixLimits {
 /// What the engine thread is asked to do, in order.
 enum Work {
     Reply(Job),
-    /// Answered once everything asked before is done, saving included.
+    /// Answered once everything asked before is done, saving and warming included.
     Settle(std::sync::mpsc::Sender<()>),
+    /// Conversations to read ahead while nothing else is asked (`warm`).
+    Warm(warm::WarmJob),
 }
 
 struct Job {
@@ -131,6 +144,9 @@ struct Worker {
     identity: Option<ModelIdentity>,
     /// Prefixes were read since the last save to `prefix_file`.
     unsaved: bool,
+    /// When the last reply ended (a warm-up saves once the engine has been idle as long as the
+    /// save waits for).
+    idle_since: Instant,
     stats: Arc<Mutex<Stats>>,
     path: PathBuf,
     seed_counter: u64,
@@ -183,15 +199,13 @@ impl Engine {
         drop(file);
         let stats = Arc::new(Mutex::new(Stats::default()));
         let mut worker = Worker {
-            working: Prefix {
-                tokens: Vec::new(),
-                cache: model.new_cache(),
-            },
+            working: Prefix::read(Vec::new(), model.new_cache()),
             prefixes: Prefixes::new(limits.count, limits.bytes),
             limits,
             prefix_file: None,
             identity: None,
             unsaved: false,
+            idle_since: Instant::now(),
             model,
             tokenizer,
             template,
@@ -206,8 +220,12 @@ impl Engine {
                 // Ends when the Engine (the sender) is dropped. What was read is saved once
                 // the engine has been idle a while, not after every reply: the agent's next
                 // round usually follows within a second, and must not wait for the write.
+                // A warm-up that takes a request off the queue hands it back here.
+                let mut next: Option<Work> = None;
                 loop {
-                    let work = if worker.unsaved {
+                    let work = if let Some(work) = next.take() {
+                        work
+                    } else if worker.unsaved {
                         match incoming.recv_timeout(SAVE_WHEN_IDLE_FOR) {
                             Ok(work) => work,
                             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
@@ -226,11 +244,22 @@ impl Engine {
                         }
                     };
                     match work {
-                        Work::Reply(job) => pool.install(|| worker.reply(job)),
+                        Work::Reply(job) => {
+                            pool.install(|| worker.reply(job));
+                            worker.idle_since = Instant::now();
+                        }
                         Work::Settle(done) => {
                             worker.save_prefixes();
                             let _ = done.send(());
                         }
+                        Work::Warm(job) => match worker.warm(job, &incoming, &pool) {
+                            warm::After::Idle => {}
+                            warm::After::Work(work) => next = Some(work),
+                            warm::After::Gone => {
+                                worker.save_prefixes();
+                                break;
+                            }
+                        },
                     }
                 }
             })
@@ -258,6 +287,23 @@ impl Engine {
         self.stats()
     }
 
+    /// Reads ahead `warm.conversations` (see `warm`), once every request asked before is
+    /// served; a request asked later interrupts it. Returns at once.
+    pub fn warm(&self, warm: crate::llm::WarmUp) {
+        self.warm_observed(warm, None);
+    }
+
+    /// [`Engine::warm`], calling `hook` on the engine thread after each chunk it reads (tests
+    /// and benches learn from it that the warm-up is under way, and may hold it there).
+    pub fn warm_observed(&self, warm: crate::llm::WarmUp, hook: Option<WarmHook>) {
+        let job = warm::WarmJob {
+            conversations: warm.conversations,
+            prefix_file: warm.prefix_file,
+            hook,
+        };
+        let _ = self.jobs.send(Work::Warm(job));
+    }
+
     /// Starts a reply; it streams as every provider's does. Replies are served in order.
     pub fn reply(&self, request: ChatRequest, cancel: &CancellationToken) -> ChatStream {
         let (tx, rx) = mpsc::channel(256);
@@ -274,13 +320,6 @@ impl Engine {
         }
         stream
     }
-}
-
-/// How a reply's token loop ended.
-enum End {
-    Finished(FinishReason),
-    /// Stopped by the caller or the stream was dropped: nothing more is sent.
-    Abandoned,
 }
 
 impl Worker {
@@ -308,10 +347,7 @@ impl Worker {
     }
 
     fn empty_prefix(&self) -> Prefix<KvCache> {
-        Prefix {
-            tokens: Vec::new(),
-            cache: self.model.new_cache(),
-        }
+        Prefix::read(Vec::new(), self.model.new_cache())
     }
 
     /// Puts the prefix computed on back among the kept ones (what a stopped or failed reply
@@ -322,6 +358,8 @@ impl Worker {
         let whole = working.cache.len().min(working.tokens.len());
         working.tokens.truncate(whole);
         working.cache.truncate(whole);
+        // A reply read from it: saved beside the session from now on, even if a warm-up made it.
+        working.warmed = false;
         if !working.tokens.is_empty() {
             self.prefixes.keep(working);
         }
@@ -388,7 +426,10 @@ impl Worker {
             return;
         };
         let started = Instant::now();
-        match prefix_file::save(&path, identity, self.prefixes.iter(), self.limits.bytes) {
+        // A warm-up's prefixes are not saved: read back, they would take the place of the
+        // ones a reply used, and a warm-up after the resume reads them again anyway.
+        let used = self.prefixes.iter().filter(|p| !p.warmed);
+        match prefix_file::save(&path, identity, used, self.limits.bytes) {
             Ok(bytes) => {
                 let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
                 stats.saved_bytes = bytes as u64;
@@ -452,7 +493,7 @@ impl Worker {
         let started = Instant::now();
         // At least the last prompt token is computed: its logits choose the first reply token.
         let empty = self.model.new_cache();
-        let Start { prefix, reused } = self.prefixes.start(&ids, || empty);
+        let Start { prefix, reused, .. } = self.prefixes.start(&ids, || empty);
         self.working = prefix;
         let mut logits = None;
         let new = ids.len() - reused;
@@ -513,99 +554,6 @@ impl Worker {
             })));
         }
         Ok(())
-    }
-
-    /// The token loop: samples, streams, and feeds each token back until the model ends its
-    /// turn, a limit is reached, or the caller stops.
-    fn generate(
-        &mut self,
-        job: &Job,
-        mut logits: Vec<f32>,
-        sampling: Sampling,
-        window: usize,
-    ) -> Result<(End, usize), LocalError> {
-        let mut sampler = Sampler::new(sampling);
-        let mut text = Utf8Stream::default();
-        let mut splitter = ThinkSplitter::default();
-        let mut guard = RepetitionGuard::default();
-        let max_tokens = usize::try_from(job.request.options.max_tokens).unwrap_or(usize::MAX);
-        let mut generated = 0usize;
-        loop {
-            if job.cancel.is_cancelled() {
-                return Ok((End::Abandoned, generated));
-            }
-            let token = sampler.next(&logits);
-            if self.tokenizer.end_of_generation().contains(&token) {
-                break;
-            }
-            generated += 1;
-            let piece = text.push(self.tokenizer.token_bytes(token));
-            for delta in splitter.push(&piece) {
-                match send(job, delta, &mut guard) {
-                    Sent::Ok => {}
-                    Sent::Gone => return Ok((End::Abandoned, generated)),
-                    Sent::Loop(r) => {
-                        return Ok((End::Finished(FinishReason::Repetition(r)), generated));
-                    }
-                }
-            }
-            if generated >= max_tokens || self.working.cache.len() + 1 >= window {
-                return self.flush(job, text, splitter, guard, FinishReason::Length, generated);
-            }
-            logits = self.model.forward(&[token], &mut self.working.cache)?;
-            self.working.tokens.push(token);
-        }
-        self.flush(job, text, splitter, guard, FinishReason::Stop, generated)
-    }
-
-    /// Sends what the UTF-8 assembler and the think splitter still hold, then the reason.
-    fn flush(
-        &self,
-        job: &Job,
-        text: Utf8Stream,
-        mut splitter: ThinkSplitter,
-        mut guard: RepetitionGuard,
-        reason: FinishReason,
-        generated: usize,
-    ) -> Result<(End, usize), LocalError> {
-        let rest = text.finish();
-        let mut deltas = splitter.push(&rest);
-        deltas.extend(splitter.finish());
-        for delta in deltas {
-            match send(job, delta, &mut guard) {
-                Sent::Ok => {}
-                Sent::Gone => return Ok((End::Abandoned, generated)),
-                Sent::Loop(r) => {
-                    return Ok((End::Finished(FinishReason::Repetition(r)), generated));
-                }
-            }
-        }
-        Ok((End::Finished(reason), generated))
-    }
-}
-
-enum Sent {
-    Ok,
-    Gone,
-    Loop(crate::llm::Repetition),
-}
-
-fn send(job: &Job, delta: ThinkDelta, guard: &mut RepetitionGuard) -> Sent {
-    let (delta, repetition) = match delta {
-        ThinkDelta::Answer(text) if text.is_empty() => return Sent::Ok,
-        ThinkDelta::Answer(text) => {
-            let repetition = guard.push(&text);
-            (Delta::Answer(text), repetition)
-        }
-        ThinkDelta::Reasoning(text) => (Delta::Reasoning(text), None),
-        ThinkDelta::AnswerWasReasoning => (Delta::AnswerWasReasoning, None),
-    };
-    if job.tx.blocking_send(Ok(delta)).is_err() {
-        return Sent::Gone;
-    }
-    match repetition {
-        Some(r) => Sent::Loop(r),
-        None => Sent::Ok,
     }
 }
 

@@ -240,10 +240,7 @@ pub(crate) fn load(
             best.tokens.len()
         )));
     }
-    Ok(Some(Prefix {
-        tokens: best.tokens,
-        cache,
-    }))
+    Ok(Some(Prefix::read(best.tokens, cache)))
 }
 
 fn read_u32(file: &mut std::fs::File) -> std::io::Result<u32> {
@@ -277,10 +274,7 @@ mod tests {
     }
 
     fn prefix(tokens: &[u32]) -> Prefix<KvCache> {
-        Prefix {
-            tokens: tokens.to_vec(),
-            cache: cache(tokens.len()),
-        }
+        Prefix::read(tokens.to_vec(), cache(tokens.len()))
     }
 
     const ID: ModelIdentity = ModelIdentity([7; 32]);

@@ -6,6 +6,11 @@
 //! in bytes, the least recently used dropped first; a request continues from the one that
 //! shares the most tokens with it.
 //!
+//! A warm-up (`engine/warm.rs`) adds prefixes the next request may need while the engine is
+//! idle: it pins the prefix of the reply that just ended, keeps what it reads below that one, and
+//! evicts only prefixes it has not pinned; what does not fit without evicting a pinned one is
+//! not kept (the budget is full).
+//!
 //! Owns choosing, forking and evicting prefixes. It must not compute (the engine thread does)
 //! nor read or write files (`prefix_file`).
 
@@ -37,6 +42,34 @@ impl Positions for seek_engine::model::KvCache {
 pub(crate) struct Prefix<C> {
     pub tokens: Vec<u32>,
     pub cache: C,
+    /// Read by a warm-up and continued by no reply since (not saved beside the session).
+    pub warmed: bool,
+}
+
+impl<C> Prefix<C> {
+    /// A prefix a reply reads (or a saved one read back).
+    pub fn read(tokens: Vec<u32>, cache: C) -> Self {
+        Self {
+            tokens,
+            cache,
+            warmed: false,
+        }
+    }
+}
+
+/// A kept prefix, and whether the warm-up under way must not evict it.
+struct Entry<C> {
+    prefix: Prefix<C>,
+    pinned: bool,
+}
+
+impl<C> Entry<C> {
+    fn new(prefix: Prefix<C>) -> Self {
+        Self {
+            prefix,
+            pinned: false,
+        }
+    }
 }
 
 /// Where a request starts from.
@@ -44,11 +77,14 @@ pub(crate) struct Start<C> {
     pub prefix: Prefix<C>,
     /// Tokens of the request already computed in `prefix`.
     pub reused: usize,
+    /// `prefix` was taken out of the set in place from a pinned one (`keep_warmed` puts it back
+    /// on top).
+    pub was_pinned: bool,
 }
 
 /// The kept prefixes, most recently used last.
 pub(crate) struct Prefixes<C> {
-    kept: Vec<Prefix<C>>,
+    kept: Vec<Entry<C>>,
     max_count: usize,
     max_bytes: usize,
 }
@@ -71,7 +107,7 @@ impl<C: Positions> Prefixes<C> {
 
     /// The kept prefixes, least recently used first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Prefix<C>> {
-        self.kept.iter()
+        self.kept.iter().map(|e| &e.prefix)
     }
 
     /// Forgets every prefix (after a failure that may have left a cache half written).
@@ -88,52 +124,79 @@ impl<C: Positions> Prefixes<C> {
     /// the last token of `ids` is left to compute: its logits choose the reply's first token.
     pub fn start(&mut self, ids: &[u32], empty: impl FnOnce() -> C) -> Start<C> {
         let limit = ids.len().saturating_sub(1);
+        self.take(ids, limit, false, empty)
+    }
+
+    /// `start` for a warm-up, which needs no logits: every token of `ids` may be reused, and a
+    /// copy is marked `warmed`. `None` when a kept prefix holds all of `ids` already.
+    pub fn start_warm(&mut self, ids: &[u32], empty: impl FnOnce() -> C) -> Option<Start<C>> {
+        let whole = self.kept.iter().any(|e| e.prefix.tokens.starts_with(ids));
+        (!whole && !ids.is_empty()).then(|| self.take(ids, ids.len(), true, empty))
+    }
+
+    fn take(
+        &mut self,
+        ids: &[u32],
+        limit: usize,
+        warm: bool,
+        empty: impl FnOnce() -> C,
+    ) -> Start<C> {
         let best = self
             .kept
             .iter()
             .enumerate()
-            .map(|(i, p)| (common_prefix(&p.tokens, ids).min(limit), i))
+            .map(|(i, e)| (common_prefix(&e.prefix.tokens, ids).min(limit), i))
             .max();
         let Some((shared, at)) = best.filter(|(shared, _)| *shared > 0) else {
             return Start {
                 prefix: Prefix {
                     tokens: Vec::new(),
                     cache: empty(),
+                    warmed: warm,
                 },
                 reused: 0,
+                was_pinned: false,
             };
         };
-        if shared * 2 < self.kept[at].tokens.len()
-            && let Some(cache) = self.kept[at].cache.fork(shared)
+        if shared * 2 < self.kept[at].prefix.tokens.len()
+            && let Some(cache) = self.kept[at].prefix.cache.fork(shared)
         {
             return Start {
                 prefix: Prefix {
                     tokens: ids[..shared].to_vec(),
                     cache,
+                    warmed: warm,
                 },
                 reused: shared,
+                was_pinned: false,
             };
         }
-        let mut prefix = self.kept.remove(at);
+        let Entry { mut prefix, pinned } = self.kept.remove(at);
         prefix.tokens.truncate(shared);
         prefix.cache.truncate(shared);
         Start {
             prefix,
             reused: shared,
+            was_pinned: pinned,
         }
     }
 
     /// Puts `prefix` back as the most recently used, then drops the least recently used ones
     /// beyond the bounds. A prefix whose tokens another one starts with adds nothing and goes.
     pub fn keep(&mut self, prefix: Prefix<C>) {
-        self.kept
-            .retain(|p| !p.tokens.is_empty() && !prefix.tokens.starts_with(&p.tokens));
-        self.kept.push(prefix);
+        self.drop_covered_by(&prefix.tokens);
+        self.kept.push(Entry::new(prefix));
         while self.kept.len() > 1
             && (self.kept.len() > self.max_count || self.bytes() > self.max_bytes)
         {
             self.kept.remove(0);
         }
+    }
+
+    /// Drops the kept prefixes `tokens` starts with (and empty ones).
+    fn drop_covered_by(&mut self, tokens: &[u32]) {
+        self.kept
+            .retain(|e| !e.prefix.tokens.is_empty() && !tokens.starts_with(&e.prefix.tokens));
     }
 
     /// Adds `prefix` as less recently used than every one kept (a saved session's, read back
@@ -145,16 +208,83 @@ impl<C: Positions> Prefixes<C> {
             || self
                 .kept
                 .iter()
-                .any(|p| p.tokens.starts_with(&prefix.tokens))
+                .any(|e| e.prefix.tokens.starts_with(&prefix.tokens))
         {
             return;
         }
-        self.kept.insert(0, prefix);
+        self.kept.insert(0, Entry::new(prefix));
+    }
+
+    /// Pins the most recently used prefix (the reply that just ended: the likely follow-up's),
+    /// at the start of a warm-up.
+    pub fn pin_newest(&mut self) {
+        if let Some(newest) = self.kept.last_mut() {
+            newest.pinned = true;
+        }
+    }
+
+    /// Ends a warm-up: every prefix may be evicted again.
+    pub fn unpin_all(&mut self) {
+        for entry in &mut self.kept {
+            entry.pinned = false;
+        }
+    }
+
+    /// Whether one more pinned prefix of about `bytes` fits beside the pinned ones (evicting
+    /// only unpinned ones): a warm-up asks before reading, and stops when it does not.
+    pub fn fits_warmed(&self, bytes: usize) -> bool {
+        let (count, held) = self.pinned();
+        count < self.max_count && held.saturating_add(bytes) <= self.max_bytes
+    }
+
+    /// Keeps a warmed `prefix`, pinned: on top when it was taken from a pinned prefix in place
+    /// (`Start::was_pinned`, the follow-up's own, continued), else just below the pinned ones
+    /// (the warm-up keeps its most likely first). Unpinned prefixes are evicted, least recently
+    /// used first, to make room; when there is none left to evict, `prefix` is dropped and
+    /// `false` returned (the budget is full).
+    pub fn keep_warmed(&mut self, prefix: Prefix<C>, on_top: bool) -> bool {
+        if prefix.tokens.is_empty() {
+            return true;
+        }
+        self.drop_covered_by(&prefix.tokens);
+        let (count, held) = self.pinned();
+        if count >= self.max_count || held.saturating_add(prefix.cache.bytes()) > self.max_bytes {
+            return false;
+        }
+        let entry = Entry {
+            prefix,
+            pinned: true,
+        };
+        let below_pinned = self
+            .kept
+            .iter()
+            .position(|e| e.pinned)
+            .unwrap_or(self.kept.len());
+        if on_top {
+            self.kept.push(entry);
+        } else {
+            self.kept.insert(below_pinned, entry);
+        }
+        while self.kept.len() > self.max_count || self.bytes() > self.max_bytes {
+            let Some(oldest) = self.kept.iter().position(|e| !e.pinned) else {
+                break;
+            };
+            self.kept.remove(oldest);
+        }
+        true
+    }
+
+    /// The pinned prefixes' count and bytes.
+    fn pinned(&self) -> (usize, usize) {
+        self.kept
+            .iter()
+            .filter(|e| e.pinned)
+            .fold((0, 0), |(n, b), e| (n + 1, b + e.prefix.cache.bytes()))
     }
 
     /// Bytes held by every kept prefix.
     pub fn bytes(&self) -> usize {
-        self.kept.iter().map(|p| p.cache.bytes()).sum()
+        self.kept.iter().map(|e| e.prefix.cache.bytes()).sum()
     }
 }
 
@@ -272,18 +402,126 @@ mod tests {
     fn a_restored_prefix_is_the_oldest_and_within_bounds() {
         let mut set = Prefixes::new(2, usize::MAX);
         computed(&mut set, &conversation(0, 0..10));
-        set.keep_oldest(Prefix {
-            tokens: conversation(1, 0..10),
-            cache: Fake(14),
-        });
-        set.keep_oldest(Prefix {
-            tokens: conversation(2, 0..10),
-            cache: Fake(14),
-        });
+        set.keep_oldest(Prefix::read(conversation(1, 0..10), Fake(14)));
+        set.keep_oldest(Prefix::read(conversation(2, 0..10), Fake(14)));
         assert_eq!(set.len(), 2, "the third is beyond the count");
         computed(&mut set, &conversation(3, 0..10));
         // The restored one was the least recently used.
         assert_eq!(computed(&mut set, &conversation(0, 0..12)), 2);
+    }
+
+    /// Warms `ids` as the engine does (unless held already, or beyond the budget); returns the
+    /// tokens computed, `None` when it was not kept.
+    fn warmed(set: &mut Prefixes<Fake>, ids: &[u32]) -> Option<usize> {
+        if !set.fits_warmed(ids.len() * 10) {
+            return None;
+        }
+        let Some(start) = set.start_warm(ids, || Fake(0)) else {
+            return Some(0);
+        };
+        let mut prefix = start.prefix;
+        prefix.tokens = ids.to_vec();
+        prefix.cache = Fake(ids.len());
+        set.keep_warmed(prefix, start.was_pinned)
+            .then_some(ids.len() - start.reused)
+    }
+
+    fn agents_kept(set: &Prefixes<Fake>) -> Vec<u32> {
+        set.iter().map(|p| p.tokens[1] - 100).collect()
+    }
+
+    #[test]
+    fn a_warmed_agent_s_first_switch_computes_only_the_new_message() {
+        let mut set = Prefixes::new(4, usize::MAX);
+        computed(&mut set, &conversation(0, 0..1000));
+        set.pin_newest();
+        // The casual agent's prompt and the same history, read while the user is idle.
+        assert_eq!(warmed(&mut set, &conversation(1, 0..1000)), Some(1004 - 1));
+        set.unpin_all();
+        assert_eq!(computed(&mut set, &conversation(1, 0..1010)), 10);
+        assert_eq!(computed(&mut set, &conversation(0, 0..1020)), 20);
+    }
+
+    #[test]
+    fn warming_never_evicts_the_follow_up_s_prefix_and_stops_when_full() {
+        let mut set = Prefixes::new(3, usize::MAX);
+        computed(&mut set, &conversation(5, 0..10)); // an older agent's
+        computed(&mut set, &conversation(0, 0..100)); // the reply that just ended
+        set.pin_newest();
+        assert!(warmed(&mut set, &conversation(1, 0..100)).is_some());
+        assert!(warmed(&mut set, &conversation(2, 0..100)).is_some());
+        // Three pinned now: the fourth does not fit and nothing pinned is evicted.
+        assert_eq!(warmed(&mut set, &conversation(3, 0..100)), None);
+        set.unpin_all();
+        assert_eq!(
+            agents_kept(&set),
+            [2, 1, 0],
+            "the older agent's went first; the follow-up's stays the most recent"
+        );
+        assert_eq!(computed(&mut set, &conversation(0, 0..110)), 10);
+    }
+
+    #[test]
+    fn warming_stops_at_the_byte_budget_without_touching_pinned_prefixes() {
+        // 1,040 bytes a conversation: two fit in 2,500, three do not.
+        let mut set = Prefixes::new(8, 2_500);
+        computed(&mut set, &conversation(0, 0..100));
+        set.pin_newest();
+        assert!(warmed(&mut set, &conversation(1, 0..100)).is_some());
+        assert_eq!(warmed(&mut set, &conversation(2, 0..100)), None);
+        // Even past the estimate, a prefix that does not fit is dropped, not the pinned ones.
+        let start = set
+            .start_warm(&conversation(3, 0..100), || Fake(0))
+            .map(|s| s.prefix);
+        let mut prefix = start.expect("nothing holds agent 3's conversation");
+        prefix.tokens = conversation(3, 0..100);
+        prefix.cache = Fake(104);
+        assert!(!set.keep_warmed(prefix, false));
+        assert_eq!(agents_kept(&set), [1, 0]);
+    }
+
+    #[test]
+    fn warming_continues_a_kept_prefix_and_the_follow_up_s_stays_on_top() {
+        let mut set = Prefixes::new(4, usize::MAX);
+        computed(&mut set, &conversation(1, 0..50)); // casual, used earlier
+        computed(&mut set, &conversation(0, 0..100)); // the coder just answered
+        set.pin_newest();
+        // The coder's own conversation (a note came since): continued in place, kept on top.
+        assert_eq!(warmed(&mut set, &conversation(0, 0..104)), Some(4));
+        // Casual's: its 54 tokens kept are continued, not copied.
+        assert_eq!(warmed(&mut set, &conversation(1, 0..104)), Some(54));
+        assert_eq!(set.len(), 2);
+        set.unpin_all();
+        assert_eq!(agents_kept(&set), [1, 0]);
+        assert_eq!(
+            warmed(&mut set, &conversation(1, 0..104)),
+            Some(0),
+            "held already"
+        );
+    }
+
+    #[test]
+    fn only_prefixes_a_reply_used_are_not_marked_warmed() {
+        let mut set = Prefixes::new(4, usize::MAX);
+        computed(&mut set, &conversation(0, 0..100));
+        set.pin_newest();
+        warmed(&mut set, &conversation(0, 0..104));
+        warmed(&mut set, &conversation(1, 0..104));
+        let flags: Vec<bool> = set.iter().map(|p| p.warmed).collect();
+        assert_eq!(
+            flags,
+            [true, false],
+            "the reply's own prefix, continued, stays a reply's"
+        );
+    }
+
+    #[test]
+    fn one_prefix_kept_leaves_no_room_to_warm() {
+        let mut set = Prefixes::new(1, usize::MAX);
+        computed(&mut set, &conversation(0, 0..100));
+        set.pin_newest();
+        assert_eq!(warmed(&mut set, &conversation(1, 0..100)), None);
+        assert_eq!(agents_kept(&set), [0]);
     }
 
     #[test]

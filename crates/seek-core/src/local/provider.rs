@@ -18,7 +18,8 @@ use super::LocalError;
 use super::engine::Engine;
 use crate::BoxFuture;
 use crate::llm::{
-    ChatModel, ChatRequest, ChatStream, Delta, LlmError, ModelRefused, ParametersUnknown, Preparing,
+    ChatModel, ChatRequest, ChatStream, Delta, LlmError, ModelRefused, ParametersUnknown,
+    Preparing, WarmUp,
 };
 
 /// Where models come from and how they run.
@@ -46,8 +47,9 @@ impl LocalOptions {
     }
 }
 
-/// The engine loaded now, and which file it runs.
+/// The engine loaded now, and which file it runs (and under which name it was asked for).
 struct Loaded {
+    model: String,
     path: PathBuf,
     engine: Arc<Engine>,
 }
@@ -124,6 +126,7 @@ impl LocalChatModel {
         );
         let engine = Arc::new(engine);
         *loaded = Some(Loaded {
+            model: self.model.clone(),
             path,
             engine: Arc::clone(&engine),
         });
@@ -201,6 +204,17 @@ impl ChatModel for LocalChatModel {
             .map_err(|e| ModelRefused {
                 reason: e.to_string(),
             })
+    }
+
+    /// Only into the engine loaded now, and only when it runs this handle's model: a warm-up
+    /// never loads (nor downloads) a model, and one busy loading is left alone.
+    fn warm_up(&self, warm: WarmUp) {
+        let Ok(loaded) = self.loaded.try_lock() else {
+            return;
+        };
+        if let Some(l) = loaded.as_ref().filter(|l| l.model == self.model) {
+            l.engine.warm(warm);
+        }
     }
 
     /// The engine writes a last assistant message into the prompt unclosed (`ChatTemplate::prompt`).
