@@ -97,9 +97,19 @@ pub(super) fn q8k_d(block: &[u8]) -> f32 {
     f32::from_le_bytes([block[0], block[1], block[2], block[3]])
 }
 
-/// Quantizes activations to `Q8_K` as llama.cpp does (on every CPU: there is no SIMD version):
-/// the scale comes from the signed value of largest magnitude, which maps to −127.
+/// Quantizes activations to `Q8_K` as llama.cpp does: the scale comes from the signed value of
+/// largest magnitude, which maps to −127. With AVX-512 where the CPU has it (the same bytes).
 pub fn quantize_q8_k(row: &[f32], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::quantize_avx512::available() {
+        super::quantize_avx512::quantize_q8_k(row, out, quantize_q8_k_scalar);
+        return;
+    }
+    quantize_q8_k_scalar(row, out);
+}
+
+/// [`quantize_q8_k`] value by value, as llama.cpp's x86 build does (it has no SIMD version).
+pub(super) fn quantize_q8_k_scalar(row: &[f32], out: &mut [u8]) {
     for (values, block) in row.chunks_exact(QK_K).zip(out.chunks_exact_mut(Q8K.bytes)) {
         let (mut max, mut amax) = (0f32, 0f32);
         for &x in values {

@@ -29,6 +29,8 @@ mod kquants;
 mod legacy;
 pub mod norm;
 pub mod packed;
+#[cfg(target_arch = "x86_64")]
+mod quantize_avx512;
 #[cfg(test)]
 mod tests;
 

@@ -299,6 +299,41 @@ fn activation_quantizers_round_to_the_nearest_step() {
     assert!(zeros.iter().all(|&b| b == 0));
 }
 
+/// The AVX-512 `Q8_K` quantizer writes the scalar one's bytes: random rows, ties of magnitude
+/// (the first wins), a NaN (the block goes to the scalar loop), zeros.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx512_q8_k_quantizer_writes_the_scalar_bytes() {
+    if !super::quantize_avx512::available() {
+        eprintln!("AVX-512 Q8_K quantizer skipped (this CPU lacks AVX-512)");
+        return;
+    }
+    let mut random = Random(11);
+    let mut row = random.values(6 * QK_K);
+    // Block 1: +3 then −3, the largest magnitudes (the first sets the sign of the scale).
+    row[QK_K + 7] = 3.0;
+    row[QK_K + 200] = -3.0;
+    // Block 2: −3 first.
+    row[2 * QK_K + 5] = -3.0;
+    row[2 * QK_K + 9] = 3.0;
+    // Block 3: a NaN; block 4: zeros; block 5: values exactly halfway between steps.
+    row[3 * QK_K + 17] = f32::NAN;
+    row[4 * QK_K..5 * QK_K].fill(0.0);
+    for (i, x) in row[5 * QK_K..].iter_mut().enumerate() {
+        *x = (i as f32 - 128.0) + 0.5;
+    }
+    let (mut fast, mut scalar) = (vec![1u8; 6 * Q8K.bytes], vec![2u8; 6 * Q8K.bytes]);
+    kquants::quantize_q8_k(&row, &mut fast);
+    kquants::quantize_q8_k_scalar(&row, &mut scalar);
+    for (b, (f, s)) in fast
+        .chunks(Q8K.bytes)
+        .zip(scalar.chunks(Q8K.bytes))
+        .enumerate()
+    {
+        assert_eq!(f, s, "block {b}");
+    }
+}
+
 /// `Q8_K`: the largest magnitude maps to ∓127, values are within half a step, and the
 /// 16-value sums are the values' sums.
 #[test]
