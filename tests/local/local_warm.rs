@@ -76,8 +76,8 @@ impl ChatModel for Recorded {
     }
 }
 
-/// The built-in engine's configuration with greedy, short replies; a small model (no worked
-/// example is read ahead for the coder, whose examples depend on the task).
+/// The built-in engine's configuration with greedy, short replies; a small model (its coder is
+/// shown a worked example chosen for each task).
 fn config(dir: &std::path::Path, warm: bool) -> Arc<Config> {
     let file = dir.join("config.toml");
     std::fs::write(
@@ -153,6 +153,29 @@ fn tokens(messages: &[Message]) -> (Vec<u32>, Vec<u32>) {
     )
 }
 
+/// The tokens of `messages` rendered as a start the conversation continues (no turn opened):
+/// what a warm-up reads for them.
+fn rendered_tokens(messages: &[Message]) -> usize {
+    use seek::local::{gguf::GgufFile, template::ChatTemplate, tokenizer::Tokenizer};
+    let path = support::real_model();
+    let file = GgufFile::open(&path).unwrap();
+    let tokenizer = Tokenizer::from_gguf(file.content(), &path).unwrap();
+    let template = ChatTemplate::from_gguf(file.content(), &path, &tokenizer).unwrap();
+    let chat: Vec<seek_engine::chat::Message> = messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::System => seek_engine::chat::Role::System,
+                Role::User => seek_engine::chat::Role::User,
+                Role::Assistant => seek_engine::chat::Role::Assistant,
+            };
+            seek_engine::chat::Message::new(role, m.content.clone())
+        })
+        .collect();
+    let start = template.render(&chat, false).unwrap();
+    tokenizer.encode(&start, true, true).len()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,7 +188,8 @@ async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     let mut handle = seek::agent::spawn(config(dir.path(), true), Arc::new(model.clone()));
     task(&mut handle, "Hello! What can you do?", AgentName::Casual).await;
     // Handed over before the task's end is told: the casual agent's own start first, then the
-    // agents never used (not the coder: a small model's coder gets an example for each task).
+    // agents never used, the coder first (a small model's coder too: its worked example for
+    // the next task goes after this start).
     let warm = model
         .warm_ups
         .lock()
@@ -180,14 +204,44 @@ async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
         .collect();
     assert_eq!(
         warm.conversations.len(),
-        3,
-        "casual, file, planner: {firsts:?}"
+        4,
+        "casual, coder, file, planner: {firsts:?}"
     );
     let stats = tokio::task::block_in_place(|| engine.settled_stats());
     assert_eq!(stats.warm_ups, 1);
-    assert_eq!(stats.warmed_conversations, 3, "{stats:?}");
+    assert_eq!(stats.warmed_conversations, 4, "{stats:?}");
     assert!(stats.warmed_tokens > 300, "{stats:?}");
 
+    // The coder, with the worked example chosen for this task: only the example, the task and
+    // the turn opened after them are read.
+    task(
+        &mut handle,
+        "Count the lines of notes.txt.",
+        AgentName::Coder,
+    )
+    .await;
+    let replies = model.replies.lock().unwrap().clone();
+    let (request, stats) = &replies[1];
+    let coder_start = &warm.conversations[1];
+    assert_eq!(request.messages[..coder_start.len()], coder_start[..]);
+    assert!(
+        request.messages.len() > coder_start.len() + 2,
+        "a worked example before the task"
+    );
+    assert_eq!(
+        stats.reused_tokens,
+        rendered_tokens(coder_start),
+        "{stats:?}"
+    );
+    assert_eq!(
+        stats.prefilled_tokens,
+        stats.prompt_tokens - stats.reused_tokens
+    );
+    assert!(stats.reused_tokens > 300, "{stats:?}");
+
+    // After that task, read ahead again: the first switch to the file agent.
+    tokio::task::block_in_place(|| engine.settled_stats());
+    let before = model.replies.lock().unwrap().len();
     task(
         &mut handle,
         "List the files in this folder.",
@@ -195,11 +249,8 @@ async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     )
     .await;
     let replies = model.replies.lock().unwrap().clone();
-    let (request, stats) = &replies[1];
-    assert_eq!(
-        request.messages[0].content,
-        warm.conversations[1][0].content
-    );
+    // Its first reply (a block's feedback may bring more).
+    let (request, stats) = &replies[before];
     let (whole, start) = tokens(&request.messages);
     assert!(
         whole.starts_with(&start),

@@ -48,6 +48,8 @@ pub(crate) fn prompt_budget(window: u64, max_tokens: u64) -> u64 {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Fitted {
     pub messages: Vec<Message>,
+    /// Where the current task's prompt is in `messages` (`messages.len()` with no task).
+    pub current_start: usize,
     pub shortened: usize,
     pub dropped: usize,
     pub tokens: u64,
@@ -181,7 +183,13 @@ pub fn fit(messages: &[Message], turn_starts: &[usize], budget: u64) -> Result<F
             budget,
         });
     }
+    // The prompt itself is never dropped: the messages kept before it place it.
+    let current_start = draft.kept[..current.min(messages.len())]
+        .iter()
+        .filter(|m| m.is_some())
+        .count();
     Ok(Fitted {
+        current_start,
         shortened: draft.cut.iter().filter(|&&c| c).count(),
         dropped: draft.dropped,
         tokens: draft.tokens,

@@ -52,7 +52,7 @@ pub(super) struct Profile {
     task: String,
 }
 
-/// The worked exchanges `agent`'s requests carry after the system prompt under `adapt`, for
+/// The worked exchanges `agent`'s requests carry just before the task under `adapt`, for
 /// `task`; with no task yet (a warm-up reading the next request's start ahead), `None` when
 /// they depend on the task (the bank's nearest example is chosen for each).
 pub(crate) fn examples_for(

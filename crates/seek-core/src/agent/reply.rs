@@ -85,7 +85,8 @@ pub(super) struct Shape<'a> {
     pub strict_loops: bool,
     /// The reply's tokens, at most (and never more than `max_tokens`).
     pub max_tokens: Option<u64>,
-    /// Worked exchanges that go after the system prompt (`examples::example_turns`).
+    /// Worked exchanges that go just before the task (`examples::example_turns`,
+    /// `examples_at`).
     pub examples: &'a [Message],
     /// The reply starts with this text (`small::fence_opening`), where the model continues a
     /// started answer (`ChatModel::continues_answer`); elsewhere nothing is started for it.
@@ -252,7 +253,7 @@ pub(super) struct Rendered {
 
 /// The messages a request sends for `memory` under `config`: the conversation fitted to the
 /// budget the window leaves once the reply and `examples` have their room, the notes of the
-/// user's commands joined, `examples` after the system prompt. Every request is rendered here,
+/// user's commands joined, `examples` just before the task (`examples_at`). Every request is rendered here,
 /// and so is a warm-up's reading ahead of the next one (`warm`): the two cannot differ.
 pub(super) fn rendered(
     config: &crate::config::Config,
@@ -263,10 +264,10 @@ pub(super) fn rendered(
     let budget = budget::prompt_budget(window, config.model_settings.max_tokens.value)
         .saturating_sub(budget::estimate(examples));
     let mut fitted = budget::fit(memory.messages(), memory.turn_starts(), budget)?;
-    let messages = with_examples(
-        join_notes(std::mem::take(&mut fitted.messages)),
-        examples.to_vec(),
-    );
+    let mut messages = std::mem::take(&mut fitted.messages);
+    let at = examples_at(&messages, fitted.current_start);
+    messages.splice(at..at, examples.iter().cloned());
+    let messages = join_notes(messages);
     Ok(Rendered {
         messages,
         fitted,
@@ -294,11 +295,21 @@ fn warmed(mut options: GenerationOptions, min_temperature: Option<f64>) -> Gener
     options
 }
 
-/// `messages` with `examples` after the system prompt (or first, with none).
-fn with_examples(mut messages: Vec<Message>, examples: Vec<Message>) -> Vec<Message> {
-    let at = usize::from(messages.first().is_some_and(|m| m.role == Role::System));
-    messages.splice(at..at, examples);
-    messages
+/// Where a task's worked examples go in `messages` (its prompt at `current_start`): just
+/// before the task, and before the user messages that lead into it (the notes of the user's
+/// commands, or feedback a stopped task left), so that they stay joined to the prompt. So what
+/// precedes them, the system prompt and the earlier tasks, is the same whatever the examples
+/// are: a request continues the conversation read for the one before (the built-in engine and
+/// servers that cache prompts read only what follows), where examples chosen for each task
+/// and put after the system prompt made every task's request differ from its second message
+/// on. A first task's examples come right after the system prompt, as before.
+fn examples_at(messages: &[Message], current_start: usize) -> usize {
+    let first = usize::from(messages.first().is_some_and(|m| m.role == Role::System));
+    let mut at = current_start.min(messages.len()).max(first);
+    while at > first && messages[at - 1].role == Role::User {
+        at -= 1;
+    }
+    at
 }
 
 /// `options` asking for at most `cap` tokens.
@@ -358,18 +369,42 @@ mod tests {
     }
 
     #[test]
-    fn examples_go_after_the_system_prompt() {
+    fn examples_go_before_the_task_and_the_notes_leading_into_it() {
         let m = |role, content: &str| Message::new(role, content);
-        let examples = vec![m(Role::User, "ex task"), m(Role::Assistant, "ex block")];
-        let sent = with_examples(
-            vec![m(Role::System, "system"), m(Role::User, "task")],
-            examples.clone(),
+        let contents = |messages: &[Message]| -> Vec<String> {
+            messages.iter().map(|m| m.content.clone()).collect()
+        };
+        // A first task: right after the system prompt (as before), or first with none.
+        let first = [m(Role::System, "system"), m(Role::User, "task")];
+        assert_eq!(examples_at(&first, 1), 1);
+        assert_eq!(examples_at(&[m(Role::User, "task")], 0), 0);
+        // A later task: after the earlier ones, before the notes and the prompt.
+        let note = format!("{NOTE_HEAD} `ls`");
+        let later = [
+            m(Role::System, "system"),
+            m(Role::User, "task 1"),
+            m(Role::Assistant, "answer 1"),
+            m(Role::User, &note),
+            m(Role::User, "task 2"),
+        ];
+        assert_eq!(examples_at(&later, 4), 3);
+        // No task (a warm-up's start): at the end, where the next task's examples will go.
+        assert_eq!(examples_at(&later[..3], 3), 3);
+        let mut sent = later.to_vec();
+        sent.splice(
+            3..3,
+            [m(Role::User, "ex task"), m(Role::Assistant, "ex block")],
         );
-        let roles: Vec<&str> = sent.iter().map(|m| m.content.as_str()).collect();
-        assert_eq!(roles, ["system", "ex task", "ex block", "task"]);
-        let sent = with_examples(vec![m(Role::User, "task")], examples);
-        assert_eq!(sent.len(), 3);
-        assert_eq!(sent[2].content, "task");
+        let sent = join_notes(sent);
+        assert_eq!(
+            contents(&sent)[..4],
+            ["system", "task 1", "answer 1", "ex task"]
+        );
+        assert_eq!(
+            sent[5].content,
+            format!("{note}\n\ntask 2"),
+            "the note stays with its task"
+        );
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //!
 //! Owns which agents are read ahead, in which order, and rendering their requests' start with
 //! the very function every request is rendered with (`reply::rendered`): what cannot be
-//! predicted exactly (the worked example a small model's coder gets for each task, a
-//! conversation the budget must trim, the web agent's fresh conversations) is not read ahead.
+//! predicted exactly (a conversation the budget must trim, the web agent's fresh
+//! conversations) is not read ahead. The worked example a small model's coder gets for each
+//! task goes after the conversation (`reply::examples_at`), so the start before it is read
+//! ahead as any other.
 //! It must not wait for anything (a warm-up uses only what an earlier task learnt: the model's
 //! size and context window) nor run while a task runs (the runtime calls it only when idle).
 
@@ -45,9 +47,9 @@ pub(super) fn order(current: AgentName) -> Vec<AgentName> {
 
 /// The messages `agent`'s next request starts with, before its new message: `memory` under
 /// `agent`'s system prompt, rendered as its request will be. `None` when that start cannot be
-/// known now: the web agent's (a fresh conversation each step), a small model's coder's (the
-/// worked example it is shown is chosen for each task), or a conversation the context budget
-/// trims (the new message may change what is trimmed).
+/// known now: the web agent's (a fresh conversation each step), or a conversation the context
+/// budget trims (the new message, or the worked example chosen for it, may change what is
+/// trimmed).
 pub(super) fn next_request_start(
     config: &Config,
     env: &PromptEnv,
@@ -59,7 +61,11 @@ pub(super) fn next_request_start(
     let examples = match spec.runs {
         Runs::Web => return None,
         Runs::Plan => Vec::new(),
-        Runs::Blocks => super::profile::examples_for(config.adaptations(), spec, None)?,
+        // Examples chosen for each task go after this start (`reply::examples_at`), so it does
+        // not depend on them; fixed ones are part of it.
+        Runs::Blocks => {
+            super::profile::examples_for(config.adaptations(), spec, None).unwrap_or_default()
+        }
     };
     let mut memory = memory.clone();
     memory.set_system_prompt(super::prompt_for(config, env, agent));
@@ -175,15 +181,31 @@ mod tests {
     }
 
     #[test]
-    fn what_depends_on_the_task_or_is_trimmed_is_not_read_ahead() {
+    fn what_is_trimmed_or_fresh_is_not_read_ahead_and_a_small_coder_s_start_is() {
         let small = config(ModelSize::Small);
         let env = PromptEnv::default();
         let coder = memory(&small, AgentName::Coder);
-        // A small model's coder gets the worked example nearest each task.
-        assert_eq!(
-            next_request_start(&small, &env, &coder, 8192, AgentName::Coder),
-            None
+        // A small model's coder gets the worked example nearest each task, after the start.
+        let start = next_request_start(&small, &env, &coder, 8192, AgentName::Coder)
+            .expect("the start before the example is known");
+        let task = "print the sum of the numbers in data.txt";
+        let examples = crate::agent::profile::examples_for(
+            small.adaptations(),
+            crate::agents::spec(AgentName::Coder),
+            Some(task),
+        )
+        .expect("a task's examples");
+        assert!(
+            !examples.is_empty(),
+            "a small model's coder is shown an example"
         );
+        let mut next = coder.clone();
+        next.begin_turn(task);
+        let sent = reply::rendered(&small, &next, 8192, &examples)
+            .expect("fits")
+            .messages;
+        assert_eq!(sent[..start.len()], start[..]);
+        assert_eq!(sent[start.len()..sent.len() - 1], examples[..]);
         assert!(next_request_start(&small, &env, &coder, 8192, AgentName::Casual).is_some());
         assert!(next_request_start(&small, &env, &coder, 8192, AgentName::Planner).is_some());
         assert_eq!(
