@@ -221,18 +221,22 @@ pub(crate) fn load(
     else {
         return Ok(None);
     };
-    let mut cache = vec![0u8; best.cache_len as usize];
     file.seek(SeekFrom::Start(best.cache_at)).map_err(io)?;
-    file.read_exact(&mut cache).map_err(|_| truncated())?;
     let mut crc = crc32fast::Hasher::new();
     for token in &best.tokens {
         crc.update(&token.to_le_bytes());
     }
-    crc.update(&cache);
+    // Read into the cache's own buffers, the checksum taken on the way; nothing is used
+    // before it matches. A damaged header is refused before anything is allocated for it
+    // (its size must be the entry's, which the file's size bounds).
+    let mut body = (&mut file).take(best.cache_len);
+    let cache = KvCache::read_from(&mut body, best.cache_len, dims, &mut |bytes| {
+        crc.update(bytes)
+    })
+    .map_err(|e| refused(&e.to_string()))?;
     if crc.finalize() != best.crc {
         return Err(refused("its checksum does not match (damaged)"));
     }
-    let cache = KvCache::from_bytes(&cache, dims).map_err(|e| refused(&e.to_string()))?;
     if cache.len() != best.tokens.len() {
         return Err(refused(&format!(
             "a cache of {} positions is saved for {} tokens",

@@ -204,63 +204,101 @@ impl KvCache {
         bytes: &[u8],
         expected: (usize, usize, usize),
     ) -> Result<KvCache, EngineError> {
+        let mut reader = bytes;
+        Self::read_from(&mut reader, bytes.len() as u64, expected, &mut |_| {})
+    }
+
+    /// [`KvCache::from_bytes`] from `reader`, which holds exactly `size` bytes of that form:
+    /// each buffer is read into place, and `observe` is shown every byte in order (for a
+    /// checksum). A resumed session's cache is read back before its first token; read into
+    /// one buffer of bytes and converted, it was allocated, faulted in and copied twice.
+    pub fn read_from(
+        reader: &mut impl std::io::Read,
+        size: u64,
+        expected: (usize, usize, usize),
+        observe: &mut dyn FnMut(&[u8]),
+    ) -> Result<KvCache, EngineError> {
         let bad = |reason: String| EngineError::CacheBytes { reason };
-        if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
+        let truncated = || bad("its keys and values end early".into());
+        let mut header = [0u8; HEADER_BYTES];
+        if size < HEADER_BYTES as u64 || reader.read_exact(&mut header).is_err() {
             return Err(bad(
                 "not a saved cache of this version (no SEEKKV01 header)".into(),
             ));
         }
-        let field = |i: usize| {
-            let at = 8 + 4 * i;
-            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-        };
-        let element = field(0);
-        if element != ELEMENT_F32 {
-            return Err(bad(format!("an unknown element type {element}")));
-        }
-        let shape = (field(1) as usize, field(2) as usize, field(3) as usize);
-        if shape != expected {
-            return Err(bad(format!(
-                "saved for {} layers × {} heads × {} values, the model has {} × {} × {}",
-                shape.0, shape.1, shape.2, expected.0, expected.1, expected.2
-            )));
-        }
-        let mut len_bytes = [0u8; 8];
-        len_bytes.copy_from_slice(&bytes[HEADER_BYTES - 8..HEADER_BYTES]);
-        let len = u64::from_le_bytes(len_bytes);
-        let (layers, kv_heads, head_dim) = shape;
+        observe(&header);
+        let len = parse_header(&header, expected)?;
+        let (layers, kv_heads, head_dim) = expected;
         let width = kv_heads * head_dim;
-        let body = bytes.len() - HEADER_BYTES;
+        let body = size - HEADER_BYTES as u64;
         let wanted = usize::try_from(len)
             .ok()
             .and_then(|len| len.checked_mul(width))
             .and_then(|v| v.checked_mul(2 * layers))
             .and_then(|v| v.checked_mul(size_of::<f32>()));
-        if wanted != Some(body) {
+        if wanted.map(|w| w as u64) != Some(body) {
             return Err(bad(format!(
                 "{body} bytes of keys and values where {len} positions need {}",
                 wanted.map_or("more than memory holds".into(), |w| w.to_string())
             )));
         }
+        // Checked above: len · width · 2 · layers · 4 bytes fit in memory's size.
         let len = len as usize;
         let valid = len * width;
         let mut cache = KvCache::with_shape(layers, kv_heads, head_dim);
-        // One slice of bytes per buffer, converted in one loop each (a resumed session's
-        // cache is read back before its first token: this is on that path).
-        let mut parts = bytes[HEADER_BYTES..].chunks_exact((valid * size_of::<f32>()).max(1));
-        for layer in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
-            for buffer in [layer.0, layer.1] {
-                let part = parts.next().unwrap_or_default();
-                buffer.extend(
-                    part.chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                );
+        for (keys, values) in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
+            for buffer in [keys, values] {
+                *buffer = vec![0f32; valid];
+                // SAFETY: the buffer's `valid` f32 are `4 · valid` initialized bytes; any
+                // bytes are a valid f32, and u8 needs no alignment.
+                let raw = unsafe {
+                    std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), 4 * valid)
+                };
+                reader.read_exact(raw).map_err(|_| truncated())?;
+                observe(raw);
+                // The bytes are little-endian f32, the platform's own order almost always.
+                #[cfg(target_endian = "big")]
+                for value in buffer.iter_mut() {
+                    *value = f32::from_bits(u32::from_le(value.to_bits()));
+                }
             }
         }
         cache.capacity = len;
         cache.len = len;
         Ok(cache)
     }
+}
+
+/// The positions a saved cache's header says it holds, for a model of `expected` `(layers,
+/// kv_heads, head_dim)`; refuses another format or shape.
+fn parse_header(
+    header: &[u8; HEADER_BYTES],
+    expected: (usize, usize, usize),
+) -> Result<u64, EngineError> {
+    let bad = |reason: String| EngineError::CacheBytes { reason };
+    if &header[..8] != MAGIC {
+        return Err(bad(
+            "not a saved cache of this version (no SEEKKV01 header)".into(),
+        ));
+    }
+    let field = |i: usize| {
+        let at = 8 + 4 * i;
+        u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let element = field(0);
+    if element != ELEMENT_F32 {
+        return Err(bad(format!("an unknown element type {element}")));
+    }
+    let shape = (field(1) as usize, field(2) as usize, field(3) as usize);
+    if shape != expected {
+        return Err(bad(format!(
+            "saved for {} layers × {} heads × {} values, the model has {} × {} × {}",
+            shape.0, shape.1, shape.2, expected.0, expected.1, expected.2
+        )));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&header[HEADER_BYTES - 8..]);
+    Ok(u64::from_le_bytes(len))
 }
 
 #[cfg(test)]
@@ -314,6 +352,25 @@ mod tests {
         let empty = KvCache::with_shape(2, 1, 2);
         let back = KvCache::from_bytes(&empty.to_bytes(), (2, 1, 2)).unwrap();
         assert!(back.is_empty());
+    }
+
+    #[test]
+    fn a_cache_read_from_a_reader_equals_its_bytes_and_shows_every_byte() {
+        let cache = filled(3, 2, 4, 5);
+        let bytes = cache.to_bytes();
+        let mut seen = Vec::new();
+        let mut reader = &bytes[..];
+        let back = KvCache::read_from(&mut reader, bytes.len() as u64, (3, 2, 4), &mut |b| {
+            seen.extend_from_slice(b)
+        })
+        .unwrap();
+        assert_eq!(seen, bytes, "every byte shown, in order");
+        assert_eq!(back.to_bytes(), bytes);
+        // A reader shorter than the size said is refused.
+        let mut short = &bytes[..bytes.len() - 1];
+        assert!(
+            KvCache::read_from(&mut short, bytes.len() as u64, (3, 2, 4), &mut |_| {}).is_err()
+        );
     }
 
     #[test]
