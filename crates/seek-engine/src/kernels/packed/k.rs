@@ -11,10 +11,9 @@
 //! of value `8g + j` of the quad's group `i`, bit `4 + i` that of value `8g + j + 4`; `Q6_K`
 //! has one register for the low nibbles' values and one for the high ones', bits `2i`,
 //! `2i + 1` for group `i`. So a kernel moves a group's bits into place with one `gf2p8affine`
-//! per register. The six-bit scales and minimums stay packed as the file holds them, byte `i`
-//! of the 12 for the sixteen rows together (the kernels unpack them per block, sixteen rows at
-//! once); `Q6_K`'s signed scales per 16 values are bytes already; the block scales stay f16.
-//! Every tile is the size of the file's blocks.
+//! per register. The six-bit scales and minimums are unpacked to a byte per row and 32-value
+//! group (`Q6_K`'s signed scales per 16 values are bytes already), the block scales stay
+//! f16: a `Q4_K`/`Q5_K` tile is 2 % larger than the file's blocks, a `Q6_K` tile the same size.
 
 #[cfg(target_arch = "x86_64")]
 mod kernels;
@@ -37,11 +36,11 @@ use super::super::kquants::{
 use super::super::{QK_K, f16_at};
 use super::{Kind, ROWS};
 
-/// Where a tile's parts start: block minimum (or none), scales (`Q4_K`/`Q5_K`: the file's 12
-/// packed bytes of scales and minimums), values, extra bits; and its size.
+/// Where a tile's parts start: (block minimum or none, scales, minimums, values, extra bits).
 struct Layout {
     dmin: usize,
     scales: usize,
+    mins: usize,
     values: usize,
     extra: usize,
     bytes: usize,
@@ -53,12 +52,13 @@ fn layout(kind: Kind) -> Layout {
         Kind::Q6K => Layout {
             dmin: 0,
             scales: 2 * ROWS,
+            mins: 0,
             values: 2 * ROWS + 16 * ROWS,
             extra: 2 * ROWS + 16 * ROWS + values_bytes,
             bytes: 2 * ROWS + 16 * ROWS + values_bytes + ROWS * QK_K / 4,
         },
         _ => {
-            let values = 4 * ROWS + 12 * ROWS;
+            let values = 4 * ROWS + 16 * ROWS;
             let extra = values + values_bytes;
             let fifth = if kind == Kind::Q5K {
                 ROWS * QK_K / 8
@@ -68,6 +68,7 @@ fn layout(kind: Kind) -> Layout {
             Layout {
                 dmin: 2 * ROWS,
                 scales: 4 * ROWS,
+                mins: 4 * ROWS + 8 * ROWS,
                 values,
                 extra,
                 bytes: extra + fifth,
@@ -148,11 +149,10 @@ pub(super) fn pack(kind: Kind, rows: &[&[u8]], tile: &mut [u8]) {
         } else {
             tile[2 * r..2 * r + 2].copy_from_slice(&block[..2]);
             tile[at.dmin + 2 * r..at.dmin + 2 * r + 2].copy_from_slice(&block[2..4]);
-            // The 12 packed bytes as the file holds them, byte i of the sixteen rows together:
-            // unpacked to a byte each they made the tile 2.8 % larger than the file's blocks,
-            // bytes every decode step read.
-            for i in 0..12 {
-                tile[at.scales + 16 * i + r] = block[Q4K_SCALES + i];
+            for s in 0..8 {
+                let (scale, min) = q4k_scale_min(&block[Q4K_SCALES..], s);
+                tile[at.scales + 16 * s + r] = scale;
+                tile[at.mins + 16 * s + r] = min;
             }
         }
         let u = values(kind, block);
@@ -205,8 +205,11 @@ pub(super) fn dequantize(kind: Kind, tile: &[u8], lane: usize, out: &mut [f32]) 
                     0
                 };
                 let q = low | fifth << 4;
-                let packed: [u8; 12] = std::array::from_fn(|b| tile[at.scales + 16 * b + lane]);
-                let (scale, min) = q4k_scale_min(&packed, i / 32);
+                let s = i / 32;
+                let (scale, min) = (
+                    tile[at.scales + 16 * s + lane],
+                    tile[at.mins + 16 * s + lane],
+                );
                 let dmin = f16_at(tile, at.dmin + 2 * lane);
                 d * f32::from(scale) * f32::from(q) - dmin * f32::from(min)
             }

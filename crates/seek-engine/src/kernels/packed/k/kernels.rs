@@ -133,29 +133,11 @@ fn add(sums: &mut [f32; ROWS], scale: __m512, block: __m512) {
     }
 }
 
-/// The sixteen rows' scale and minimum of 32-value group `s` (0..8), a byte per row each, from
-/// a `Q4_K`/`Q5_K` tile's packed bytes (byte `i` of the sixteen rows at `16i`):
-/// `kquants::q4k_scale_min` for sixteen rows at once.
+/// The sixteen rows' bytes at `bytes[..16]`, unsigned, as f32 times `d`.
 #[inline]
-#[target_feature(enable = "avx2")]
-fn scale_min(packed: &[u8], s: usize) -> (__m128i, __m128i) {
-    let byte = |i: usize| load16(&packed[16 * i..]);
-    let six_bits = _mm_set1_epi8(63);
-    if s < 4 {
-        return (
-            _mm_and_si128(byte(s), six_bits),
-            _mm_and_si128(byte(s + 4), six_bits),
-        );
-    }
-    let low4 = _mm_set1_epi8(0x0f);
-    // The top two bits of each byte, as bits 4 and 5.
-    let top2 =
-        |b: __m128i| _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), _mm_set1_epi8(3)), 4);
-    let high = byte(s + 4);
-    (
-        _mm_or_si128(_mm_and_si128(high, low4), top2(byte(s - 4))),
-        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(high, 4), low4), top2(byte(s))),
-    )
+#[target_feature(enable = "avx512f,avx512bw")]
+fn scaled(d: __m512, bytes: &[u8]) -> __m512 {
+    _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(load16(bytes))))
 }
 
 /// `Q4_K` (or `Q5_K`, with `FIFTH`) tiles × `M` `Q8_K` rows; `out[m][r]` is row `r` · act `m`.
@@ -183,10 +165,7 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
         let (d, dmin) = (scales(tile), scales(&tile[at.dmin..]));
         let mut dots = [_mm512_setzero_ps(); M];
         for s in 0..8 {
-            let scale = _mm512_mul_ps(
-                d,
-                _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(scale_min(&tile[at.scales..], s).0)),
-            );
+            let scale = scaled(d, &tile[at.scales + 16 * s..]);
             let fifth = if FIFTH {
                 load64(&tile[at.extra + 64 * s..])
             } else {
@@ -226,7 +205,7 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
         }
         // The minimums times the groups' activation sums.
         let min_pairs: [__m512i; 8] = std::array::from_fn(|s| {
-            let min = _mm512_cvtepu8_epi32(scale_min(&tile[at.scales..], s).1);
+            let min = _mm512_cvtepu8_epi32(load16(&tile[at.mins + 16 * s..]));
             // The minimum in both 16-bit halves, for the two 16-value sums of the group.
             _mm512_or_si512(min, _mm512_slli_epi32(min, 16))
         });
