@@ -495,7 +495,7 @@ impl Packed {
 }
 
 /// Asks Linux to back `tiles` with 2 MiB pages where it can, before they are first written (a
-/// fresh zeroed allocation of this size is untouched memory): a decode step streams every
+/// large zeroed allocation is usually a fresh, untouched mapping): a decode step streams every
 /// weight once, and with 4 KiB pages each 4 KiB cost a TLB miss (about 200,000 a token for a
 /// 1.5B model). A hint only: where it is refused or unsupported nothing changes.
 fn huge_pages(tiles: &mut [u8]) {
@@ -515,7 +515,7 @@ fn huge_pages(tiles: &mut [u8]) {
     let _ = tiles;
 }
 
-/// `take` (1, 8, or 16 for the k-quants) activation rows of `acts` × one tile, into `sums[m][r]`.
+/// `take` (1, 8, or 16 for `Q6_K`) activation rows of `acts` × one tile, into `sums[m][r]`.
 #[cfg(target_arch = "x86_64")]
 fn tile_products(
     kind: Kind,
