@@ -70,6 +70,10 @@ impl ChatModel for Recorded {
         Box::pin(async move { Some(window) })
     }
 
+    fn reads_ahead(&self) -> bool {
+        true
+    }
+
     fn warm_up(&self, warm: WarmUp) {
         self.warm_ups.lock().unwrap().push(warm.clone());
         self.engine.warm(warm);

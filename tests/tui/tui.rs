@@ -127,6 +127,9 @@ fn ctrl_r_retries_the_last_task_with_the_same_prompt() {
     tui.type_text("say something");
     tui.send(keys::ENTER);
     tui.wait_for_text("First answer.");
+    // Ctrl+R while the task is still running only says so: the task's end comes after its
+    // answer's last words are on screen.
+    tui.wait_for_text("✓ done");
     tui.send(keys::CTRL_R);
     let screen = tui.wait_for_text("Second answer.");
     assert_eq!(screen.matches("you  say something").count(), 2, "{screen}");

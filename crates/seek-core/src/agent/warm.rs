@@ -79,7 +79,10 @@ impl super::Runtime {
     /// and window).
     pub(super) fn warm_up(&self) {
         let ctx = &self.ctx;
-        if !ctx.config.local.warm_agents.value || self.running.is_some() {
+        // Nothing is rendered for a model that reads nothing ahead (a server): the task's end
+        // is told right after this.
+        if !ctx.config.local.warm_agents.value || self.running.is_some() || !ctx.model.reads_ahead()
+        {
             return;
         }
         let (Some(config), Some(&window), Some(memory)) = (

@@ -293,6 +293,12 @@ pub trait ChatModel: Send + Sync {
     fn warm_up(&self, warm: WarmUp) {
         let _ = warm;
     }
+
+    /// Whether [`ChatModel::warm_up`] does anything, so that the agent renders nothing ahead
+    /// for a model that would drop it (every server). False unless overridden.
+    fn reads_ahead(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the configured server's HTTP client. The API key is read from the environment now and is

@@ -217,6 +217,10 @@ impl ChatModel for LocalChatModel {
         }
     }
 
+    fn reads_ahead(&self) -> bool {
+        true
+    }
+
     /// The engine writes a last assistant message into the prompt unclosed (`ChatTemplate::prompt`).
     fn continues_answer(&self) -> bool {
         true
