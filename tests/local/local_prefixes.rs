@@ -14,7 +14,8 @@ fn engine() -> Engine {
     Engine::load(&support::real_model(), 2).expect("the real model loads")
 }
 
-fn request(messages: &[Message], prefix_file: Option<&std::path::Path>) -> ChatRequest {
+/// A greedy request of 12 tokens (also `local_warm`'s).
+pub(crate) fn request(messages: &[Message], prefix_file: Option<&std::path::Path>) -> ChatRequest {
     ChatRequest {
         messages: messages.to_vec(),
         options: GenerationOptions {
@@ -30,13 +31,17 @@ fn request(messages: &[Message], prefix_file: Option<&std::path::Path>) -> ChatR
 }
 
 fn reply(engine: &Engine, request: ChatRequest) -> String {
+    answer(engine.reply(request, &CancellationToken::new()))
+}
+
+/// A reply's answer, its stream read to the end on a runtime of its own (also `local_warm`'s).
+pub(crate) fn answer(stream: seek::llm::ChatStream) -> String {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        engine
-            .reply(request, &CancellationToken::new())
+        stream
             .collect()
             .await
             .unwrap_or_else(|(e, _)| panic!("the reply failed: {e}"))

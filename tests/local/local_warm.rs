@@ -7,15 +7,14 @@
 //!
 //! The warm-up's progress is followed through its hook, never by waiting for time to pass.
 
+use crate::local_prefixes::{answer, request};
 use crate::support;
 
 use std::sync::{Arc, Mutex};
 
 use seek::agent::{Command, Event};
 use seek::config::{AgentName, Config, Dirs, Env, Overrides};
-use seek::llm::{
-    ChatModel, ChatRequest, ChatStream, Delta, GenerationOptions, LlmError, Message, Role, WarmUp,
-};
+use seek::llm::{ChatModel, ChatRequest, ChatStream, Delta, LlmError, Message, Role, WarmUp};
 use seek::local::engine::{Engine, Stats, WarmStep};
 use tokio_util::sync::CancellationToken;
 
@@ -127,45 +126,41 @@ async fn task(handle: &mut seek::agent::AgentHandle, prompt: &str, agent: AgentN
     panic!("the runtime stopped before the task finished");
 }
 
-/// The tokens the engine reads for `messages`: the whole request, and its start (all but the
-/// new message, closed), as the engine renders each.
-fn tokens(messages: &[Message]) -> (Vec<u32>, Vec<u32>) {
-    use seek::local::{gguf::GgufFile, template::ChatTemplate, tokenizer::Tokenizer};
-    let path = support::real_model();
-    let file = GgufFile::open(&path).unwrap();
-    let tokenizer = Tokenizer::from_gguf(file.content(), &path).unwrap();
-    let template = ChatTemplate::from_gguf(file.content(), &path, &tokenizer).unwrap();
-    let chat = |m: &[Message]| -> Vec<seek_engine::chat::Message> {
-        m.iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::System => seek_engine::chat::Role::System,
-                    Role::User => seek_engine::chat::Role::User,
-                    Role::Assistant => seek_engine::chat::Role::Assistant,
-                };
-                seek_engine::chat::Message::new(role, m.content.clone())
-            })
-            .collect()
-    };
-    let whole = template.prompt(&chat(messages)).unwrap();
-    let start = template
-        .render(&chat(&messages[..messages.len() - 1]), false)
-        .unwrap();
-    (
-        tokenizer.encode(&whole, true, true),
-        tokenizer.encode(&start, true, true),
-    )
+/// The real file's tokenizer and chat template, to count what the engine reads.
+struct Rendering {
+    tokenizer: seek::local::tokenizer::Tokenizer,
+    template: seek::local::template::ChatTemplate,
 }
 
-/// The tokens of `messages` rendered as a start the conversation continues (no turn opened):
-/// what a warm-up reads for them.
-fn rendered_tokens(messages: &[Message]) -> usize {
-    use seek::local::{gguf::GgufFile, template::ChatTemplate, tokenizer::Tokenizer};
-    let path = support::real_model();
-    let file = GgufFile::open(&path).unwrap();
-    let tokenizer = Tokenizer::from_gguf(file.content(), &path).unwrap();
-    let template = ChatTemplate::from_gguf(file.content(), &path, &tokenizer).unwrap();
-    let chat: Vec<seek_engine::chat::Message> = messages
+impl Rendering {
+    fn load() -> Self {
+        use seek::local::{gguf::GgufFile, template::ChatTemplate, tokenizer::Tokenizer};
+        let path = support::real_model();
+        let file = GgufFile::open(&path).unwrap();
+        let tokenizer = Tokenizer::from_gguf(file.content(), &path).unwrap();
+        let template = ChatTemplate::from_gguf(file.content(), &path, &tokenizer).unwrap();
+        Self {
+            tokenizer,
+            template,
+        }
+    }
+
+    /// `messages` rendered as a start the conversation continues (no turn opened): what a
+    /// warm-up reads for them.
+    fn start(&self, messages: &[Message]) -> Vec<u32> {
+        let start = self.template.render(&chat(messages), false).unwrap();
+        self.tokenizer.encode(&start, true, true)
+    }
+
+    /// The whole request, with the turn it opens.
+    fn whole(&self, messages: &[Message]) -> Vec<u32> {
+        let whole = self.template.prompt(&chat(messages)).unwrap();
+        self.tokenizer.encode(&whole, true, true)
+    }
+}
+
+fn chat(messages: &[Message]) -> Vec<seek_engine::chat::Message> {
+    messages
         .iter()
         .map(|m| {
             let role = match m.role {
@@ -175,14 +170,22 @@ fn rendered_tokens(messages: &[Message]) -> usize {
             };
             seek_engine::chat::Message::new(role, m.content.clone())
         })
-        .collect();
-    let start = template.render(&chat, false).unwrap();
-    tokenizer.encode(&start, true, true).len()
+        .collect()
+}
+
+/// The tokens the engine reads for `messages`: the whole request, and its start (all but the
+/// new message, closed), as the engine renders each.
+fn tokens(rendering: &Rendering, messages: &[Message]) -> (Vec<u32>, Vec<u32>) {
+    (
+        rendering.whole(messages),
+        rendering.start(&messages[..messages.len() - 1]),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     let dir = tempfile::tempdir().unwrap();
+    let rendering = Rendering::load();
     let engine = Arc::new(Engine::load(&support::real_model(), 2).expect("the real model loads"));
     let model = Recorded {
         engine: Arc::clone(&engine),
@@ -234,7 +237,7 @@ async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     );
     assert_eq!(
         stats.reused_tokens,
-        rendered_tokens(coder_start),
+        rendering.start(coder_start).len(),
         "{stats:?}"
     );
     assert_eq!(
@@ -255,7 +258,7 @@ async fn after_the_warm_up_a_first_switch_reads_only_the_new_message() {
     let replies = model.replies.lock().unwrap().clone();
     // Its first reply (a block's feedback may bring more).
     let (request, stats) = &replies[before];
-    let (whole, start) = tokens(&request.messages);
+    let (whole, start) = tokens(&rendering, &request.messages);
     assert!(
         whole.starts_with(&start),
         "the request's start is its own prefix"
@@ -283,35 +286,6 @@ async fn warm_agents_off_reads_nothing_ahead() {
     let stats = tokio::task::block_in_place(|| engine.settled_stats());
     assert_eq!((stats.warm_ups, stats.total_warmed), (0, 0));
     handle.commands.send(Command::Shutdown).unwrap();
-}
-
-fn request(messages: &[Message], prefix_file: Option<&std::path::Path>) -> ChatRequest {
-    ChatRequest {
-        messages: messages.to_vec(),
-        options: GenerationOptions {
-            max_tokens: 12,
-            temperature: Some(0.0),
-            top_p: None,
-            seed: Some(1),
-            context_window: 8192,
-        },
-        json_schema: None,
-        prefix_file: prefix_file.map(ToOwned::to_owned),
-    }
-}
-
-fn answer(stream: ChatStream) -> String {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        stream
-            .collect()
-            .await
-            .unwrap_or_else(|(e, _)| panic!("the reply failed: {e}"))
-            .answer
-    })
 }
 
 /// A conversation of about 400 tokens under `system` (several chunks to read).
