@@ -204,23 +204,11 @@ fn prompts_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Dirs, Env, Origin, Overrides, Sourced};
+    use crate::config::{Origin, Sourced};
 
     fn config() -> Config {
-        let dirs = Dirs {
-            default_config_file: None,
-            data_dir: std::env::temp_dir().join("seek-prompt-test"),
-        };
-        let mut config = Config::resolve(
-            &Overrides::default(),
-            &Env::default(),
-            &dirs,
-            &std::env::temp_dir(),
-        )
-        .expect("defaults resolve");
         // The default model is the built-in 135M one; these tests are about the full prompt.
-        config.model_size.value = crate::config::ModelSize::Large;
-        config
+        Config::defaults_for_tests(crate::config::ModelSize::Large)
     }
 
     /// A folder holding an executable file for each of `programs`, and `go` without the

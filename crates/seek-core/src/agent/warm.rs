@@ -114,23 +114,11 @@ impl super::Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Dirs, Env, ModelSize, Overrides};
+    use crate::config::ModelSize;
     use crate::llm::Role;
 
     fn config(size: ModelSize) -> Config {
-        let dirs = Dirs {
-            default_config_file: None,
-            data_dir: std::env::temp_dir().join("seek-warm-test"),
-        };
-        let mut config = Config::resolve(
-            &Overrides::default(),
-            &Env::default(),
-            &dirs,
-            &std::env::temp_dir(),
-        )
-        .expect("defaults resolve");
-        config.model_size.value = size;
-        config
+        Config::defaults_for_tests(size)
     }
 
     fn memory(config: &Config, agent: AgentName) -> Memory {

@@ -224,6 +224,24 @@ pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 12;
 pub(crate) const DEFAULT_OUTPUT_LIMIT: u64 = 64 * 1024;
 
 impl Config {
+    /// The defaults with no file nor environment and a model of `size`, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn defaults_for_tests(size: ModelSize) -> Config {
+        let dirs = Dirs {
+            default_config_file: None,
+            data_dir: std::env::temp_dir().join("seek-unit-test"),
+        };
+        let mut config = Config::resolve(
+            &Overrides::default(),
+            &Env::default(),
+            &dirs,
+            &std::env::temp_dir(),
+        )
+        .expect("defaults resolve");
+        config.model_size.value = size;
+        config
+    }
+
     /// Resolves the configuration from flags, environment, the config file and defaults.
     /// `cwd` anchors relative paths given by flags and env vars.
     pub fn resolve(
