@@ -66,8 +66,18 @@ pub fn available() -> bool {
     return false;
 }
 
-/// Quantizes a row into [`Q8_SUMS`].
+/// Quantizes a row into [`Q8_SUMS`] (with AVX-512 where the CPU has it: the same bytes).
 pub fn quantize_sums(row: &[f32], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::quantize_avx512::available() {
+        super::quantize_avx512::quantize_sums(row, out, Q8_SUMS.bytes, quantize_sums_scalar);
+        return;
+    }
+    quantize_sums_scalar(row, out);
+}
+
+/// [`quantize_sums`] value by value, the reference.
+pub(super) fn quantize_sums_scalar(row: &[f32], out: &mut [u8]) {
     let mut block = [0u8; 4 + QK];
     for (values, out) in row
         .chunks_exact(QK)
