@@ -334,6 +334,46 @@ fn the_avx512_q8_k_quantizer_writes_the_scalar_bytes() {
     }
 }
 
+/// The AVX-512 `Q8_SUMS` quantizer writes the scalar one's bytes: random rows of several
+/// magnitudes, values halfway between steps, zeros, a NaN, an infinity and a subnormal
+/// maximum (those three go to the scalar loop).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx512_q8_sums_quantizer_writes_the_scalar_bytes() {
+    use super::packed::{Q8_SUMS, quantize_sums, quantize_sums_scalar};
+    if !super::quantize_avx512::available() {
+        eprintln!("AVX-512 Q8_SUMS quantizer skipped (this CPU lacks AVX-512)");
+        return;
+    }
+    let blocks = 64;
+    let mut random = Random(17);
+    let mut row = random.values(blocks * QK);
+    for (b, block) in row.chunks_exact_mut(QK).enumerate() {
+        let magnitude = 10f32.powi(b as i32 % 9 - 4);
+        block.iter_mut().for_each(|x| *x *= magnitude);
+    }
+    for (i, x) in row[QK..2 * QK].iter_mut().enumerate() {
+        *x = (i as f32 - 16.0) + 0.5;
+    }
+    row[2 * QK..3 * QK].fill(0.0);
+    row[3 * QK + 4] = f32::NAN;
+    row[4 * QK + 30] = f32::INFINITY;
+    row[5 * QK..6 * QK].fill(0.0);
+    row[5 * QK + 3] = 1e-45;
+    row[5 * QK + 9] = -1e-45;
+    let bytes = blocks * Q8_SUMS.bytes;
+    let (mut fast, mut scalar) = (vec![1u8; bytes], vec![2u8; bytes]);
+    quantize_sums(&row, &mut fast);
+    quantize_sums_scalar(&row, &mut scalar);
+    for (b, (f, s)) in fast
+        .chunks(Q8_SUMS.bytes)
+        .zip(scalar.chunks(Q8_SUMS.bytes))
+        .enumerate()
+    {
+        assert_eq!(f, s, "block {b}");
+    }
+}
+
 /// `Q8_K`: the largest magnitude maps to ∓127, values are within half a step, and the
 /// 16-value sums are the values' sums.
 #[test]

@@ -206,7 +206,9 @@ impl Transformer {
                 // SAFETY: the keys and values are only read in this step.
                 let cached = unsafe { (keys.slice(0..keys.len()), values.slice(0..values.len())) };
                 for item in m.items(blocks * s.heads) {
-                    let (block, head) = (item / s.heads, item % s.heads);
+                    // The last positions first: they attend over the most, and a thread that
+                    // takes the last costly item while the other has none left makes both wait.
+                    let (block, head) = (blocks - 1 - item / s.heads, item % s.heads);
                     let kv_head = head / s.group();
                     let cache_view = Cached {
                         keys: cached.0,

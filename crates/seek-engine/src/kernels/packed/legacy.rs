@@ -10,7 +10,7 @@ use std::arch::x86_64::*;
 use super::super::avx2::load16;
 use super::super::avx512::load64;
 use super::super::{Q4_0, Q5_0, Q5_1, Q8_0, QK};
-use super::{Q8_SUMS, ROWS, SUMS_VALUES, WIDE, f32_at, i32_at};
+use super::{Q8_SUMS, ROWS, SUMS_VALUES, WIDE, f32_at, i32_at, prefetch_ahead};
 
 /// The sixteen f16 scales at the start of `bytes`, as f32.
 #[inline]
@@ -112,6 +112,9 @@ pub(super) fn q8_0_tile<const M: usize>(
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
         let block = &tile[b * tile_bytes..(b + 1) * tile_bytes];
+        if M == 1 {
+            prefetch_ahead(block);
+        }
         let weight_scales = scales(block);
         let values: [__m512i; 8] = std::array::from_fn(|g| load64(&block[2 * ROWS + 64 * g..]));
         for m in 0..M {
@@ -158,6 +161,9 @@ pub(super) fn nibble_tile<const M: usize, const OFFSET: i32, const MIN: bool, co
     let mut acc = [_mm512_setzero_ps(); M];
     for b in 0..blocks {
         let block = &tile[b * tile_bytes..(b + 1) * tile_bytes];
+        if M == 1 {
+            prefetch_ahead(block);
+        }
         let weight_scales = scales(block);
         let weight_mins = MIN.then(|| scales(&block[2 * ROWS..]));
         let mut low = [_mm512_setzero_si512(); 4];

@@ -17,7 +17,7 @@ use super::super::super::avx2::load16;
 use super::super::super::avx512::load64;
 use super::super::super::kquants::{Q8K, Q8K_SUMS, Q8K_VALUES};
 use super::super::legacy::scales;
-use super::super::{Kind, ROWS, WIDE};
+use super::super::{Kind, ROWS, WIDE, prefetch_ahead};
 use super::layout;
 
 /// The `gf2p8affine` matrix that moves bit `from` of each byte to bit `to`, for each pair
@@ -161,6 +161,9 @@ fn k4_tile<const M: usize, const FIFTH: bool>(
     }
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
+        if M == 1 {
+            prefetch_ahead(tile);
+        }
         let act: [ActBlock; M] = std::array::from_fn(|m| ActBlock::new(acts[m], b));
         let (d, dmin) = (scales(tile), scales(&tile[at.dmin..]));
         let mut dots = [_mm512_setzero_ps(); M];
@@ -243,6 +246,9 @@ fn q6k_tile<const M: usize>(
     }
     for b in 0..blocks {
         let tile = &tiles[b * at.bytes..(b + 1) * at.bytes];
+        if M == 1 {
+            prefetch_ahead(tile);
+        }
         let act: [ActBlock; M] = std::array::from_fn(|m| ActBlock::new(acts[m], b));
         let d = scales(tile);
         let mut dots = [_mm512_setzero_ps(); M];
