@@ -1,6 +1,6 @@
 //! The `f32` arithmetic between the matrix products: rotary embedding, causal attention of one
-//! query head over the cached keys and values, and the vector loops under them (with AVX2 + FMA
-//! when the CPU has them, chosen once).
+//! query head over the cached keys and values, the feed-forward's SiLU, and the vector loops
+//! under them (with AVX2 + FMA when the CPU has them, chosen once).
 //!
 //! Owns that arithmetic on plain slices. It must not know about threads or the cache's growth:
 //! `forward` says which head of which position to compute and where the rows are. Every result
@@ -76,6 +76,7 @@ pub struct Vectors {
     scores: fn(&[f32], &Cached<'_>, f32, &mut [f32]),
     weighted_sum: fn(&[f32], &Cached<'_>, &mut [f32]),
     exp_sum: fn(&mut [f32], f32) -> f32,
+    silu: fn(&mut [f32]),
 }
 
 impl Vectors {
@@ -86,6 +87,7 @@ impl Vectors {
                 scores: simd::scores,
                 weighted_sum: simd::weighted_sum,
                 exp_sum: simd::exp_sum,
+                silu: simd::silu,
             };
         }
         Self::portable()
@@ -96,7 +98,13 @@ impl Vectors {
             scores: portable_scores,
             weighted_sum: portable_weighted_sum,
             exp_sum: portable_exp_sum,
+            silu: portable_silu,
         }
+    }
+
+    /// `x = x / (1 + exp(−x))` for every value, each alone (whatever is next to it).
+    pub fn silu(&self, values: &mut [f32]) {
+        (self.silu)(values)
     }
 
     /// `s = exp(s − max)` for every score, and their sum.
@@ -142,6 +150,12 @@ fn portable_exp_sum(scores: &mut [f32], max: f32) -> f32 {
         sum += *s;
     }
     sum
+}
+
+fn portable_silu(values: &mut [f32]) {
+    for x in values.iter_mut() {
+        *x /= 1.0 + (-*x).exp();
+    }
 }
 
 fn portable_weighted_sum(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
@@ -333,6 +347,35 @@ mod simd {
         sum
     }
 
+    pub fn silu(values: &mut [f32]) {
+        // SAFETY: as for `scores`.
+        unsafe { silu_avx2(values) }
+    }
+
+    /// [`super::portable_silu`] eight values at a time with [`exp8`]; the last `len % 8`
+    /// through the same eight-wide loop, so a value's result does not depend on its place.
+    #[target_feature(enable = "avx2,fma")]
+    fn silu_avx2(values: &mut [f32]) {
+        let one = _mm256_set1_ps(1.0);
+        let silu8 = |x: __m256| {
+            let e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+            _mm256_div_ps(x, _mm256_add_ps(one, e))
+        };
+        let mut chunks = values.chunks_exact_mut(8);
+        for chunk in &mut chunks {
+            // SAFETY: a chunk is eight f32; `loadu`/`storeu` need no alignment.
+            unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), silu8(_mm256_loadu_ps(chunk.as_ptr()))) };
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let mut tail = [0f32; 8];
+            tail[..rest.len()].copy_from_slice(rest);
+            // SAFETY: `tail` is eight f32.
+            unsafe { _mm256_storeu_ps(tail.as_mut_ptr(), silu8(_mm256_loadu_ps(tail.as_ptr()))) };
+            rest.copy_from_slice(&tail[..rest.len()]);
+        }
+    }
+
     #[target_feature(enable = "avx2,fma")]
     fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         let dim = out.len();
@@ -500,6 +543,27 @@ mod tests {
             for (a, b) in fast.iter().zip(&portable) {
                 assert!((a - b).abs() <= 2.5e-7 * b, "{len}: {a} against {b}");
             }
+        }
+    }
+
+    /// The vector SiLU is the portable one up to the exp's rounding, and a value's result does
+    /// not depend on where it sits (a tail of fewer than eight goes through the same loop).
+    #[test]
+    fn the_vector_silu_equals_the_portable_one_and_ignores_its_place() {
+        let values: Vec<f32> = (0..203).map(|i| (i as f32 - 100.0) * 0.37).collect();
+        let (mut fast, mut portable) = (values.clone(), values.clone());
+        Vectors::for_this_cpu().silu(&mut fast);
+        Vectors::portable().silu(&mut portable);
+        for (a, b) in fast.iter().zip(&portable) {
+            assert!(
+                (a - b).abs() <= 3e-7 * b.abs().max(1e-30),
+                "{a} against {b}"
+            );
+        }
+        for start in [0, 1, 5, 197] {
+            let mut alone = values[start..].to_vec();
+            Vectors::for_this_cpu().silu(&mut alone);
+            assert_eq!(alone, fast[start..], "from {start}");
         }
     }
 

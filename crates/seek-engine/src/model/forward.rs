@@ -283,13 +283,13 @@ impl Transformer {
                         seq,
                         &mut scratch.other,
                     );
+                    self.vectors.silu(&mut scratch.tile[..rows.len() * seq]);
                     for p in 0..seq {
                         let at = p * self.ffn_width;
                         // SAFETY: this item alone writes these columns.
                         let out = unsafe { hidden_s.slice_mut(at + rows.start..at + rows.end) };
                         for (r, o) in out.iter_mut().enumerate() {
-                            let g = scratch.tile[r * seq + p];
-                            *o = g / (1.0 + (-g).exp()) * scratch.other[r * seq + p];
+                            *o = scratch.tile[r * seq + p] * scratch.other[r * seq + p];
                         }
                     }
                 }
