@@ -363,11 +363,11 @@ mod tests {
             };
             let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.05).cos() - 0.3).collect();
             let (mut wide, mut avx2) = (vec![0f32; positions], vec![1f32; positions]);
-            simd::scores_wide(&q, &cache, 0.125, &mut wide);
+            simd::scores_wide_any(&q, &cache, 0.125, &mut wide);
             simd::scores(&q, &cache, 0.125, &mut avx2);
             assert_eq!(wide, avx2, "scores, heads of {dim}");
             let (mut x, mut y) = (vec![0f32; dim], vec![1f32; dim]);
-            simd::weighted_sum_wide(&wide, &cache, &mut x);
+            simd::weighted_sum_wide_any(&wide, &cache, &mut x);
             simd::weighted_sum(&wide, &cache, &mut y);
             assert_eq!(x, y, "weighted sums, heads of {dim}");
         }
