@@ -63,10 +63,7 @@ fn scores_any(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
             i += 16;
         }
         let both = _mm256_add_ps(even, odd);
-        let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        let mut sum = _mm_cvtss_f32(s);
+        let mut sum = lanes_sum(both);
         for t in whole..dim {
             sum += q[t] * key[t];
         }
@@ -93,10 +90,7 @@ fn scores_64(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
             }
         }
         let both = _mm256_add_ps(even, odd);
-        let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        *o = _mm_cvtss_f32(s) * scale;
+        *o = lanes_sum(both) * scale;
     }
 }
 
@@ -208,6 +202,30 @@ fn silu_avx2(values: &mut [f32]) {
     }
 }
 
+/// The columns from `column` on of a head whose size is not a multiple of 64 (both weighted
+/// sums' rest), column by column.
+fn weighted_sum_rest(weights: &[f32], cache: &Cached<'_>, out: &mut [f32], column: usize) {
+    let dim = out.len();
+    for (c, o) in out.iter_mut().enumerate().skip(column) {
+        let mut sum = 0f32;
+        for (j, w) in weights.iter().enumerate() {
+            sum = w.mul_add(cache.value(j, dim)[c], sum);
+        }
+        *o = sum;
+    }
+}
+
+/// The sum of a score's eight lanes, in the one order every scores loop uses: lanes `i` and
+/// `i + 4`, then the pairs, then the two halves.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lanes_sum(both: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    _mm_cvtss_f32(s)
+}
+
 #[target_feature(enable = "avx2,fma")]
 fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
     let dim = out.len();
@@ -230,14 +248,7 @@ fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         }
         column += STRIP;
     }
-    // The rest of a head whose size is not a multiple of 64, column by column.
-    for (c, o) in out.iter_mut().enumerate().skip(column) {
-        let mut sum = 0f32;
-        for (j, w) in weights.iter().enumerate() {
-            sum = w.mul_add(cache.value(j, dim)[c], sum);
-        }
-        *o = sum;
-    }
+    weighted_sum_rest(weights, cache, out, column);
 }
 
 /// Whether the CPU runs the AVX-512 loops below.
@@ -316,10 +327,7 @@ fn scores_avx512<const P: usize>(q: &[f32], cache: &Cached<'_>, scale: f32, out:
         let even = _mm512_castps512_ps256(sums);
         let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
         let both = _mm256_add_ps(even, odd);
-        let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        *o = _mm_cvtss_f32(s) * scale;
+        *o = lanes_sum(both) * scale;
     }
 }
 
@@ -346,12 +354,5 @@ fn weighted_sum_avx512(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         }
         column += STRIP;
     }
-    // The rest of a head whose size is not a multiple of 64, as the AVX2 loop does it.
-    for (c, o) in out.iter_mut().enumerate().skip(column) {
-        let mut sum = 0f32;
-        for (j, w) in weights.iter().enumerate() {
-            sum = w.mul_add(cache.value(j, dim)[c], sum);
-        }
-        *o = sum;
-    }
+    weighted_sum_rest(weights, cache, out, column);
 }
