@@ -56,7 +56,7 @@ pub const Q8_SUMS: Format = Format {
 };
 
 /// Where a [`Q8_SUMS`] block's values start.
-const SUMS_VALUES: usize = 12;
+pub(super) const SUMS_VALUES: usize = 12;
 
 /// Whether this CPU runs the packed kernels.
 pub fn available() -> bool {
@@ -70,7 +70,7 @@ pub fn available() -> bool {
 pub fn quantize_sums(row: &[f32], out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     if super::quantize_avx512::available() {
-        super::quantize_avx512::quantize_sums(row, out, Q8_SUMS.bytes, quantize_sums_scalar);
+        super::quantize_avx512::quantize_sums(row, out, quantize_sums_scalar);
         return;
     }
     quantize_sums_scalar(row, out);

@@ -13,6 +13,7 @@
 use std::arch::x86_64::*;
 
 use super::kquants::{Q8K, Q8K_SUMS, Q8K_VALUES};
+use super::packed::{Q8_SUMS, SUMS_VALUES};
 use super::{QK, QK_K, f16_to_f32, f32_to_f16};
 
 /// Whether this CPU runs [`quantize_q8_k`].
@@ -91,18 +92,15 @@ fn quantize_block(values: &[f32], block: &mut [u8]) -> bool {
 /// Quantizes `row` into `out` as `packed::quantize_sums_scalar` does (`Q8_SUMS`: the scale and
 /// the scaled sum as f16 values widened to f32, the sum of the values, then the 32 values); a
 /// block whose largest magnitude is not finite is left to `scalar`.
-pub(super) fn quantize_sums(
-    row: &[f32],
-    out: &mut [u8],
-    block_bytes: usize,
-    scalar: fn(&[f32], &mut [u8]),
-) {
+pub(super) fn quantize_sums(row: &[f32], out: &mut [u8], scalar: fn(&[f32], &mut [u8])) {
     assert!(
         available(),
         "the AVX-512 quantizer on a CPU without AVX-512"
     );
-    assert_eq!(block_bytes, 12 + QK, "Q8_SUMS blocks");
-    for (values, block) in row.chunks_exact(QK).zip(out.chunks_exact_mut(block_bytes)) {
+    for (values, block) in row
+        .chunks_exact(QK)
+        .zip(out.chunks_exact_mut(Q8_SUMS.bytes))
+    {
         // SAFETY: `available()` found AVX-512 F and BW.
         if !unsafe { sums_block(values, block) } {
             scalar(values, block);
@@ -114,7 +112,10 @@ pub(super) fn quantize_sums(
 /// an infinity.
 #[target_feature(enable = "avx512f,avx512bw")]
 fn sums_block(values: &[f32], block: &mut [u8]) -> bool {
-    assert!(values.len() == QK && block.len() == 12 + QK, "one block");
+    assert!(
+        values.len() == QK && block.len() == Q8_SUMS.bytes,
+        "one block"
+    );
     // SAFETY: `values` holds QK = 32 f32.
     let halves = unsafe {
         [
@@ -146,8 +147,8 @@ fn sums_block(values: &[f32], block: &mut [u8]) -> bool {
         let scaled = _mm512_mul_ps(_mm512_set1_ps(scale), *half);
         let q = _mm512_cvttps_epi32(_mm512_sub_ps(_mm512_add_ps(scaled, shift), shift));
         sum += _mm512_reduce_add_epi32(q);
-        let at = 12 + 16 * h;
-        // SAFETY: 16 bytes at `at` ≤ 12 + QK − 16 within the block; `storeu` needs no
+        let at = SUMS_VALUES + 16 * h;
+        // SAFETY: 16 bytes at `at` ≤ Q8_SUMS.bytes − 16 within the block; `storeu` needs no
         // alignment. The values are within ±127, so the narrowing keeps them.
         unsafe {
             _mm_storeu_si128(
