@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use seek::agent::{Command, Event};
 use seek::config::{AgentName, Config, Dirs, Env, Overrides};
 use seek::llm::{ChatModel, ChatRequest, ChatStream, Delta, LlmError, Message, Role, WarmUp};
-use seek::local::engine::{Engine, Stats, WarmStep};
+use seek::local::engine::{Engine, Stats, WarmStep, chat_messages};
 use tokio_util::sync::CancellationToken;
 
 /// The engine behind the `ChatModel` trait, as `provider = "local"` puts it, noting each
@@ -148,29 +148,18 @@ impl Rendering {
     /// `messages` rendered as a start the conversation continues (no turn opened): what a
     /// warm-up reads for them.
     fn start(&self, messages: &[Message]) -> Vec<u32> {
-        let start = self.template.render(&chat(messages), false).unwrap();
+        let start = self
+            .template
+            .render(&chat_messages(messages), false)
+            .unwrap();
         self.tokenizer.encode(&start, true, true)
     }
 
     /// The whole request, with the turn it opens.
     fn whole(&self, messages: &[Message]) -> Vec<u32> {
-        let whole = self.template.prompt(&chat(messages)).unwrap();
+        let whole = self.template.prompt(&chat_messages(messages)).unwrap();
         self.tokenizer.encode(&whole, true, true)
     }
-}
-
-fn chat(messages: &[Message]) -> Vec<seek_engine::chat::Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let role = match m.role {
-                Role::System => seek_engine::chat::Role::System,
-                Role::User => seek_engine::chat::Role::User,
-                Role::Assistant => seek_engine::chat::Role::Assistant,
-            };
-            seek_engine::chat::Message::new(role, m.content.clone())
-        })
-        .collect()
 }
 
 /// The tokens the engine reads for `messages`: the whole request, and its start (all but the

@@ -563,8 +563,9 @@ fn seed_from_clock() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// The conversation as the engine's chat template reads it.
-fn chat_messages(messages: &[crate::llm::Message]) -> Vec<seek_engine::chat::Message> {
+/// The conversation as the engine's chat template reads it (public for the tests that count
+/// the tokens the engine reads).
+pub fn chat_messages(messages: &[crate::llm::Message]) -> Vec<seek_engine::chat::Message> {
     use seek_engine::chat::{Message, Role};
     messages
         .iter()
