@@ -82,19 +82,19 @@ pub struct Vectors {
 impl Vectors {
     pub fn for_this_cpu() -> Self {
         #[cfg(target_arch = "x86_64")]
-        if simd::wide_available() {
-            return Self {
-                scores: simd::scores_wide,
-                weighted_sum: simd::weighted_sum_wide,
-                exp_sum: simd::exp_sum,
-                silu: simd::silu,
-            };
-        }
-        #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            let wide = simd::wide_available();
             return Self {
-                scores: simd::scores,
-                weighted_sum: simd::weighted_sum,
+                scores: if wide {
+                    simd::scores_wide
+                } else {
+                    simd::scores
+                },
+                weighted_sum: if wide {
+                    simd::weighted_sum_wide
+                } else {
+                    simd::weighted_sum
+                },
                 exp_sum: simd::exp_sum,
                 silu: simd::silu,
             };
