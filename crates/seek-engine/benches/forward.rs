@@ -9,7 +9,9 @@
 //! cargo bench -p seek-engine --bench forward`. Each number is the best of the runs (the
 //! machine is shared; the best run is the least disturbed). Token ids are pseudo-random, as
 //! llama-bench's are: the speed does not depend on them. `SEEK_BENCH_ONLY=decode` (or
-//! `prefill`) measures only that part, for profiling one of them.
+//! `prefill`) measures only that part, for profiling one of them. `SEEK_BENCH_PREFILL=2000
+//! SEEK_BENCH_CHUNK=64` reads a longer prompt in chunks, as the engine reads a conversation
+//! (`pp2000` is then a cold read of 2,000 tokens, attention at depth included).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 use seek_engine::gguf::GgufFile;
 use seek_engine::model::{Transformer, argmax};
 
+/// llama-bench's `-p 500`, unless `SEEK_BENCH_PREFILL` says otherwise.
 const PREFILL: usize = 500;
 const DECODE: usize = 64;
 
@@ -77,7 +80,9 @@ fn main() {
         .install(|| Transformer::load(&file))
         .expect("the model loads");
     let loaded = loading.elapsed();
-    let prompt = tokens(PREFILL, model.vocab_size());
+    let prefill_len = env_usize("SEEK_BENCH_PREFILL", PREFILL).max(1);
+    let chunk = env_usize("SEEK_BENCH_CHUNK", prefill_len).max(1);
+    let prompt = tokens(prefill_len, model.vocab_size());
     let only = std::env::var("SEEK_BENCH_ONLY").unwrap_or_default();
     let (mut prefill, mut tg, mut after) = (Duration::MAX, Duration::MAX, Duration::MAX);
     for _ in 0..runs {
@@ -91,7 +96,10 @@ fn main() {
             }
             let mut cache = model.new_cache();
             let started = Instant::now();
-            let logits = model.forward(&prompt, &mut cache).expect("the prefill");
+            let mut logits = Vec::new();
+            for part in prompt.chunks(chunk) {
+                logits = model.forward(part, &mut cache).expect("the prefill");
+            }
             prefill = prefill.min(started.elapsed());
             after = after.min(decode(&model, &mut cache, argmax(&logits), DECODE));
         });
@@ -106,10 +114,18 @@ fn main() {
             .unwrap_or("?")
     );
     println!("model load {} ms", loaded.as_millis());
-    println!("pp{PREFILL} {:.1} tok/s", per_second(PREFILL, prefill));
+    let chunked = if chunk < prefill_len {
+        format!(" (chunks of {chunk})")
+    } else {
+        String::new()
+    };
+    println!(
+        "pp{prefill_len}{chunked} {:.1} tok/s",
+        per_second(prefill_len, prefill)
+    );
     println!("tg{DECODE} {:.1} tok/s", per_second(DECODE, tg));
     println!(
-        "tg{DECODE}@{PREFILL} {:.1} tok/s",
+        "tg{DECODE}@{prefill_len} {:.1} tok/s",
         per_second(DECODE, after)
     );
 }

@@ -1,6 +1,7 @@
-//! The `f32` arithmetic between the matrix products: rotary embedding, causal attention of one
-//! query head over the cached keys and values, the feed-forward's SiLU, and the vector loops
-//! under them (with AVX2 + FMA when the CPU has them, chosen once).
+//! The `f32` arithmetic between the matrix products: rotary embedding, causal attention of the
+//! query heads that share one key/value head over its cached keys and values, the
+//! feed-forward's SiLU, and the vector loops under them (with AVX2 + FMA when the CPU has them,
+//! AVX-512 where it helps, chosen once).
 //!
 //! Owns that arithmetic on plain slices. It must not know about threads or the cache's growth:
 //! `forward` says which head of which position to compute and where the rows are. Every result
@@ -70,6 +71,10 @@ impl RopeTables {
     }
 }
 
+/// The most query heads [`attend_heads`] takes at once: with AVX-512, four heads' sums of a
+/// 64-value strip (sixteen registers) stay in registers beside the strip itself.
+pub const MAX_HEADS: usize = 4;
+
 /// The vector loops, for this CPU.
 #[derive(Clone, Copy)]
 pub struct Vectors {
@@ -77,6 +82,8 @@ pub struct Vectors {
     weighted_sum: fn(&[f32], &Cached<'_>, &mut [f32]),
     exp_sum: fn(&mut [f32], f32) -> f32,
     silu: fn(&mut [f32]),
+    /// Whether several query heads share each load of a key or value (AVX-512).
+    heads_at_once: bool,
 }
 
 impl Vectors {
@@ -97,6 +104,7 @@ impl Vectors {
                 },
                 exp_sum: simd::exp_sum,
                 silu: simd::silu,
+                heads_at_once: wide,
             };
         }
         Self::portable()
@@ -108,6 +116,7 @@ impl Vectors {
             weighted_sum: portable_weighted_sum,
             exp_sum: portable_exp_sum,
             silu: portable_silu,
+            heads_at_once: false,
         }
     }
 
@@ -129,6 +138,42 @@ impl Vectors {
     /// `out = Σ weights[j] · value j`, summed in position order.
     pub fn weighted_sum(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         (self.weighted_sum)(weights, cache, out)
+    }
+
+    /// [`Vectors::scores`] of consecutive query heads of `dim` values (`queries`) that read the
+    /// same key head, into `out`'s rows (one per head): each head's scores are the one-head
+    /// loop's to the bit.
+    fn scores_heads(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        cache: &Cached<'_>,
+        scale: f32,
+        out: &mut [f32],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.heads_at_once {
+            simd::scores_heads_wide(queries, dim, cache, scale, out, self.scores);
+            return;
+        }
+        let n = out.len() / (queries.len() / dim);
+        for (q, o) in queries.chunks_exact(dim).zip(out.chunks_exact_mut(n)) {
+            self.scores(q, cache, scale, o);
+        }
+    }
+
+    /// [`Vectors::weighted_sum`] of consecutive heads (`weights`' and `out`'s rows) that read
+    /// the same value head: each head's sums are the one-head loop's to the bit.
+    fn weighted_sum_heads(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32], dim: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if self.heads_at_once {
+            simd::weighted_sum_heads_wide(weights, cache, out, dim);
+            return;
+        }
+        let n = weights.len() / (out.len() / dim);
+        for (w, o) in weights.chunks_exact(n).zip(out.chunks_exact_mut(dim)) {
+            self.weighted_sum(w, cache, o);
+        }
     }
 }
 
@@ -203,7 +248,9 @@ impl Cached<'_> {
 }
 
 /// `out = softmax(q·Kᵀ / √d) · V` over the positions `0..=position` of `cache`, for one query
-/// head `q` (already rotated). `scores` is scratch room (grown as needed).
+/// head `q` (already rotated). `scores` is scratch room (grown as needed). The reference
+/// [`attend_heads`] is tested against, head by head.
+#[cfg(test)]
 pub fn attend(
     vectors: &Vectors,
     q: &[f32],
@@ -222,6 +269,44 @@ pub fn attend(
     let inverse = 1.0 / sum;
     for o in out.iter_mut() {
         *o *= inverse;
+    }
+}
+
+/// [`attend`] for consecutive query heads of `dim` values (`queries`, at most [`MAX_HEADS`])
+/// that read the same key/value head, into `out` (the same layout): each head's result is
+/// `attend`'s to the bit, and where the CPU has the loops for it each key and value is read
+/// once for all of them (prefill at depth was bound by reading them again for every head).
+pub fn attend_heads(
+    vectors: &Vectors,
+    queries: &[f32],
+    dim: usize,
+    cache: &Cached<'_>,
+    position: usize,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+) {
+    let heads = queries.len() / dim;
+    assert!(
+        (1..=MAX_HEADS).contains(&heads) && queries.len() == heads * dim,
+        "whole heads, at most MAX_HEADS"
+    );
+    assert_eq!(out.len(), queries.len(), "one output per query value");
+    let n = position + 1;
+    let scale = 1.0 / (dim as f32).sqrt();
+    scores.clear();
+    scores.resize(heads * n, 0.0);
+    vectors.scores_heads(queries, dim, cache, scale, scores);
+    let mut sums = [0f32; MAX_HEADS];
+    for (row, sum) in scores.chunks_exact_mut(n).zip(&mut sums) {
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+        *sum = vectors.exp_sum(row, max);
+    }
+    vectors.weighted_sum_heads(scores, cache, out, dim);
+    for (head, sum) in out.chunks_exact_mut(dim).zip(sums) {
+        let inverse = 1.0 / sum;
+        for o in head.iter_mut() {
+            *o *= inverse;
+        }
     }
 }
 
@@ -391,6 +476,57 @@ mod tests {
         simd::scores(&q, &cache, 0.125, &mut fast);
         simd::scores_general(&q, &cache, 0.125, &mut general);
         assert_eq!(fast, general);
+    }
+
+    /// Heads read together give each head's one-head result to the bit: heads of 64 and 128
+    /// (the AVX-512 loops), 80 and 6 (one by one), one to four heads, at several depths.
+    #[test]
+    fn heads_read_together_equal_each_head_alone_to_the_bit() {
+        for vectors in [Vectors::for_this_cpu(), Vectors::portable()] {
+            for dim in [64, 128, 80, 6] {
+                let stride = 2 * dim;
+                let positions = 77;
+                let keys: Vec<f32> = (0..positions * stride)
+                    .map(|i| (i as f32 * 0.37).sin() * 2.0)
+                    .collect();
+                let values: Vec<f32> = (0..positions * stride)
+                    .map(|i| (i as f32 * 0.11).cos())
+                    .collect();
+                let cache = Cached {
+                    keys: &keys,
+                    values: &values,
+                    stride,
+                    offset: dim,
+                };
+                for heads in 1..=MAX_HEADS {
+                    let queries: Vec<f32> = (0..heads * dim)
+                        .map(|i| (i as f32 * 0.05).cos() - 0.2)
+                        .collect();
+                    for position in [0, 1, 15, 16, 76] {
+                        let mut together = vec![0f32; heads * dim];
+                        let mut scores = Vec::new();
+                        attend_heads(
+                            &vectors,
+                            &queries,
+                            dim,
+                            &cache,
+                            position,
+                            &mut scores,
+                            &mut together,
+                        );
+                        for (h, q) in queries.chunks_exact(dim).enumerate() {
+                            let mut alone = vec![0f32; dim];
+                            attend(&vectors, q, &cache, position, &mut scores, &mut alone);
+                            assert_eq!(
+                                together[h * dim..(h + 1) * dim],
+                                alone[..],
+                                "heads of {dim}, {heads} at once, head {h}, position {position}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::arch::x86_64::*;
 
-use super::Cached;
+use super::{Cached, MAX_HEADS};
 
 /// Output columns kept in registers while the positions pass: eight registers of eight.
 const STRIP: usize = 64;
@@ -355,4 +355,128 @@ fn weighted_sum_avx512(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         column += STRIP;
     }
     weighted_sum_rest(weights, cache, out, column);
+}
+
+/// [`scores_avx512`] for `heads` query heads (consecutive, `16 · P` values each) that read the
+/// same key head: each key is loaded once for all of them, and each score is computed by the
+/// very multiply-adds and additions of the one-head loop, so it is that loop's to the bit.
+/// `out` holds `heads` rows of `n` scores. Heads of other sizes go one by one to `per_head`.
+pub fn scores_heads_wide(
+    queries: &[f32],
+    dim: usize,
+    cache: &Cached<'_>,
+    scale: f32,
+    out: &mut [f32],
+    per_head: fn(&[f32], &Cached<'_>, f32, &mut [f32]),
+) {
+    let heads = queries.len() / dim;
+    let n = out.len() / heads;
+    // SAFETY: installed only when `wide_available()` (`Vectors::for_this_cpu`); the loops
+    // check their slices' lengths.
+    unsafe {
+        match (dim, heads) {
+            (64, 1) => scores_heads_avx512::<4, 1>(queries, cache, scale, out, n),
+            (64, 2) => scores_heads_avx512::<4, 2>(queries, cache, scale, out, n),
+            (64, 3) => scores_heads_avx512::<4, 3>(queries, cache, scale, out, n),
+            (64, 4) => scores_heads_avx512::<4, 4>(queries, cache, scale, out, n),
+            (128, 1) => scores_heads_avx512::<8, 1>(queries, cache, scale, out, n),
+            (128, 2) => scores_heads_avx512::<8, 2>(queries, cache, scale, out, n),
+            (128, 3) => scores_heads_avx512::<8, 3>(queries, cache, scale, out, n),
+            (128, 4) => scores_heads_avx512::<8, 4>(queries, cache, scale, out, n),
+            _ => {
+                for (q, o) in queries.chunks_exact(dim).zip(out.chunks_exact_mut(n)) {
+                    per_head(q, cache, scale, o);
+                }
+            }
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn scores_heads_avx512<const P: usize, const G: usize>(
+    queries: &[f32],
+    cache: &Cached<'_>,
+    scale: f32,
+    out: &mut [f32],
+    n: usize,
+) {
+    let dim = 16 * P;
+    assert!(queries.len() >= G * dim && out.len() >= G * n, "G heads");
+    for j in 0..n {
+        let key = cache.key(j, dim);
+        // SAFETY: 16·r + 16 ≤ 16·P, the key's length.
+        let k: [__m512; P] =
+            std::array::from_fn(|r| unsafe { _mm512_loadu_ps(key.as_ptr().add(16 * r)) });
+        for g in 0..G {
+            let q = &queries[g * dim..(g + 1) * dim];
+            let mut sums = _mm512_setzero_ps();
+            for (r, k) in k.iter().enumerate() {
+                // SAFETY: 16·r + 16 ≤ 16·P, the query's length.
+                let q = unsafe { _mm512_loadu_ps(q.as_ptr().add(16 * r)) };
+                sums = _mm512_fmadd_ps(q, *k, sums);
+            }
+            let even = _mm512_castps512_ps256(sums);
+            let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
+            out[g * n + j] = lanes_sum(_mm256_add_ps(even, odd)) * scale;
+        }
+    }
+}
+
+/// [`weighted_sum_avx512`] for `heads` query heads reading the same value head (`weights`:
+/// `heads` rows of `n`; `out`: `heads` rows of `dim`): each strip of a value row is loaded once
+/// for all of them, and each column of each head is summed alone over the positions in order,
+/// so the results are the one-head loop's to the bit.
+pub fn weighted_sum_heads_wide(weights: &[f32], cache: &Cached<'_>, out: &mut [f32], dim: usize) {
+    let heads = out.len() / dim;
+    // SAFETY: as for `scores_heads_wide`.
+    unsafe {
+        match heads {
+            1 => weighted_sum_heads_avx512::<1>(weights, cache, out, dim),
+            2 => weighted_sum_heads_avx512::<2>(weights, cache, out, dim),
+            3 => weighted_sum_heads_avx512::<3>(weights, cache, out, dim),
+            _ => {
+                assert_eq!(heads, MAX_HEADS, "at most MAX_HEADS heads at once");
+                weighted_sum_heads_avx512::<MAX_HEADS>(weights, cache, out, dim)
+            }
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn weighted_sum_heads_avx512<const G: usize>(
+    weights: &[f32],
+    cache: &Cached<'_>,
+    out: &mut [f32],
+    dim: usize,
+) {
+    assert_eq!(out.len(), G * dim, "G heads");
+    let n = weights.len() / G;
+    let mut column = 0;
+    while column + STRIP <= dim {
+        let mut acc = [[_mm512_setzero_ps(); STRIP / 16]; G];
+        for j in 0..n {
+            let value = &cache.value(j, dim)[column..column + STRIP];
+            // SAFETY: 16·r + 16 ≤ STRIP, the length of `value`.
+            let v: [__m512; STRIP / 16] =
+                std::array::from_fn(|r| unsafe { _mm512_loadu_ps(value.as_ptr().add(16 * r)) });
+            for (g, acc) in acc.iter_mut().enumerate() {
+                let w = _mm512_set1_ps(weights[g * n + j]);
+                for (a, v) in acc.iter_mut().zip(&v) {
+                    *a = _mm512_fmadd_ps(w, *v, *a);
+                }
+            }
+        }
+        for (g, acc) in acc.iter().enumerate() {
+            for (r, a) in acc.iter().enumerate() {
+                let at = g * dim + column + 16 * r;
+                assert!(at + 16 <= out.len());
+                // SAFETY: at + 16 ≤ out.len(), checked above.
+                unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(at), *a) };
+            }
+        }
+        column += STRIP;
+    }
+    for (w, o) in weights.chunks_exact(n).zip(out.chunks_exact_mut(dim)) {
+        weighted_sum_rest(w, cache, o, column);
+    }
 }
