@@ -17,6 +17,19 @@ const HEADER_BYTES: usize = 8 + 4 * 4 + 8;
 /// The fewest positions room is made for at once.
 const MIN_CAPACITY: usize = 256;
 
+/// The room a cache of `len` positions made whole at once (read back, or copied from another)
+/// gets: a quarter more, at least [`MIN_CAPACITY`], since the conversation goes on at once.
+/// With none, the first position written doubled every buffer, copying the whole cache again
+/// (96 MB for 2,000 positions of SmolLM2), in the first reply after a resume or a switch.
+/// The room is zeroed memory never touched until written, so it costs no time. An empty
+/// cache gets none (nothing to copy).
+fn room_after(len: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    len + (len / 4).max(MIN_CAPACITY)
+}
+
 /// The keys and values of every position computed so far.
 #[derive(Clone)]
 pub struct KvCache {
@@ -40,10 +53,16 @@ impl KvCache {
     pub fn fork(&self, len: usize) -> KvCache {
         let len = len.min(self.len);
         let valid = len * self.width();
+        let capacity = room_after(len);
         let copy = |layers: &[Vec<f32>]| -> Vec<Vec<f32>> {
             layers
                 .iter()
-                .map(|l| l[..valid.min(l.len())].to_vec())
+                .map(|l| {
+                    let mut copy = vec![0f32; capacity * self.width()];
+                    let valid = valid.min(l.len());
+                    copy[..valid].copy_from_slice(&l[..valid]);
+                    copy
+                })
                 .collect()
         };
         KvCache {
@@ -51,7 +70,7 @@ impl KvCache {
             values: copy(&self.values),
             kv_heads: self.kv_heads,
             head_dim: self.head_dim,
-            capacity: len,
+            capacity,
             len,
         }
     }
@@ -245,12 +264,14 @@ impl KvCache {
         // Checked above: len · width · 2 · layers · 4 bytes fit in memory's size.
         let len = len as usize;
         let valid = len * width;
+        let capacity = room_after(len);
         let mut cache = KvCache::with_shape(layers, kv_heads, head_dim);
         for (keys, values) in cache.keys.iter_mut().zip(cache.values.iter_mut()) {
             for buffer in [keys, values] {
-                *buffer = vec![0f32; valid];
-                // SAFETY: the buffer's `valid` f32 are `4 · valid` initialized bytes; any
-                // bytes are a valid f32, and u8 needs no alignment.
+                *buffer = vec![0f32; capacity * width];
+                // SAFETY: the buffer's first `valid` f32 (of `capacity · width ≥ valid`) are
+                // `4 · valid` initialized bytes; any bytes are a valid f32, and u8 needs no
+                // alignment.
                 let raw = unsafe {
                     std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), 4 * valid)
                 };
@@ -263,7 +284,7 @@ impl KvCache {
                 }
             }
         }
-        cache.capacity = len;
+        cache.capacity = capacity;
         cache.len = len;
         Ok(cache)
     }
@@ -416,6 +437,34 @@ mod tests {
         let mut unused = KvCache::with_shape(2, 1, 8);
         unused.adopt_shape(2, 3, 8).unwrap();
         assert!(KvCache::new(4).adopt_shape(2, 3, 8).is_err());
+    }
+
+    /// A cache read back or copied has room for what follows: the next positions are written
+    /// into the same buffers, not into a copy of the whole cache twice the size.
+    #[test]
+    fn a_cache_read_back_or_copied_goes_on_without_a_copy() {
+        let cache = filled(2, 1, 2, 40);
+        let back = KvCache::from_bytes(&cache.to_bytes(), (2, 1, 2)).unwrap();
+        let fork = cache.fork(30);
+        for (mut made, len) in [(back, 40), (fork, 30)] {
+            assert_eq!(made.capacity, room_after(len));
+            let before = made.keys[0].as_ptr();
+            made.reserve(len + MIN_CAPACITY, 10_000);
+            assert_eq!(made.capacity, room_after(len), "no growth");
+            assert_eq!(made.keys[0].as_ptr(), before, "the same buffer");
+            made.truncate(len);
+            assert_eq!(made.to_bytes(), {
+                let mut c = cache.clone();
+                c.truncate(len);
+                c.to_bytes()
+            });
+        }
+        assert_eq!(
+            KvCache::from_bytes(&KvCache::with_shape(2, 1, 2).to_bytes(), (2, 1, 2))
+                .unwrap()
+                .capacity,
+            0
+        );
     }
 
     #[test]
