@@ -27,6 +27,9 @@ const STEPS_PER_LAYER: usize = 11;
 const MAX_ROWS_PER_ITEM: usize = 64;
 /// Query positions per attention item during prefill.
 const POSITIONS_PER_ITEM: usize = 16;
+/// From this many cached positions on, a decode step's attention items take a key/value
+/// head's query heads together rather than one each.
+const SHARED_READS_FROM: usize = 512;
 
 /// A matrix product's input in the forms its layers need: `f32` rows, and per layer the rows
 /// quantized for its kernel (`None` where an earlier layer of the step needs the same form),
@@ -201,29 +204,31 @@ impl Transformer {
                     }
                 }
                 m.wait();
-                // Attention, per block of positions and group of query heads.
-                let blocks = if seq == 1 {
-                    1
-                } else {
-                    seq.div_ceil(POSITIONS_PER_ITEM)
-                };
-                let per_block = seq.div_ceil(blocks);
-                // SAFETY: the keys and values are only read in this step.
-                let cached = unsafe { (keys.slice(0..keys.len()), values.slice(0..values.len())) };
-                // An item is a block of positions and the query heads that read the same
-                // key/value head (at most MAX_HEADS, in even parts), so that each key and
-                // value is read once for all of them (`attend_block`): a 2,048-token read of
-                // SmolLM2 in chunks of 64 went from 480 to 740 tokens/s. A decode step keeps
-                // one head per item: its few items balance better across the threads
-                // (SmolLM2's three groups of three lost 4 % decoding on two threads).
+                // Attention. An item is a block of positions and the query heads that read
+                // the same key/value head (at most MAX_HEADS, in even parts), so that each key
+                // and value is read once for all of them (`attend_block`): a 2,048-token read
+                // of SmolLM2 in chunks of 64 went from 480 to 740 tokens/s.
                 let group = s.group();
-                let parts = if seq == 1 {
+                // Near the cache's start a decode step's few items balance better one head
+                // each (SmolLM2's three groups of three lost 4 % decoding on two threads);
+                // deeper, reading each key and value once matters more (89 → 106 tokens/s
+                // at 2,000 positions).
+                let parts = if seq == 1 && start < SHARED_READS_FROM {
                     group
                 } else {
                     group.div_ceil(MAX_HEADS)
                 };
                 let per_part = group.div_ceil(parts);
                 let items_per_block = s.kv_heads * parts;
+                // Enough blocks that each thread has items: a follow-up's few tokens in one
+                // block gave SmolLM2's two threads three items.
+                let blocks = seq
+                    .div_ceil(POSITIONS_PER_ITEM)
+                    .max((2 * m.threads()).div_ceil(items_per_block))
+                    .min(seq);
+                let per_block = seq.div_ceil(blocks);
+                // SAFETY: the keys and values are only read in this step.
+                let cached = unsafe { (keys.slice(0..keys.len()), values.slice(0..values.len())) };
                 for item in m.items(blocks * items_per_block) {
                     // The last positions first: they attend over the most, and a thread that
                     // takes the last costly item while the other has none left makes both wait.
