@@ -221,19 +221,37 @@ pub(crate) fn load(
     else {
         return Ok(None);
     };
-    file.seek(SeekFrom::Start(best.cache_at)).map_err(io)?;
     let mut crc = crc32fast::Hasher::new();
     for token in &best.tokens {
         crc.update(&token.to_le_bytes());
     }
-    // Read into the cache's own buffers, the checksum taken on the way; nothing is used
-    // before it matches. A damaged header is refused before anything is allocated for it
-    // (its size must be the entry's, which the file's size bounds).
-    let mut body = (&mut file).take(best.cache_len);
-    let cache = KvCache::read_from(&mut body, best.cache_len, dims, &mut |bytes| {
-        crc.update(bytes)
-    })
+    // Read into the cache's own buffers by two threads, each part's checksum taken on the
+    // way and the parts' combined in order; nothing is used before it matches. A damaged
+    // header is refused before anything is allocated for it (its size must be the entry's,
+    // which the file's size bounds).
+    let parts = std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let cache = KvCache::read_at(
+        &file,
+        best.cache_at,
+        best.cache_len,
+        dims,
+        &|part, bytes| {
+            let mut hasher = crc32fast::Hasher::new();
+            hasher.update(bytes);
+            parts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(part, hasher);
+        },
+    )
     .map_err(|e| refused(&e.to_string()))?;
+    for part in parts
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+    {
+        crc.combine(part);
+    }
     if crc.finalize() != best.crc {
         return Err(refused("its checksum does not match (damaged)"));
     }
