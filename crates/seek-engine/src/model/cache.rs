@@ -52,6 +52,11 @@ pub struct KvCache {
     head_dim: usize,
     capacity: usize,
     len: usize,
+    /// Positions whose memory is in use: all `capacity` once `reserve` zeroed them, only those
+    /// written so far in a cache read back or copied (its room is memory never touched, which
+    /// the prefixes' bound in bytes must not count, or a saved prefix near the bound would be
+    /// read back only to be dropped).
+    resident: usize,
 }
 
 impl std::fmt::Debug for KvCache {
@@ -84,6 +89,7 @@ impl KvCache {
             head_dim: self.head_dim,
             capacity,
             len,
+            resident: len,
         }
     }
 
@@ -102,6 +108,7 @@ impl KvCache {
             head_dim,
             capacity: 0,
             len: 0,
+            resident: 0,
         }
     }
 
@@ -119,13 +126,9 @@ impl KvCache {
         self.len = self.len.min(len);
     }
 
-    /// Bytes held by the buffers.
+    /// Bytes of memory the buffers use (see `resident`).
     pub fn bytes(&self) -> usize {
-        self.keys
-            .iter()
-            .chain(&self.values)
-            .map(|layer| layer.len() * size_of::<f32>())
-            .sum()
+        2 * self.layer_count() * self.resident * self.width() * size_of::<f32>()
     }
 
     pub fn layer_count(&self) -> usize {
@@ -181,6 +184,8 @@ impl KvCache {
             layer.resize(values, 0.0);
         }
         self.capacity = capacity;
+        // `resize` wrote the zeros.
+        self.resident = capacity;
     }
 
     /// Layer `layer`'s key and value rows (all `capacity` of them).
@@ -200,6 +205,7 @@ impl KvCache {
     /// Records that the positions up to `len` are computed.
     pub(crate) fn set_len(&mut self, len: usize) {
         self.len = len.min(self.capacity);
+        self.resident = self.resident.max(self.len);
     }
 
     /// The valid positions in a self-describing little-endian form: `SEEKKV01`, then `u32`
@@ -342,6 +348,7 @@ impl KvCache {
         }
         cache.capacity = capacity;
         cache.len = len;
+        cache.resident = len;
         Ok((cache, len * width))
     }
 
@@ -571,6 +578,7 @@ mod tests {
         let fork = cache.fork(30);
         for (mut made, len) in [(back, 40), (fork, 30)] {
             assert_eq!(made.capacity, room_after(len));
+            assert_eq!(made.bytes(), 2 * 2 * len * 2 * 4, "the room is not counted");
             let before = made.keys[0].as_ptr();
             made.reserve(len + MIN_CAPACITY, 10_000);
             assert_eq!(made.capacity, room_after(len), "no growth");
