@@ -185,7 +185,7 @@ pub(crate) fn load(
         let token_count = read_u64(&mut file).map_err(|_| truncated())?;
         let token_bytes = token_count
             .checked_mul(4)
-            .filter(|n| at + 8 + n <= size)
+            .filter(|n| n.checked_add(8 + at).is_some_and(|end| end <= size))
             .ok_or_else(truncated)?;
         let mut raw = vec![0u8; token_bytes as usize];
         file.read_exact(&mut raw).map_err(|_| truncated())?;
@@ -379,6 +379,13 @@ mod tests {
         longer.push(0);
         std::fs::write(&path, &longer).unwrap();
         assert!(load_it((2, 1, 2), 1 << 20).is_err());
+        // A token count whose byte count overflows once the offset is added: refused, no
+        // panic (in a debug build the addition overflowed).
+        let mut huge = good.clone();
+        huge[HEADER..HEADER + 8].copy_from_slice(&(u64::MAX / 4).to_le_bytes());
+        std::fs::write(&path, &huge).unwrap();
+        let e = load_it((2, 1, 2), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
         assert!(load(&dir.path().join("none.kv"), ID, (2, 1, 2), 1 << 20, &tokens).is_err());
     }
 
