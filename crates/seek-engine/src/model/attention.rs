@@ -276,8 +276,9 @@ pub fn attend(
 
 /// [`attend`] for consecutive query heads of `dim` values (`queries`, at most [`MAX_HEADS`])
 /// that read the same key/value head, into `out` (the same layout): each head's result is
-/// `attend`'s to the bit, and where the CPU has the loops for it each key and value is read
-/// once for all of them (prefill at depth was bound by reading them again for every head).
+/// `attend`'s to the bit, and with AVX-512 each key and value is read once for all of them
+/// (the keys for heads of 64 and 128 values, the values' strips of 64 columns for any size;
+/// prefill at depth was bound by reading them again for every head).
 pub fn attend_heads(
     vectors: &Vectors,
     queries: &[f32],

@@ -265,8 +265,9 @@ pub fn wide_available() -> bool {
 
 /// [`scores`] with AVX-512 for heads of 128 values (Qwen2.5's, Llama 3's), whose query does
 /// not fit in AVX2's registers; others go to [`scores`]. Heads of 64 keep the AVX2 loop, which
-/// holds their query in registers already: the AVX-512 one (`scores_avx512::<4>`, tested
-/// below) was 1.6 % slower on SmolLM2's prefill side by side, while heads of 128 gained 3.4 %
+/// holds their query in registers already: the AVX-512 one (`scores_avx512::<4>`, tested in
+/// `attention/tests.rs`) was 1.6 % slower on SmolLM2's prefill side by side (before the
+/// block loops of `together`, which now take prefill's heads of 64), while heads of 128 gained 3.4 %
 /// on the 1.5B-shaped Q5_K file (means of three alternated runs).
 pub fn scores_wide(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
     // SAFETY: installed only when `wide_available()` (`Vectors::for_this_cpu`).
