@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// `len` keys (`sin(0.37·i)·scale`) and values (`cos(0.11·i)`): a cache's rows for the tests.
+fn cached_rows(len: usize, scale: f32) -> (Vec<f32>, Vec<f32>) {
+    let keys = (0..len).map(|i| (i as f32 * 0.37).sin() * scale).collect();
+    let values = (0..len).map(|i| (i as f32 * 0.11).cos()).collect();
+    (keys, values)
+}
+
 #[test]
 fn the_simd_loops_equal_the_portable_ones_up_to_rounding() {
     // Heads of 64 and 80 values (a strip and a rest), rows of 3 heads, 37 positions.
@@ -123,12 +130,7 @@ fn the_avx512_loops_give_the_avx2_results_to_the_bit() {
     for dim in [64, 128, 80, 6] {
         let stride = 3 * dim;
         let positions = 45;
-        let keys: Vec<f32> = (0..positions * stride)
-            .map(|i| (i as f32 * 0.37).sin() * 3.0)
-            .collect();
-        let values: Vec<f32> = (0..positions * stride)
-            .map(|i| (i as f32 * 0.11).cos())
-            .collect();
+        let (keys, values) = cached_rows(positions * stride, 3.0);
         let cache = Cached {
             keys: &keys,
             values: &values,
@@ -175,12 +177,7 @@ fn heads_read_together_equal_each_head_alone_to_the_bit() {
         for dim in [64, 128, 80, 6] {
             let stride = 2 * dim;
             let positions = 77;
-            let keys: Vec<f32> = (0..positions * stride)
-                .map(|i| (i as f32 * 0.37).sin() * 2.0)
-                .collect();
-            let values: Vec<f32> = (0..positions * stride)
-                .map(|i| (i as f32 * 0.11).cos())
-                .collect();
+            let (keys, values) = cached_rows(positions * stride, 2.0);
             let cache = Cached {
                 keys: &keys,
                 values: &values,
@@ -227,12 +224,7 @@ fn a_block_of_positions_equals_each_position_alone_to_the_bit() {
         for dim in [64, 128, 80] {
             let stride = 3 * dim;
             let cached = 70;
-            let keys: Vec<f32> = (0..cached * stride)
-                .map(|i| (i as f32 * 0.29).sin() * 2.5)
-                .collect();
-            let values: Vec<f32> = (0..cached * stride)
-                .map(|i| (i as f32 * 0.13).cos())
-                .collect();
+            let (keys, values) = cached_rows(cached * stride, 2.5);
             let cache = Cached {
                 keys: &keys,
                 values: &values,

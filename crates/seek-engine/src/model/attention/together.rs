@@ -59,23 +59,6 @@ fn scores_heads_avx512<const P: usize, const G: usize>(
 ) {
     let dim = 16 * P;
     assert!(queries.len() >= G * dim && out.len() >= G * n, "G heads");
-    // One score's eight lanes (the AVX2 loop's even and odd sums added), as `scores_avx512`.
-    let both = |q: &[f32], key: &[f32]| {
-        let mut sums = _mm512_setzero_ps();
-        for r in 0..P {
-            // SAFETY: 16·r + 16 ≤ 16·P, the length of the query and of the key.
-            let (q, k) = unsafe {
-                (
-                    _mm512_loadu_ps(q.as_ptr().add(16 * r)),
-                    _mm512_loadu_ps(key.as_ptr().add(16 * r)),
-                )
-            };
-            sums = _mm512_fmadd_ps(q, k, sums);
-        }
-        let even = _mm512_castps512_ps256(sums);
-        let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
-        _mm256_add_ps(even, odd)
-    };
     let scale8 = _mm256_set1_ps(scale);
     // Eight keys at a time, their lanes summed together (`lanes_sums8`); the heads after the
     // first find those keys in L1.
@@ -83,7 +66,8 @@ fn scores_heads_avx512<const P: usize, const G: usize>(
     for j in (0..whole).step_by(8) {
         for g in 0..G {
             let q = &queries[g * dim..(g + 1) * dim];
-            let lanes: [__m256; 8] = std::array::from_fn(|k| both(q, cache.key(j + k, dim)));
+            let lanes: [__m256; 8] =
+                std::array::from_fn(|k| score_lanes::<P>(q, cache.key(j + k, dim)));
             let row = &mut out[g * n + j..g * n + j + 8];
             // SAFETY: `row` is eight f32; `storeu` needs no alignment.
             unsafe {
@@ -95,9 +79,32 @@ fn scores_heads_avx512<const P: usize, const G: usize>(
         let key = cache.key(j, dim);
         for g in 0..G {
             let q = &queries[g * dim..(g + 1) * dim];
-            out[g * n + j] = lanes_sum(both(q, key)) * scale;
+            out[g * n + j] = lanes_sum(score_lanes::<P>(q, key)) * scale;
         }
     }
+}
+
+/// One score's eight lanes for a query and a key of `16 · P` values: `simd`'s AVX-512 scores
+/// loop's multiply-adds from zero, then its even and odd halves added, as the AVX2 loop adds
+/// its two sums.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn score_lanes<const P: usize>(q: &[f32], key: &[f32]) -> __m256 {
+    assert!(q.len() >= 16 * P && key.len() >= 16 * P, "16·P values each");
+    let mut sums = _mm512_setzero_ps();
+    for r in 0..P {
+        // SAFETY: 16·r + 16 ≤ 16·P, at most the length of the query and of the key.
+        let (q, k) = unsafe {
+            (
+                _mm512_loadu_ps(q.as_ptr().add(16 * r)),
+                _mm512_loadu_ps(key.as_ptr().add(16 * r)),
+            )
+        };
+        sums = _mm512_fmadd_ps(q, k, sums);
+    }
+    let even = _mm512_castps512_ps256(sums);
+    let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
+    _mm256_add_ps(even, odd)
 }
 
 /// [`lanes_sum`] of eight vectors at once, each summed in exactly its order (lanes `i` and
@@ -244,22 +251,6 @@ fn attend_block_avx512<const P: usize>(
     scores.resize(rows * stride, 0.0);
     let scale = 1.0 / (dim as f32).sqrt();
     let scale8 = _mm256_set1_ps(scale);
-    let both = |q: &[f32], key: &[f32]| {
-        let mut sums = _mm512_setzero_ps();
-        for r in 0..P {
-            // SAFETY: 16·r + 16 ≤ 16·P, the length of the query and of the key.
-            let (q, k) = unsafe {
-                (
-                    _mm512_loadu_ps(q.as_ptr().add(16 * r)),
-                    _mm512_loadu_ps(key.as_ptr().add(16 * r)),
-                )
-            };
-            sums = _mm512_fmadd_ps(q, k, sums);
-        }
-        let even = _mm512_castps512_ps256(sums);
-        let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
-        _mm256_add_ps(even, odd)
-    };
     // Scores, eight keys at a time for every query whose keys cover the eight (as the
     // one-query loop takes them), one by one past its last whole eight.
     for j in (0..stride).step_by(8) {
@@ -272,7 +263,7 @@ fn attend_block_avx512<const P: usize>(
             let row = &mut scores[q * stride..q * stride + n];
             if j + 8 <= n {
                 let lanes: [__m256; 8] =
-                    std::array::from_fn(|k| both(query, cache.key(j + k, dim)));
+                    std::array::from_fn(|k| score_lanes::<P>(query, cache.key(j + k, dim)));
                 // SAFETY: j + 8 ≤ n, the row's length; `storeu` needs no alignment.
                 unsafe {
                     _mm256_storeu_ps(
@@ -282,7 +273,7 @@ fn attend_block_avx512<const P: usize>(
                 };
             } else {
                 for (k, score) in row.iter_mut().enumerate().skip(j) {
-                    *score = lanes_sum(both(query, cache.key(k, dim))) * scale;
+                    *score = lanes_sum(score_lanes::<P>(query, cache.key(k, dim))) * scale;
                 }
             }
         }
