@@ -71,8 +71,9 @@ impl RopeTables {
     }
 }
 
-/// The most query heads [`attend_heads`] takes at once: with AVX-512, four heads' sums of a
-/// 64-value strip (sixteen registers) stay in registers beside the strip itself.
+/// The most query heads of one key/value head an attention item takes (the forward pass parts
+/// larger groups): more items for the threads to share, while each key and value is still
+/// read once for up to four heads.
 pub const MAX_HEADS: usize = 4;
 
 /// The vector loops, for this CPU.
@@ -82,8 +83,8 @@ pub struct Vectors {
     weighted_sum: fn(&[f32], &Cached<'_>, &mut [f32]),
     exp_sum: fn(&mut [f32], f32) -> f32,
     silu: fn(&mut [f32]),
-    /// Whether several query heads share each load of a key or value (AVX-512).
-    heads_at_once: bool,
+    /// Whether several queries share each load of a key or value (AVX-512, `together`).
+    shared_reads: bool,
 }
 
 impl Vectors {
@@ -104,7 +105,7 @@ impl Vectors {
                 },
                 exp_sum: simd::exp_sum,
                 silu: simd::silu,
-                heads_at_once: wide,
+                shared_reads: wide,
             };
         }
         Self::portable()
@@ -116,7 +117,7 @@ impl Vectors {
             weighted_sum: portable_weighted_sum,
             exp_sum: portable_exp_sum,
             silu: portable_silu,
-            heads_at_once: false,
+            shared_reads: false,
         }
     }
 
@@ -138,42 +139,6 @@ impl Vectors {
     /// `out = Σ weights[j] · value j`, summed in position order.
     pub fn weighted_sum(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
         (self.weighted_sum)(weights, cache, out)
-    }
-
-    /// [`Vectors::scores`] of consecutive query heads of `dim` values (`queries`) that read the
-    /// same key head, into `out`'s rows (one per head): each head's scores are the one-head
-    /// loop's to the bit.
-    fn scores_heads(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        cache: &Cached<'_>,
-        scale: f32,
-        out: &mut [f32],
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if self.heads_at_once {
-            together::scores_heads_wide(queries, dim, cache, scale, out, self.scores);
-            return;
-        }
-        let n = out.len() / (queries.len() / dim);
-        for (q, o) in queries.chunks_exact(dim).zip(out.chunks_exact_mut(n)) {
-            self.scores(q, cache, scale, o);
-        }
-    }
-
-    /// [`Vectors::weighted_sum`] of consecutive heads (`weights`' and `out`'s rows) that read
-    /// the same value head: each head's sums are the one-head loop's to the bit.
-    fn weighted_sum_heads(&self, weights: &[f32], cache: &Cached<'_>, out: &mut [f32], dim: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if self.heads_at_once {
-            together::weighted_sum_heads_wide(weights, cache, out, dim);
-            return;
-        }
-        let n = weights.len() / (out.len() / dim);
-        for (w, o) in weights.chunks_exact(n).zip(out.chunks_exact_mut(dim)) {
-            self.weighted_sum(w, cache, o);
-        }
     }
 }
 
@@ -251,8 +216,7 @@ impl Cached<'_> {
 
 /// `out = softmax(q·Kᵀ / √d) · V` over the positions `0..=position` of `cache`, for one query
 /// head `q` (already rotated). `scores` is scratch room (grown as needed). The reference
-/// [`attend_heads`] is tested against, head by head.
-#[cfg(test)]
+/// [`attend_block`]'s shared reads are tested against, and its path where they are not.
 pub fn attend(
     vectors: &Vectors,
     q: &[f32],
@@ -274,45 +238,6 @@ pub fn attend(
     }
 }
 
-/// [`attend`] for consecutive query heads of `dim` values (`queries`, at most [`MAX_HEADS`])
-/// that read the same key/value head, into `out` (the same layout): each head's result is
-/// `attend`'s to the bit, and with AVX-512 each key and value is read once for all of them
-/// (the keys for heads of 64 and 128 values, the values' strips of 64 columns for any size;
-/// prefill at depth was bound by reading them again for every head).
-pub fn attend_heads(
-    vectors: &Vectors,
-    queries: &[f32],
-    dim: usize,
-    cache: &Cached<'_>,
-    position: usize,
-    scores: &mut Vec<f32>,
-    out: &mut [f32],
-) {
-    let heads = queries.len() / dim;
-    assert!(
-        (1..=MAX_HEADS).contains(&heads) && queries.len() == heads * dim,
-        "whole heads, at most MAX_HEADS"
-    );
-    assert_eq!(out.len(), queries.len(), "one output per query value");
-    let n = position + 1;
-    let scale = 1.0 / (dim as f32).sqrt();
-    scores.clear();
-    scores.resize(heads * n, 0.0);
-    vectors.scores_heads(queries, dim, cache, scale, scores);
-    let mut sums = [0f32; MAX_HEADS];
-    for (row, sum) in scores.chunks_exact_mut(n).zip(&mut sums) {
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
-        *sum = vectors.exp_sum(row, max);
-    }
-    vectors.weighted_sum_heads(scores, cache, out, dim);
-    for (head, sum) in out.chunks_exact_mut(dim).zip(sums) {
-        let inverse = 1.0 / sum;
-        for o in head.iter_mut() {
-            *o *= inverse;
-        }
-    }
-}
-
 /// The query heads of consecutive positions that read one key/value head (see
 /// [`attend_block`]).
 pub struct Queries<'a> {
@@ -324,10 +249,10 @@ pub struct Queries<'a> {
     pub first_position: usize,
 }
 
-/// [`attend_heads`] for a block of positions' heads (`out`: the layout of `queries.values`):
-/// each result is `attend_heads`'s to the bit, and where the CPU has the loops for it each key
-/// and value is read from memory once for the whole block, not once per position (a prompt
-/// read at a depth of 2,000 tokens spent most of its time re-reading them).
+/// [`attend`] for every head of a block of positions (`out`: the layout of `queries.values`):
+/// each result is `attend`'s to the bit, and with AVX-512, for heads of 64 and 128 values, each
+/// key and value is read from memory once for the whole block, not once per position and head
+/// (a prompt read at a depth of 2,000 tokens spent most of its time re-reading them).
 pub fn attend_block(
     vectors: &Vectors,
     queries: &Queries<'_>,
@@ -336,28 +261,27 @@ pub fn attend_block(
     out: &mut [f32],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if vectors.heads_at_once
-        && queries.positions > 1
-        && together::attend_block_wide(queries, cache, scores, out)
-    {
+    if vectors.shared_reads && together::attend_block_wide(queries, cache, scores, out) {
         return;
     }
     let per_position = queries.values.len() / queries.positions;
+    let dim = queries.dim;
     for (p, (q, o)) in queries
         .values
         .chunks_exact(per_position)
         .zip(out.chunks_exact_mut(per_position))
         .enumerate()
     {
-        attend_heads(
-            vectors,
-            q,
-            queries.dim,
-            cache,
-            queries.first_position + p,
-            scores,
-            o,
-        );
+        for (head, result) in q.chunks_exact(dim).zip(o.chunks_exact_mut(dim)) {
+            attend(
+                vectors,
+                head,
+                cache,
+                queries.first_position + p,
+                scores,
+                result,
+            );
+        }
     }
 }
 

@@ -204,12 +204,7 @@ fn silu_avx2(values: &mut [f32]) {
 
 /// The columns from `column` on of a head whose size is not a multiple of 64 (both weighted
 /// sums' rest), column by column.
-pub(super) fn weighted_sum_rest(
-    weights: &[f32],
-    cache: &Cached<'_>,
-    out: &mut [f32],
-    column: usize,
-) {
+fn weighted_sum_rest(weights: &[f32], cache: &Cached<'_>, out: &mut [f32], column: usize) {
     let dim = out.len();
     for (c, o) in out.iter_mut().enumerate().skip(column) {
         let mut sum = 0f32;

@@ -1,88 +1,15 @@
 //! The AVX-512 loops that read each key and value once for several queries of one key/value
-//! head: the query heads of a group at one position (`scores_heads_wide`,
-//! `weighted_sum_heads_wide`, a decode step's and a short block's), and every head of a block
-//! of positions (`attend_block_wide`, a prompt's). Each result is the one-query loops' of
-//! `simd` to the bit: the same multiply-adds and additions in the same order, only the loads
-//! shared.
+//! head: the query heads of a group, at one position (a decode step) or at a block of
+//! positions (a prompt), `attend_block_wide`. Each result is the one-query loops' of `simd` to
+//! the bit: the same multiply-adds and additions in the same order, only the loads shared.
 //!
 //! Owns that arithmetic on the slices `attention` hands it. It must not choose which loop runs
 //! (`Vectors` does) nor know about threads or the cache's growth.
 
 use std::arch::x86_64::*;
 
-use super::simd::{STRIP, exp_sum, lanes_sum, weighted_sum_rest};
-use super::{Cached, MAX_HEADS, Queries};
-
-/// Scores of `heads` query heads (consecutive, `16 · P` values each) that read the same key
-/// head: each key is loaded once for all of them, and each score is computed by the very
-/// multiply-adds and additions of `simd`'s one-head AVX-512 loop, so it is that loop's to the
-/// bit. `out` holds `heads` rows of `n` scores. Heads of other sizes go one by one to
-/// `per_head`.
-pub fn scores_heads_wide(
-    queries: &[f32],
-    dim: usize,
-    cache: &Cached<'_>,
-    scale: f32,
-    out: &mut [f32],
-    per_head: fn(&[f32], &Cached<'_>, f32, &mut [f32]),
-) {
-    let heads = queries.len() / dim;
-    let n = out.len() / heads;
-    // SAFETY: installed only when `wide_available()` (`Vectors::for_this_cpu`); the loops
-    // check their slices' lengths.
-    unsafe {
-        match (dim, heads) {
-            (64, 1) => scores_heads_avx512::<4, 1>(queries, cache, scale, out, n),
-            (64, 2) => scores_heads_avx512::<4, 2>(queries, cache, scale, out, n),
-            (64, 3) => scores_heads_avx512::<4, 3>(queries, cache, scale, out, n),
-            (64, 4) => scores_heads_avx512::<4, 4>(queries, cache, scale, out, n),
-            (128, 1) => scores_heads_avx512::<8, 1>(queries, cache, scale, out, n),
-            (128, 2) => scores_heads_avx512::<8, 2>(queries, cache, scale, out, n),
-            (128, 3) => scores_heads_avx512::<8, 3>(queries, cache, scale, out, n),
-            (128, 4) => scores_heads_avx512::<8, 4>(queries, cache, scale, out, n),
-            _ => {
-                for (q, o) in queries.chunks_exact(dim).zip(out.chunks_exact_mut(n)) {
-                    per_head(q, cache, scale, o);
-                }
-            }
-        }
-    }
-}
-
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn scores_heads_avx512<const P: usize, const G: usize>(
-    queries: &[f32],
-    cache: &Cached<'_>,
-    scale: f32,
-    out: &mut [f32],
-    n: usize,
-) {
-    let dim = 16 * P;
-    assert!(queries.len() >= G * dim && out.len() >= G * n, "G heads");
-    let scale8 = _mm256_set1_ps(scale);
-    // Eight keys at a time, their lanes summed together (`lanes_sums8`); the heads after the
-    // first find those keys in L1.
-    let whole = n / 8 * 8;
-    for j in (0..whole).step_by(8) {
-        for g in 0..G {
-            let q = &queries[g * dim..(g + 1) * dim];
-            let lanes: [__m256; 8] =
-                std::array::from_fn(|k| score_lanes::<P>(q, cache.key(j + k, dim)));
-            let row = &mut out[g * n + j..g * n + j + 8];
-            // SAFETY: `row` is eight f32; `storeu` needs no alignment.
-            unsafe {
-                _mm256_storeu_ps(row.as_mut_ptr(), _mm256_mul_ps(lanes_sums8(lanes), scale8))
-            };
-        }
-    }
-    for j in whole..n {
-        let key = cache.key(j, dim);
-        for g in 0..G {
-            let q = &queries[g * dim..(g + 1) * dim];
-            out[g * n + j] = lanes_sum(score_lanes::<P>(q, key)) * scale;
-        }
-    }
-}
+use super::simd::{STRIP, exp_sum, lanes_sum};
+use super::{Cached, Queries};
 
 /// One score's eight lanes for a query and a key of `16 · P` values: `simd`'s AVX-512 scores
 /// loop's multiply-adds from zero, then its even and odd halves added, as the AVX2 loop adds
@@ -140,65 +67,6 @@ fn lanes_sums8(b: [__m256; 8]) -> __m256 {
         _mm256_shuffle_ps::<0b11_01_11_01>(p0123, p4567),
     );
     _mm256_permutevar8x32_ps(sums, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-}
-
-/// Weighted sums of `heads` query heads reading the same value head (`weights`:
-/// `heads` rows of `n`; `out`: `heads` rows of `dim`): each strip of a value row is loaded once
-/// for all of them, and each column of each head is summed alone over the positions in order,
-/// so the results are the one-head loop's to the bit.
-pub fn weighted_sum_heads_wide(weights: &[f32], cache: &Cached<'_>, out: &mut [f32], dim: usize) {
-    let heads = out.len() / dim;
-    // SAFETY: as for `scores_heads_wide`.
-    unsafe {
-        match heads {
-            1 => weighted_sum_heads_avx512::<1>(weights, cache, out, dim),
-            2 => weighted_sum_heads_avx512::<2>(weights, cache, out, dim),
-            3 => weighted_sum_heads_avx512::<3>(weights, cache, out, dim),
-            _ => {
-                assert_eq!(heads, MAX_HEADS, "at most MAX_HEADS heads at once");
-                weighted_sum_heads_avx512::<MAX_HEADS>(weights, cache, out, dim)
-            }
-        }
-    }
-}
-
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn weighted_sum_heads_avx512<const G: usize>(
-    weights: &[f32],
-    cache: &Cached<'_>,
-    out: &mut [f32],
-    dim: usize,
-) {
-    assert_eq!(out.len(), G * dim, "G heads");
-    let n = weights.len() / G;
-    let mut column = 0;
-    while column + STRIP <= dim {
-        let mut acc = [[_mm512_setzero_ps(); STRIP / 16]; G];
-        for j in 0..n {
-            let value = &cache.value(j, dim)[column..column + STRIP];
-            // SAFETY: 16·r + 16 ≤ STRIP, the length of `value`.
-            let v: [__m512; STRIP / 16] =
-                std::array::from_fn(|r| unsafe { _mm512_loadu_ps(value.as_ptr().add(16 * r)) });
-            for (g, acc) in acc.iter_mut().enumerate() {
-                let w = _mm512_set1_ps(weights[g * n + j]);
-                for (a, v) in acc.iter_mut().zip(&v) {
-                    *a = _mm512_fmadd_ps(w, *v, *a);
-                }
-            }
-        }
-        for (g, acc) in acc.iter().enumerate() {
-            for (r, a) in acc.iter().enumerate() {
-                let at = g * dim + column + 16 * r;
-                assert!(at + 16 <= out.len());
-                // SAFETY: at + 16 ≤ out.len(), checked above.
-                unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(at), *a) };
-            }
-        }
-        column += STRIP;
-    }
-    for (w, o) in weights.chunks_exact(n).zip(out.chunks_exact_mut(dim)) {
-        weighted_sum_rest(w, cache, o, column);
-    }
 }
 
 /// Keys whose values one pass of [`attend_block_wide`]'s weighted sums takes (their rows stay in
