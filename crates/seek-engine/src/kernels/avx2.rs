@@ -170,10 +170,12 @@ pub(super) fn f16_one(bytes: &[u8]) -> f32 {
     _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(half)))
 }
 
-/// The sum of the eight lanes (upper half onto lower, then pairs).
+/// The sum of the eight lanes (upper half onto lower, then pairs). Attention's scores are
+/// summed in this order, and its eight-at-once sum (`attention::together::lanes_sums8`)
+/// reproduces it to the bit: its tests fail if the order changes here alone.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) fn hsum(v: __m256) -> f32 {
+pub(crate) fn hsum(v: __m256) -> f32 {
     let s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     let s = _mm_add_ss(s, _mm_movehdup_ps(s));

@@ -17,6 +17,9 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+/// The horizontal sum attention's score loops share with the kernels.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx2::hsum;
 #[cfg(target_arch = "x86_64")]
 mod avx2_q45;
 #[cfg(target_arch = "x86_64")]

@@ -8,6 +8,7 @@
 use std::arch::x86_64::*;
 
 use super::Cached;
+use crate::kernels::hsum;
 
 /// Output columns kept in registers while the positions pass: eight registers of eight.
 pub(super) const STRIP: usize = 64;
@@ -63,7 +64,7 @@ fn scores_any(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
             i += 16;
         }
         let both = _mm256_add_ps(even, odd);
-        let mut sum = lanes_sum(both);
+        let mut sum = hsum(both);
         for t in whole..dim {
             sum += q[t] * key[t];
         }
@@ -90,7 +91,7 @@ fn scores_64(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
             }
         }
         let both = _mm256_add_ps(even, odd);
-        *o = lanes_sum(both) * scale;
+        *o = hsum(both) * scale;
     }
 }
 
@@ -215,17 +216,6 @@ fn weighted_sum_rest(weights: &[f32], cache: &Cached<'_>, out: &mut [f32], colum
     }
 }
 
-/// The sum of a score's eight lanes, in the one order every scores loop uses: lanes `i` and
-/// `i + 4`, then the pairs, then the two halves.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn lanes_sum(both: __m256) -> f32 {
-    let s = _mm_add_ps(_mm256_extractf128_ps(both, 1), _mm256_castps256_ps128(both));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    _mm_cvtss_f32(s)
-}
-
 #[target_feature(enable = "avx2,fma")]
 fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
     let dim = out.len();
@@ -328,7 +318,7 @@ fn scores_avx512<const P: usize>(q: &[f32], cache: &Cached<'_>, scale: f32, out:
         let even = _mm512_castps512_ps256(sums);
         let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
         let both = _mm256_add_ps(even, odd);
-        *o = lanes_sum(both) * scale;
+        *o = hsum(both) * scale;
     }
 }
 

@@ -8,8 +8,9 @@
 
 use std::arch::x86_64::*;
 
-use super::simd::{STRIP, exp_sum, lanes_sum};
+use super::simd::{STRIP, exp_sum};
 use super::{Cached, Queries};
+use crate::kernels::hsum;
 
 /// One score's eight lanes for a query and a key of `16 · P` values: `simd`'s AVX-512 scores
 /// loop's multiply-adds from zero, then its even and odd halves added, as the AVX2 loop adds
@@ -34,7 +35,7 @@ fn score_lanes<const P: usize>(q: &[f32], key: &[f32]) -> __m256 {
     _mm256_add_ps(even, odd)
 }
 
-/// [`lanes_sum`] of eight vectors at once, each summed in exactly its order (lanes `i` and
+/// [`hsum`] of eight vectors at once, each summed in exactly its order (lanes `i` and
 /// `i + 4`, then the pairs, then the two halves), through shuffles that serve all eight: about
 /// three operations a score instead of six.
 #[inline]
@@ -141,7 +142,7 @@ fn attend_block_avx512<const P: usize>(
                 };
             } else {
                 for (k, score) in row.iter_mut().enumerate().skip(j) {
-                    *score = lanes_sum(score_lanes::<P>(query, cache.key(k, dim))) * scale;
+                    *score = hsum(score_lanes::<P>(query, cache.key(k, dim))) * scale;
                 }
             }
         }
