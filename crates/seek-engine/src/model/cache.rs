@@ -241,35 +241,23 @@ impl KvCache {
         bytes: &[u8],
         expected: (usize, usize, usize),
     ) -> Result<KvCache, EngineError> {
-        let mut reader = bytes;
-        Self::read_from(&mut reader, bytes.len() as u64, expected, &mut |_| {})
-    }
-
-    /// [`KvCache::from_bytes`] from `reader`, which holds exactly `size` bytes of that form:
-    /// each buffer is read into place, and `observe` is shown every byte in order (for a
-    /// checksum). A resumed session's cache is read back before its first token; read into
-    /// one buffer of bytes and converted, it was allocated, faulted in and copied twice.
-    pub fn read_from(
-        reader: &mut impl std::io::Read,
-        size: u64,
-        expected: (usize, usize, usize),
-        observe: &mut dyn FnMut(&[u8]),
-    ) -> Result<KvCache, EngineError> {
-        let mut header = [0u8; HEADER_BYTES];
-        if size < HEADER_BYTES as u64 || reader.read_exact(&mut header).is_err() {
-            return Err(no_header());
-        }
-        observe(&header);
-        let (mut cache, valid) = Self::unread(&header, size, expected)?;
+        let header = bytes
+            .get(..HEADER_BYTES)
+            .and_then(|h| <&[u8; HEADER_BYTES]>::try_from(h).ok())
+            .ok_or_else(no_header)?;
+        let (mut cache, valid) = Self::unread(header, bytes.len() as u64, expected)?;
+        // `unread` checked that the bytes after the header are exactly the buffers'.
+        let mut body = &bytes[HEADER_BYTES..];
         for raw in cache.raw_buffers(valid) {
-            reader.read_exact(raw).map_err(|_| truncated())?;
-            observe(raw);
+            let (part, rest) = body.split_at(raw.len());
+            raw.copy_from_slice(part);
+            body = rest;
         }
         cache.settle_byte_order();
         Ok(cache)
     }
 
-    /// [`KvCache::read_from`] for the `size` bytes at `at` in `file`, read at their offsets by
+    /// [`KvCache::from_bytes`] for the `size` bytes at `at` in `file`, read at their offsets by
     /// two threads, half the buffers each: reading 96 MB back (2,000 positions of SmolLM2)
     /// is mostly faulting in fresh memory and copying it, which one thread did at about 2 GB/s.
     /// `observe` is shown the header as part 0, then buffer `i` (in the byte form's order) as
@@ -466,25 +454,6 @@ mod tests {
         assert!(back.is_empty());
     }
 
-    #[test]
-    fn a_cache_read_from_a_reader_equals_its_bytes_and_shows_every_byte() {
-        let cache = filled(3, 2, 4, 5);
-        let bytes = cache.to_bytes();
-        let mut seen = Vec::new();
-        let mut reader = &bytes[..];
-        let back = KvCache::read_from(&mut reader, bytes.len() as u64, (3, 2, 4), &mut |b| {
-            seen.extend_from_slice(b)
-        })
-        .unwrap();
-        assert_eq!(seen, bytes, "every byte shown, in order");
-        assert_eq!(back.to_bytes(), bytes);
-        // A reader shorter than the size said is refused.
-        let mut short = &bytes[..bytes.len() - 1];
-        assert!(
-            KvCache::read_from(&mut short, bytes.len() as u64, (3, 2, 4), &mut |_| {}).is_err()
-        );
-    }
-
     /// Read at its offset in a file by two threads, a cache equals its bytes, every part is
     /// shown once under its index (in order, they are the bytes), and a file that ends early
     /// is refused.
@@ -494,7 +463,8 @@ mod tests {
         use std::io::Write;
         let cache = filled(3, 2, 4, 5);
         let bytes = cache.to_bytes();
-        let path = std::env::temp_dir().join(format!("seek-kv-read-at-{}", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.kv");
         let mut file = std::fs::File::create(&path).unwrap();
         file.write_all(b"0123456").unwrap();
         file.write_all(&bytes).unwrap();
@@ -521,7 +491,6 @@ mod tests {
         assert!(
             matches!(refused, Err(EngineError::CacheBytes { reason }) if reason.contains("end early"))
         );
-        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
