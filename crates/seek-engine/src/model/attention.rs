@@ -93,16 +93,8 @@ impl Vectors {
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             let wide = simd::wide_available();
             return Self {
-                scores: if wide {
-                    simd::scores_wide
-                } else {
-                    simd::scores
-                },
-                weighted_sum: if wide {
-                    simd::weighted_sum_wide
-                } else {
-                    simd::weighted_sum
-                },
+                scores: simd::scores,
+                weighted_sum: simd::weighted_sum,
                 exp_sum: simd::exp_sum,
                 silu: simd::silu,
                 shared_reads: wide,

@@ -1,6 +1,6 @@
-//! Attention's vector loops for x86: scores, weighted sums, `exp` and SiLU with AVX2 + FMA, and
-//! the scores and weighted sums with AVX-512 where the CPU has it, each giving the AVX2 loop's
-//! results to the bit (the same products summed in the same order, in wider registers).
+//! Attention's vector loops for x86, one query at a time: scores, weighted sums, `exp` and SiLU
+//! with AVX2 + FMA. With AVX-512, `together`'s loops take the scores and weighted sums of heads
+//! of 64 and 128 values and give these loops' results to the bit.
 //!
 //! Owns that arithmetic on the slices `attention` hands it. It must not choose which loop runs
 //! (`Vectors::for_this_cpu` does) nor know about positions, heads or threads.
@@ -241,109 +241,9 @@ fn weighted_sum_avx2(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
     weighted_sum_rest(weights, cache, out, column);
 }
 
-/// Whether the CPU runs the AVX-512 loops below.
+/// Whether the CPU runs the AVX-512 loops of `together`.
 pub fn wide_available() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("fma")
-}
-
-/// [`scores`] with AVX-512 for heads of 128 values (Qwen2.5's, Llama 3's), whose query does
-/// not fit in AVX2's registers; others go to [`scores`]. Heads of 64 keep the AVX2 loop, which
-/// holds their query in registers already: the AVX-512 one (`scores_avx512::<4>`, tested in
-/// `attention/tests.rs`) was 1.6 % slower on SmolLM2's prefill side by side (before the
-/// block loops of `together`, which now take prefill's heads of 64), while heads of 128 gained 3.4 %
-/// on the 1.5B-shaped Q5_K file (means of three alternated runs).
-pub fn scores_wide(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
-    // SAFETY: installed only when `wide_available()` (`Vectors::for_this_cpu`).
-    unsafe {
-        match q.len() {
-            128 => scores_avx512::<8>(q, cache, scale, out),
-            _ => scores_avx2(q, cache, scale, out),
-        }
-    }
-}
-
-/// [`weighted_sum`] with AVX-512 for heads of 128 values and more, as [`scores_wide`] chooses.
-pub fn weighted_sum_wide(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
-    // SAFETY: as for `scores_wide`.
-    unsafe {
-        if out.len() >= 128 {
-            weighted_sum_avx512(weights, cache, out)
-        } else {
-            weighted_sum_avx2(weights, cache, out)
-        }
-    }
-}
-
-/// The AVX-512 loops whatever the head's size, for the test that compares them with AVX2's.
-#[cfg(test)]
-pub fn scores_wide_any(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
-    // SAFETY: the test checks `wide_available()` first.
-    unsafe {
-        match q.len() {
-            64 => scores_avx512::<4>(q, cache, scale, out),
-            128 => scores_avx512::<8>(q, cache, scale, out),
-            _ => scores_avx2(q, cache, scale, out),
-        }
-    }
-}
-
-/// See [`scores_wide_any`].
-#[cfg(test)]
-pub fn weighted_sum_wide_any(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
-    // SAFETY: as there.
-    unsafe { weighted_sum_avx512(weights, cache, out) }
-}
-
-/// [`scores_any`] for heads of `16 · P` values, the query in registers. A 512-bit register
-/// holds what the AVX2 loop keeps in two: its `even` sum (values `16p .. 16p + 8`) in the low
-/// half and its `odd` one (`16p + 8 .. 16p + 16`) in the high half, multiplied and added in
-/// the same order; the halves are then added and reduced as there, so every score is the
-/// AVX2 loop's to the bit, with half the loads and multiply-adds.
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn scores_avx512<const P: usize>(q: &[f32], cache: &Cached<'_>, scale: f32, out: &mut [f32]) {
-    assert_eq!(q.len(), 16 * P, "a head of 16·P values");
-    // SAFETY: 16·r + 16 ≤ 16·P, the query's length.
-    let query: [__m512; P] =
-        std::array::from_fn(|r| unsafe { _mm512_loadu_ps(q.as_ptr().add(16 * r)) });
-    for (j, o) in out.iter_mut().enumerate() {
-        let key = cache.key(j, 16 * P);
-        let mut sums = _mm512_setzero_ps();
-        for (r, query) in query.iter().enumerate() {
-            // SAFETY: 16·r + 16 ≤ 16·P, the key's length.
-            let k = unsafe { _mm512_loadu_ps(key.as_ptr().add(16 * r)) };
-            sums = _mm512_fmadd_ps(*query, k, sums);
-        }
-        let even = _mm512_castps512_ps256(sums);
-        let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sums)));
-        let both = _mm256_add_ps(even, odd);
-        *o = hsum(both) * scale;
-    }
-}
-
-/// [`weighted_sum_avx2`] in 512-bit registers: each column is still summed alone over the
-/// positions in order, so the results are the same to the bit.
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn weighted_sum_avx512(weights: &[f32], cache: &Cached<'_>, out: &mut [f32]) {
-    let dim = out.len();
-    let mut column = 0;
-    while column + STRIP <= dim {
-        let mut acc = [_mm512_setzero_ps(); STRIP / 16];
-        for (j, w) in weights.iter().enumerate() {
-            let value = &cache.value(j, dim)[column..column + STRIP];
-            let w = _mm512_set1_ps(*w);
-            for (r, a) in acc.iter_mut().enumerate() {
-                // SAFETY: 16·r + 16 ≤ STRIP, the length of `value`.
-                let v = unsafe { _mm512_loadu_ps(value.as_ptr().add(16 * r)) };
-                *a = _mm512_fmadd_ps(w, v, *a);
-            }
-        }
-        for (r, a) in acc.iter().enumerate() {
-            // SAFETY: column + 16·r + 16 ≤ dim, the length of `out`.
-            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(column + 16 * r), *a) };
-        }
-        column += STRIP;
-    }
-    weighted_sum_rest(weights, cache, out, column);
 }

@@ -118,37 +118,6 @@ fn the_vector_silu_equals_the_portable_one_and_ignores_its_place() {
     }
 }
 
-/// The AVX-512 scores and weighted sums are the AVX2 loops' to the bit: heads of 64 and
-/// 128 (their own loops), 80 (a strip and a rest) and 6 (the AVX2 loop's).
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn the_avx512_loops_give_the_avx2_results_to_the_bit() {
-    if !simd::wide_available() {
-        eprintln!("AVX-512 attention loops skipped (this CPU lacks AVX-512)");
-        return;
-    }
-    for dim in [64, 128, 80, 6] {
-        let stride = 3 * dim;
-        let positions = 45;
-        let (keys, values) = cached_rows(positions * stride, 3.0);
-        let cache = Cached {
-            keys: &keys,
-            values: &values,
-            stride,
-            offset: 2 * dim,
-        };
-        let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.05).cos() - 0.3).collect();
-        let (mut wide, mut avx2) = (vec![0f32; positions], vec![1f32; positions]);
-        simd::scores_wide_any(&q, &cache, 0.125, &mut wide);
-        simd::scores(&q, &cache, 0.125, &mut avx2);
-        assert_eq!(wide, avx2, "scores, heads of {dim}");
-        let (mut x, mut y) = (vec![0f32; dim], vec![1f32; dim]);
-        simd::weighted_sum_wide_any(&wide, &cache, &mut x);
-        simd::weighted_sum(&wide, &cache, &mut y);
-        assert_eq!(x, y, "weighted sums, heads of {dim}");
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn heads_of_64_score_exactly_as_any_other_size() {
@@ -174,6 +143,10 @@ fn heads_of_64_score_exactly_as_any_other_size() {
 /// four heads and six, at several depths.
 #[test]
 fn heads_read_together_equal_each_head_alone_to_the_bit() {
+    #[cfg(target_arch = "x86_64")]
+    if !simd::wide_available() {
+        eprintln!("the AVX-512 loops that share reads are not run: this CPU lacks AVX-512");
+    }
     for vectors in [Vectors::for_this_cpu(), Vectors::portable()] {
         for dim in [64, 128, 80, 6] {
             let stride = 2 * dim;
@@ -219,6 +192,10 @@ fn heads_read_together_equal_each_head_alone_to_the_bit() {
 /// starting at several depths, with whole and partial eights and sixteens of keys.
 #[test]
 fn a_block_of_positions_equals_each_position_alone_to_the_bit() {
+    #[cfg(target_arch = "x86_64")]
+    if !simd::wide_available() {
+        eprintln!("the AVX-512 loops that share reads are not run: this CPU lacks AVX-512");
+    }
     for vectors in [Vectors::for_this_cpu(), Vectors::portable()] {
         for dim in [64, 128, 80] {
             let stride = 3 * dim;

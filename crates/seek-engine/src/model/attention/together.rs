@@ -12,9 +12,11 @@ use super::simd::{STRIP, exp_sum};
 use super::{Cached, Queries};
 use crate::kernels::hsum;
 
-/// One score's eight lanes for a query and a key of `16 · P` values: `simd`'s AVX-512 scores
-/// loop's multiply-adds from zero, then its even and odd halves added, as the AVX2 loop adds
-/// its two sums.
+/// One score's eight lanes for a query and a key of `16 · P` values. A 512-bit register holds
+/// what `simd`'s AVX2 loop keeps in two: its `even` sum (values `16p .. 16p + 8`) in the low
+/// half and its `odd` one (`16p + 8 .. 16p + 16`) in the high half, multiplied and added in
+/// the same order from zero; the halves are then added as there, so every score is the AVX2
+/// loop's to the bit, with half the loads and multiply-adds.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn score_lanes<const P: usize>(q: &[f32], key: &[f32]) -> __m256 {
