@@ -176,17 +176,16 @@ impl Engine {
         let file = GgufFile::open(path)?;
         // The file's identity (which saved prefixes must match) is hashed beside the load:
         // otherwise a resumed session's first reply waited for it (8 ms for 8 MiB).
+        // A thread that cannot be started leaves it to the first prefix file, as a failure to
+        // hash does (computed again then, and its failure logged).
         let (model, identity) = std::thread::scope(|scope| {
-            let identity = scope.spawn(|| ModelIdentity::of(path));
+            let identity = std::thread::Builder::new()
+                .spawn_scoped(scope, || ModelIdentity::of(path))
+                .ok();
             let model = pool.install(|| Transformer::load(&file));
-            (model, identity.join())
+            (model, identity.and_then(|thread| thread.join().ok()?.ok()))
         });
         let model = model?;
-        let identity = match identity {
-            Ok(Ok(identity)) => Some(identity),
-            // Computed again when a prefix file is first used, and its failure logged then.
-            Ok(Err(_)) | Err(_) => None,
-        };
         let tokenizer = Tokenizer::from_gguf(file.content(), path)?;
         let template = ChatTemplate::from_gguf(file.content(), path, &tokenizer)?;
         if tokenizer.vocab_size() > model.vocab_size() {

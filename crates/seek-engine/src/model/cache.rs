@@ -290,13 +290,19 @@ impl KvCache {
             }
             Ok(())
         };
-        let (a, b) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| read(second));
+        std::thread::scope(|scope| {
+            let other = std::thread::Builder::new().spawn_scoped(scope, || read(second));
             let mine = read(first);
-            // A panic in the other thread (none is expected) is the same refusal.
-            (mine, other.join().unwrap_or_else(|_| Err(truncated())))
-        });
-        a.and(b)?;
+            let theirs = match other {
+                // A panic in the other thread (none is expected) is the same refusal.
+                Ok(thread) => thread.join().unwrap_or_else(|_| Err(truncated())),
+                // Not used then, as any refused cache: the conversation is read again.
+                Err(e) => Err(EngineError::CacheBytes {
+                    reason: format!("no second thread could be started to read it: {e}"),
+                }),
+            };
+            mine.and(theirs)
+        })?;
         drop(buffers);
         cache.settle_byte_order();
         Ok(cache)
